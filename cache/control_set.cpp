@@ -1,0 +1,100 @@
+#include "cache/control_set.h"
+
+#include "utils/hash.h"
+#include "utils/text.h"
+
+namespace ciq::cache {
+
+ControlSet ControlSet::for_kernel(const std::string& kernel) const {
+  ControlSet out;
+  out.space = space;
+  out.options = options;
+  out.acf = acf;
+  if (auto it = kernels.find(kernel); it != kernels.end()) out.kernels.emplace(kernel, it->second);
+  return out;
+}
+
+static bool valid_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '$' || c == '.'))
+      return false;
+  return true;
+}
+
+static Result<void> add_pair(ControlSet& set, std::string_view key, std::string_view value) {
+  if (value.empty()) return make_error("parse", "no value for '" + std::string(key) + "'");
+  if (value.find_first_of(" \t\n\"'") != std::string_view::npos)
+    return make_error("parse", "value of '" + std::string(key) + "' must be one word, got '" + std::string(value) + "'");
+  auto colon = key.rfind(':');
+  if (colon == std::string_view::npos) {
+    if (!valid_name(key)) return make_error("parse", "'" + std::string(key) + "' is not a knob name");
+    set.options[std::string(key)] = std::string(value);
+    return {};
+  }
+  std::string_view kernel = key.substr(0, colon), knob = key.substr(colon + 1);
+  if (!valid_name(kernel) || !valid_name(knob))
+    return make_error("parse", "'" + std::string(key) + "' is not KERNEL:KNOB");
+  set.kernels[std::string(kernel)][std::string(knob)] = std::string(value);
+  return {};
+}
+
+Result<void> add_assignment(ControlSet& set, std::string_view assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string_view::npos)
+    return make_error("parse", "expected KNOB=VALUE or KERNEL:KNOB=VALUE, got '" + std::string(assignment) + "'");
+  return add_pair(set, trim(assignment.substr(0, eq)), trim(assignment.substr(eq + 1)));
+}
+
+Result<ControlSet> parse_control_set(std::string_view text, std::string_view origin) {
+  auto lines = parse_key_values(text, origin);
+  if (!lines) return lines.error();
+  ControlSet set;
+  bool saw_format = false;
+  for (const auto& kv : *lines) {
+    auto where = std::string(origin) + ":" + std::to_string(kv.line) + ": ";
+    if (!kv.section.empty()) return make_error("parse", where + "unexpected section [" + kv.section + "]");
+    if (kv.key == "format") {
+      if (kv.value != k_controls_format)
+        return make_error("parse", where + "unsupported format '" + kv.value + "' (expected " +
+                                       std::string(k_controls_format) + ")");
+      saw_format = true;
+    } else if (kv.key == "space") {
+      if (!valid_name(kv.value)) return make_error("parse", where + "bad space name '" + kv.value + "'");
+      set.space = kv.value;
+    } else if (kv.key == "acf") {
+      std::string_view v = kv.value;
+      if (starts_with(v, "sha256:")) v.remove_prefix(7);
+      Sha256 digest;
+      if (!from_hex(v, digest.data(), digest.size()))
+        return make_error("parse", where + "acf must be sha256:<64 hex digits>, got '" + kv.value + "'");
+      set.acf = to_hex(digest);
+    } else if (auto r = add_pair(set, kv.key, kv.value); !r) {
+      return make_error("parse", where + r.error().message);
+    }
+  }
+  (void)saw_format; // optional, so hand-written sets stay short
+  return set;
+}
+
+std::string format_control_set(const ControlSet& set) {
+  std::string out = format_key_value("format", k_controls_format) + "\n";
+  if (!set.space.empty()) out += format_key_value("space", set.space) + "\n";
+  for (const auto& [knob, value] : set.options) out += format_key_value(knob, value) + "\n";
+  for (const auto& [kernel, knobs] : set.kernels)
+    for (const auto& [knob, value] : knobs) out += format_key_value(kernel + ":" + knob, value) + "\n";
+  if (set.acf) out += format_key_value("acf", "sha256:" + *set.acf) + "\n";
+  return out;
+}
+
+std::string summarise_control_set(const ControlSet& set) {
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : " ") + s; };
+  for (const auto& [knob, value] : set.options) add(knob + "=" + value);
+  for (const auto& [kernel, knobs] : set.kernels)
+    for (const auto& [knob, value] : knobs) add(kernel + ":" + knob + "=" + value);
+  if (set.acf) add("acf=" + set.acf->substr(0, 12));
+  return out.empty() ? "(defaults)" : out;
+}
+
+} // namespace ciq::cache

@@ -1,0 +1,80 @@
+#include "cache/counters.h"
+
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace ciq::cache {
+
+namespace {
+
+std::map<std::string, std::uint64_t> parse_counters(std::string_view text) {
+  std::map<std::string, std::uint64_t> out;
+  for (std::string_view line : split(text, '\n')) {
+    auto eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    auto value = parse_integer(trim(line.substr(eq + 1)));
+    std::string_view name = trim(line.substr(0, eq));
+    if (value && *value >= 0 && !name.empty()) out[std::string(name)] = std::uint64_t(*value);
+  }
+  return out;
+}
+
+std::string stats_path(const std::string& cache_dir) { return join_path(cache_dir, "stats"); }
+
+std::string read_fd(int fd) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  ::lseek(fd, 0, SEEK_SET);
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, std::size_t(n));
+  return text;
+}
+
+} // namespace
+
+void bump_counters(const std::string& cache_dir, const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  if (!make_dirs(cache_dir)) return;
+  int fd = ::open(stats_path(cache_dir).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    spdlog::debug("cannot update counters in {}: {}", cache_dir, std::strerror(errno));
+    return;
+  }
+  if (::flock(fd, LOCK_EX) == 0) {
+    auto counters = parse_counters(read_fd(fd));
+    for (const auto& n : names) ++counters[n];
+    std::string text;
+    for (const auto& [n, v] : counters) text += n + " = " + std::to_string(v) + "\n";
+    if (::pwrite(fd, text.data(), text.size(), 0) == ssize_t(text.size())) {
+      if (::ftruncate(fd, off_t(text.size())) != 0) spdlog::debug("cannot truncate the counters file");
+    }
+  }
+  ::close(fd); // releases the lock
+}
+
+Result<std::map<std::string, std::uint64_t>> read_counters(const std::string& cache_dir) {
+  int fd = ::open(stats_path(cache_dir).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::map<std::string, std::uint64_t>{};
+    return make_error("io", "cannot read '" + stats_path(cache_dir) + "': " + std::strerror(errno));
+  }
+  ::flock(fd, LOCK_SH);
+  auto counters = parse_counters(read_fd(fd));
+  ::close(fd);
+  return counters;
+}
+
+Result<void> reset_counters(const std::string& cache_dir) {
+  if (::unlink(stats_path(cache_dir).c_str()) != 0 && errno != ENOENT)
+    return make_error("io", "cannot remove '" + stats_path(cache_dir) + "': " + std::strerror(errno));
+  return {};
+}
+
+} // namespace ciq::cache

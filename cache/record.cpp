@@ -1,0 +1,74 @@
+#include "cache/record.h"
+
+#include "utils/text.h"
+
+#include <ctime>
+
+namespace ciq::cache {
+
+std::string Record::provenance_value(std::string_view key) const {
+  for (const auto& [k, v] : provenance)
+    if (k == key) return v;
+  return {};
+}
+
+Result<Record> parse_record(std::string_view text, std::string_view origin) {
+  auto marker = text.find("\n[controls]");
+  if (marker == std::string_view::npos) return make_error("parse", std::string(origin) + ": no [controls] section");
+  auto head = parse_key_values(text.substr(0, marker + 1), origin);
+  if (!head) return head.error();
+  Record record;
+  bool saw_format = false;
+  for (const auto& kv : *head) {
+    if (kv.key == "format") {
+      if (kv.value != k_record_format)
+        return make_error("parse", std::string(origin) + ": unsupported record format '" + kv.value + "'");
+      saw_format = true;
+    } else if (kv.key == "kind") record.kind = kv.value;
+    else if (kv.key == "kernel") record.kernel = kv.value;
+    else if (kv.key == "target") record.target = kv.value;
+    else if (kv.key == "ptxas") record.ptxas = kv.value;
+    else if (kv.key == "flags") record.flags = kv.value;
+    else if (kv.key == "created") record.created = kv.value;
+    else if (kv.key == "source") record.source = kv.value;
+    else record.provenance.emplace_back(kv.key, kv.value);
+  }
+  if (!saw_format) return make_error("parse", std::string(origin) + ": not a ciq record (no format line)");
+  if (record.kind != "module" && record.kind != "kernel")
+    return make_error("parse", std::string(origin) + ": record kind must be module or kernel");
+  auto body = text.substr(marker + 11);
+  auto controls = parse_control_set(body, origin);
+  if (!controls) return controls.error();
+  record.controls = std::move(*controls);
+  return record;
+}
+
+std::string format_record(const Record& r) {
+  std::string out;
+  auto line = [&](std::string_view k, std::string_view v) {
+    if (!v.empty()) out += format_key_value(k, v) + "\n";
+  };
+  line("format", k_record_format);
+  line("kind", r.kind);
+  line("kernel", r.kernel);
+  line("target", r.target);
+  line("ptxas", r.ptxas);
+  line("flags", r.flags);
+  line("created", r.created);
+  line("source", r.source);
+  for (const auto& [k, v] : r.provenance) line(k, v);
+  out += "[controls]\n";
+  out += format_control_set(r.controls);
+  return out;
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+} // namespace ciq::cache

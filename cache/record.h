@@ -1,0 +1,52 @@
+// A cache record: the control set stored under one key, with what the key
+// was made from (so listings are readable without the PTX) and where the
+// control set came from (provenance: who tuned it, on what, with what gain).
+//
+// Text form, as stored in LMDB and shown by `ciq-cache show`:
+//   format = ciq-record/1
+//   kind = kernel
+//   kernel = _Z5heavyPKfPfi
+//   target = sm_90a
+//   ptxas = 13.0.88
+//   created = 2026-12-02T10:00:00Z
+//   source = ciq-cache put
+//   [controls]
+//   space = ptxas-13
+//   maxrregcount = 64
+#pragma once
+
+#include "cache/control_set.h"
+#include "utils/result.h"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ciq::cache {
+
+inline constexpr std::string_view k_record_format = "ciq-record/1";
+
+struct Record {
+  std::string kind;    // "module" or "kernel"
+  std::string kernel;  // kernel records only
+  std::string target;  // e.g. sm_90a
+  std::string ptxas;   // short version of the ptxas the key was made for
+  std::string flags;   // canonical codegen flags in the key ("" = none)
+  std::string created; // UTC, ISO 8601
+  std::string source;  // "ciq-cache put", "ciq-tuner 0.1.0", ...
+  /// Free-form provenance in insertion order: gpu, driver, toolkit,
+  /// baseline, tuned, metric, p_value, evaluations, ...
+  std::vector<std::pair<std::string, std::string>> provenance;
+  ControlSet controls;
+
+  std::string provenance_value(std::string_view key) const;
+};
+
+Result<Record> parse_record(std::string_view text, std::string_view origin);
+std::string format_record(const Record& record);
+
+/// Current UTC time as 2026-12-02T10:00:00Z.
+std::string utc_now();
+
+} // namespace ciq::cache

@@ -1,0 +1,236 @@
+#include "cache/store.h"
+
+#include "utils/files.h"
+
+#include <chrono>
+#include <lmdb.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <thread>
+
+namespace ciq::cache {
+
+namespace {
+
+constexpr std::size_t k_initial_map_size = std::size_t(1) << 30; // virtual; the file grows as used
+constexpr int k_open_attempts = 20;
+
+MDB_env* env_of(void* p) { return static_cast<MDB_env*>(p); }
+
+Error lmdb_error(const std::string& what, int rc) {
+  return make_error("lmdb", what + ": " + mdb_strerror(rc));
+}
+
+MDB_val val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+std::string_view view(const MDB_val& v) { return {static_cast<const char*>(v.mv_data), v.mv_size}; }
+
+// Errors a concurrent creator can cause for a short while.
+bool transient(int rc, const std::string& data_file) {
+  if (rc == EAGAIN || rc == EBUSY || rc == MDB_READERS_FULL) return true;
+  struct stat st;
+  bool young = ::stat(data_file.c_str(), &st) != 0 || st.st_size < 2 * 4096;
+  return young && (rc == MDB_INVALID || rc == ENOENT || rc == MDB_CORRUPTED);
+}
+
+Result<MDB_env*> open_env(const std::string& db_dir, bool writable) {
+  std::string data_file = join_path(db_dir, "data.mdb");
+  int rc = 0;
+  for (int attempt = 0; attempt < k_open_attempts; ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(5 * attempt));
+    MDB_env* env = nullptr;
+    if ((rc = mdb_env_create(&env)) != 0) return lmdb_error("cannot create an LMDB environment", rc);
+    mdb_env_set_maxdbs(env, 8);
+    mdb_env_set_maxreaders(env, 1022);
+    if (writable) mdb_env_set_mapsize(env, k_initial_map_size);
+    rc = mdb_env_open(env, db_dir.c_str(), (writable ? 0 : MDB_RDONLY) | MDB_NOTLS, 0644);
+    if (rc == 0) {
+      int dead = 0;
+      mdb_reader_check(env, &dead);
+      if (dead) spdlog::debug("cleared {} stale reader slot(s) in {}", dead, db_dir);
+      return env;
+    }
+    mdb_env_close(env);
+    if (!transient(rc, data_file)) break;
+  }
+  return lmdb_error("cannot open the cache database in '" + db_dir + "'", rc);
+}
+
+// A read transaction; retries once after another process grew the map.
+Result<MDB_txn*> begin_read(MDB_env* env) {
+  MDB_txn* txn = nullptr;
+  int rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
+  if (rc == MDB_MAP_RESIZED) {
+    mdb_env_set_mapsize(env, 0);
+    rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
+  }
+  if (rc != 0) return lmdb_error("cannot start a read transaction", rc);
+  return txn;
+}
+
+// Opens a table in `txn`; std::nullopt when it does not exist yet.
+Result<std::optional<MDB_dbi>> table_in(MDB_txn* txn, Table table, bool create) {
+  MDB_dbi dbi;
+  int rc = mdb_dbi_open(txn, std::string(table_name(table)).c_str(), create ? MDB_CREATE : 0, &dbi);
+  if (rc == MDB_NOTFOUND) return std::optional<MDB_dbi>{};
+  if (rc != 0) return lmdb_error("cannot open table " + std::string(table_name(table)), rc);
+  return std::optional<MDB_dbi>{dbi};
+}
+
+// Runs `body` in a write transaction, doubling the map and retrying when
+// the map is full.
+Result<void> write(MDB_env* env, Table table, const std::function<int(MDB_txn*, MDB_dbi)>& body) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    MDB_txn* txn = nullptr;
+    int rc = mdb_txn_begin(env, nullptr, 0, &txn);
+    if (rc == MDB_MAP_RESIZED) {
+      mdb_env_set_mapsize(env, 0);
+      rc = mdb_txn_begin(env, nullptr, 0, &txn);
+    }
+    if (rc != 0) return lmdb_error("cannot start a write transaction", rc);
+    auto dbi = table_in(txn, table, true);
+    if (!dbi) {
+      mdb_txn_abort(txn);
+      return dbi.error();
+    }
+    rc = body(txn, **dbi);
+    if (rc == 0) rc = mdb_txn_commit(txn);
+    else mdb_txn_abort(txn);
+    if (rc == MDB_MAP_FULL) {
+      MDB_envinfo info;
+      mdb_env_info(env, &info);
+      std::size_t bigger = info.me_mapsize * 2;
+      spdlog::debug("cache map full; growing it to {} bytes", bigger);
+      if ((rc = mdb_env_set_mapsize(env, bigger)) != 0) return lmdb_error("cannot grow the cache map", rc);
+      continue;
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND) return lmdb_error("cannot write to the cache", rc);
+    return {};
+  }
+  return make_error("lmdb", "the cache map kept filling up while growing it");
+}
+
+} // namespace
+
+std::string_view table_name(Table table) {
+  switch (table) {
+  case Table::records: return "records";
+  case Table::blobs: return "blobs";
+  case Table::quarantine: return "quarantine";
+  }
+  return "?";
+}
+
+Result<std::optional<Store>> Store::open_for_reading(const std::string& cache_dir) {
+  std::string db_dir = join_path(cache_dir, "db");
+  if (!path_exists(join_path(db_dir, "data.mdb"))) return std::optional<Store>{};
+  auto env = open_env(db_dir, false);
+  if (!env) return env.error();
+  return std::optional<Store>{Store(*env, db_dir, false)};
+}
+
+Result<Store> Store::open_for_writing(const std::string& cache_dir) {
+  std::string db_dir = join_path(cache_dir, "db");
+  if (auto r = make_dirs(db_dir); !r) return r.error();
+  auto env = open_env(db_dir, true);
+  if (!env) return env.error();
+  Store store(*env, db_dir, true);
+  for (Table t : {Table::records, Table::blobs, Table::quarantine}) {
+    auto r = write(*env, t, [](MDB_txn*, MDB_dbi) { return 0; });
+    if (!r) return r.error();
+  }
+  return store;
+}
+
+Store::Store(Store&& other) noexcept : env_(other.env_), dir_(std::move(other.dir_)), writable_(other.writable_) {
+  other.env_ = nullptr;
+}
+
+Store::~Store() {
+  if (env_) mdb_env_close(env_of(env_));
+}
+
+Result<std::optional<std::string>> Store::get(Table table, std::string_view key) const {
+  auto txn = begin_read(env_of(env_));
+  if (!txn) return txn.error();
+  std::optional<std::string> out;
+  auto dbi = table_in(*txn, table, false);
+  if (dbi && *dbi) {
+    MDB_val k = val(key), v;
+    int rc = mdb_get(*txn, **dbi, &k, &v);
+    if (rc == 0) out = std::string(view(v));
+    else if (rc != MDB_NOTFOUND) {
+      mdb_txn_abort(*txn);
+      return lmdb_error("cannot read from the cache", rc);
+    }
+  }
+  mdb_txn_abort(*txn);
+  if (!dbi) return dbi.error();
+  return out;
+}
+
+Result<void> Store::put(Table table, std::string_view key, std::string_view value) {
+  if (!writable_) return make_error("lmdb", "the cache was opened read-only");
+  return write(env_of(env_), table, [&](MDB_txn* txn, MDB_dbi dbi) {
+    MDB_val k = val(key), v = val(value);
+    return mdb_put(txn, dbi, &k, &v, 0);
+  });
+}
+
+Result<bool> Store::remove(Table table, std::string_view key) {
+  if (!writable_) return make_error("lmdb", "the cache was opened read-only");
+  bool removed = false;
+  auto r = write(env_of(env_), table, [&](MDB_txn* txn, MDB_dbi dbi) {
+    MDB_val k = val(key);
+    int rc = mdb_del(txn, dbi, &k, nullptr);
+    removed = rc == 0;
+    return rc == MDB_NOTFOUND ? 0 : rc;
+  });
+  if (!r) return r.error();
+  return removed;
+}
+
+Result<void> Store::for_each(Table table,
+                             const std::function<bool(std::string_view, std::string_view)>& visit) const {
+  auto txn = begin_read(env_of(env_));
+  if (!txn) return txn.error();
+  auto dbi = table_in(*txn, table, false);
+  if (!dbi || !*dbi) {
+    mdb_txn_abort(*txn);
+    if (!dbi) return dbi.error();
+    return {};
+  }
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(*txn, **dbi, &cursor);
+  if (rc != 0) {
+    mdb_txn_abort(*txn);
+    return lmdb_error("cannot iterate over the cache", rc);
+  }
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT))
+    if (!visit(view(k), view(v))) break;
+  mdb_cursor_close(cursor);
+  mdb_txn_abort(*txn);
+  if (rc != 0 && rc != MDB_NOTFOUND) return lmdb_error("cannot iterate over the cache", rc);
+  return {};
+}
+
+Result<std::size_t> Store::count(Table table) const {
+  auto txn = begin_read(env_of(env_));
+  if (!txn) return txn.error();
+  auto dbi = table_in(*txn, table, false);
+  std::size_t n = 0;
+  if (dbi && *dbi) {
+    MDB_stat st;
+    if (mdb_stat(*txn, **dbi, &st) == 0) n = st.ms_entries;
+  }
+  mdb_txn_abort(*txn);
+  if (!dbi) return dbi.error();
+  return n;
+}
+
+std::size_t Store::file_size() const {
+  struct stat st;
+  return ::stat(join_path(dir_, "data.mdb").c_str(), &st) == 0 ? std::size_t(st.st_size) : 0;
+}
+
+} // namespace ciq::cache

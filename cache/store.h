@@ -1,0 +1,57 @@
+// The LMDB store under <cache dir>/db: tables of records (by key), ACF blobs
+// (by sha256) and quarantine marks (by key). Readers open it read-only and
+// use short transactions; writers grow the map when it fills. A store that
+// is being created by another process at the same moment is retried, not
+// reported. LMDB must live on a local disk (never NFS).
+#pragma once
+
+#include "utils/result.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ciq::cache {
+
+enum class Table { records, blobs, quarantine };
+
+class Store {
+public:
+  /// Opens an existing store read-only; std::nullopt when there is none
+  /// (a miss, not an error). Errors mean the store exists but is unusable.
+  static Result<std::optional<Store>> open_for_reading(const std::string& cache_dir);
+  /// Opens (creating it and its tables when needed) for reading and writing.
+  static Result<Store> open_for_writing(const std::string& cache_dir);
+
+  Store(Store&& other) noexcept;
+  Store& operator=(Store&&) = delete;
+  Store(const Store&) = delete;
+  ~Store();
+
+  /// Value under `key`; std::nullopt on a miss.
+  Result<std::optional<std::string>> get(Table table, std::string_view key) const;
+  Result<void> put(Table table, std::string_view key, std::string_view value);
+  /// True when something was removed.
+  Result<bool> remove(Table table, std::string_view key);
+  /// Calls `visit` for every entry in key order inside one read transaction;
+  /// stops early when it returns false.
+  Result<void> for_each(Table table,
+                        const std::function<bool(std::string_view key, std::string_view value)>& visit) const;
+  /// Number of entries in a table.
+  Result<std::size_t> count(Table table) const;
+  /// Size of the data file in bytes.
+  std::size_t file_size() const;
+
+  const std::string& directory() const { return dir_; }
+
+private:
+  Store(void* env, std::string dir, bool writable) : env_(env), dir_(std::move(dir)), writable_(writable) {}
+  void* env_;
+  std::string dir_;
+  bool writable_;
+};
+
+std::string_view table_name(Table table);
+
+} // namespace ciq::cache

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package ciq needs to build and test, and nothing that
+# is already there. Safe to run again; needs root (or sudo) only when
+# something is missing. The CUDA Toolkit is not a Debian package: it is found
+# at $CUDA_HOME (default /usr/local/cuda) and only warned about when absent.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config python3
+  liblmdb-dev lmdb-utils        # the cache store
+  libxxhash-dev                 # PTX hashing
+  libspdlog-dev libfmt-dev      # logging
+  llvm-14-dev llvm-14-tools     # LLVM Support (cl::opt), lit, FileCheck, not
+  zlib1g-dev libtinfo-dev       # what static LLVMSupport links against
+  libgtest-dev libgmock-dev     # unit tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "ciq: installing ${missing[*]}" >&2
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [[ ! -x "$cuda_home/bin/ptxas" ]]; then
+  echo "ciq: warning: no CUDA Toolkit at $cuda_home (set CUDA_HOME); tests that need nvcc/ptxas will be skipped" >&2
+fi

@@ -1,0 +1,220 @@
+#include "spaces/space.h"
+
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <dirent.h>
+#include <set>
+
+namespace ciq::spaces {
+
+std::string_view safety_name(Safety safety) {
+  switch (safety) {
+  case Safety::exact: return "exact";
+  case Safety::numerics: return "numerics";
+  case Safety::unsafe: return "unsafe";
+  }
+  return "?";
+}
+
+std::vector<std::string> Knob::domain() const {
+  if (!values.empty() || dims || !lo) return values;
+  std::vector<std::string> out;
+  for (long long v = *lo; v <= *hi; v += step) out.push_back(std::to_string(v));
+  return out;
+}
+
+const Knob* Space::find(std::string_view knob, KnobLevel level) const {
+  for (const auto& k : knobs)
+    if (k.name == knob && k.level == level) return &k;
+  return nullptr;
+}
+
+// "13.2" -> (13, 2); (-1, -1) when malformed.
+static std::pair<long long, long long> release_pair(std::string_view r) {
+  auto parts = split(r, '.');
+  if (parts.size() < 2) return {-1, -1};
+  auto a = parse_integer(parts[0]), b = parse_integer(parts[1]);
+  if (!a || !b) return {-1, -1};
+  return {*a, *b};
+}
+
+bool Space::covers(std::string_view t, std::string_view release) const {
+  auto r = release_pair(release);
+  return t == tool && r.first >= 0 && release_pair(min_release) <= r && r <= release_pair(max_release);
+}
+
+Result<Space> parse_space(std::string_view text, std::string_view origin) {
+  auto lines = parse_key_values(text, origin);
+  if (!lines) return lines.error();
+  Space space;
+  std::set<std::string> seen;
+  Knob* knob = nullptr;
+  std::string where;
+  auto fail = [&](const std::string& why) { return make_error("parse", where + why); };
+  for (const auto& kv : *lines) {
+    where = std::string(origin) + ":" + std::to_string(kv.line) + ": ";
+    if (kv.section == "space") {
+      if (kv.key == "name") space.name = kv.value;
+      else if (kv.key == "tool") space.tool = kv.value;
+      else if (kv.key == "versions") {
+        auto dots = kv.value.find("..");
+        if (dots == std::string::npos) return fail("versions must be MIN..MAX");
+        space.min_release = std::string(trim(std::string_view(kv.value).substr(0, dots)));
+        space.max_release = std::string(trim(std::string_view(kv.value).substr(dots + 2)));
+        if (release_pair(space.min_release).first < 0 || release_pair(space.max_release).first < 0)
+          return fail("versions must be MAJOR.MINOR..MAJOR.MINOR");
+      } else return fail("unknown key '" + kv.key + "' in [space]");
+      continue;
+    }
+    bool is_option = starts_with(kv.section, "option.");
+    if (!is_option && !starts_with(kv.section, "directive."))
+      return fail("unexpected section [" + kv.section + "] (expected [space], [option.NAME] or [directive.NAME])");
+    std::string name = kv.section.substr(is_option ? 7 : 10);
+    if (!knob || knob->name != name || (knob->level == KnobLevel::option) != is_option) {
+      if (!seen.insert(kv.section).second) return fail("knob [" + kv.section + "] defined twice");
+      space.knobs.push_back(Knob{});
+      knob = &space.knobs.back();
+      knob->name = name;
+      knob->level = is_option ? KnobLevel::option : KnobLevel::directive;
+    }
+    if (kv.key == "render") {
+      knob->render = kv.value;
+    } else if (kv.key == "values") {
+      for (auto v : split(kv.value, ','))
+        if (!trim(v).empty()) knob->values.emplace_back(trim(v));
+    } else if (kv.key == "range" || kv.key == "dims") {
+      auto dots = kv.value.find("..");
+      auto lo = parse_integer(trim(std::string_view(kv.value).substr(0, dots)));
+      auto hi = dots == std::string::npos ? std::nullopt : parse_integer(trim(std::string_view(kv.value).substr(dots + 2)));
+      if (!lo || !hi || *lo > *hi) return fail(kv.key + " must be LO..HI with LO <= HI");
+      knob->lo = lo;
+      knob->hi = hi;
+      knob->dims = kv.key == "dims";
+    } else if (kv.key == "step") {
+      auto s = parse_integer(kv.value);
+      if (!s || *s <= 0) return fail("step must be a positive integer");
+      knob->step = *s;
+    } else if (kv.key == "default") {
+      knob->default_value = kv.value;
+    } else if (kv.key == "safety") {
+      if (kv.value == "exact") knob->safety = Safety::exact;
+      else if (kv.value == "numerics") knob->safety = Safety::numerics;
+      else if (kv.value == "unsafe") knob->safety = Safety::unsafe;
+      else return fail("safety must be exact, numerics or unsafe");
+    } else if (kv.key == "note") {
+      knob->note = kv.value;
+    } else {
+      return fail("unknown key '" + kv.key + "' for a knob");
+    }
+  }
+  if (space.name.empty() || space.tool.empty() || space.min_release.empty())
+    return make_error("parse", std::string(origin) + ": [space] needs name, tool and versions");
+  for (const auto& k : space.knobs) {
+    std::string at = std::string(origin) + ": knob '" + k.name + "': ";
+    bool flag = k.values == std::vector<std::string>{"on"};
+    if (!flag && k.render.find("{}") == std::string::npos) return make_error("parse", at + "render must contain {}");
+    if (k.values.empty() && !k.lo) return make_error("parse", at + "needs values or range");
+    if (!k.values.empty() && k.lo) return make_error("parse", at + "has both values and range");
+  }
+  return space;
+}
+
+static Result<std::vector<std::string>> space_files(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return make_error("io", "cannot read the spaces directory '" + dir + "' (set CIQ_SPACES_DIR)");
+  std::vector<std::string> files;
+  while (auto* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > 6 && n.substr(n.size() - 6) == ".space") files.push_back(join_path(dir, n));
+  }
+  ::closedir(d);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<std::optional<Space>> find_space(const std::string& dir, std::string_view tool, std::string_view release) {
+  auto files = space_files(dir);
+  if (!files) return files.error();
+  for (const auto& f : *files) {
+    auto text = read_file(f);
+    if (!text) return text.error();
+    auto space = parse_space(*text, f);
+    if (!space) return space.error();
+    if (space->covers(tool, release)) return std::optional<Space>(std::move(*space));
+  }
+  return std::optional<Space>{};
+}
+
+Result<Space> load_space(const std::string& dir, std::string_view name) {
+  auto files = space_files(dir);
+  if (!files) return files.error();
+  for (const auto& f : *files) {
+    auto text = read_file(f);
+    if (!text) return text.error();
+    auto space = parse_space(*text, f);
+    if (!space) return space.error();
+    if (space->name == name) return std::move(*space);
+  }
+  return make_error("not-found", "no space called '" + std::string(name) + "' in " + dir);
+}
+
+static bool in_range(const Knob& knob, std::string_view v) {
+  auto n = parse_integer(v);
+  return n && *n >= *knob.lo && *n <= *knob.hi && (*n - *knob.lo) % knob.step == 0;
+}
+
+Result<void> check_value(const Knob& knob, std::string_view value) {
+  bool ok;
+  std::string expected;
+  if (!knob.values.empty()) {
+    ok = std::find(knob.values.begin(), knob.values.end(), value) != knob.values.end();
+    for (const auto& v : knob.values) expected += (expected.empty() ? "" : ", ") + v;
+    expected = "one of " + expected;
+  } else if (knob.dims) {
+    auto parts = split(value, ',');
+    ok = parts.size() >= 1 && parts.size() <= 3 &&
+         std::all_of(parts.begin(), parts.end(), [&](std::string_view p) { return in_range(knob, p); });
+    expected = "1 to 3 comma-separated integers in " + std::to_string(*knob.lo) + ".." + std::to_string(*knob.hi);
+  } else {
+    ok = in_range(knob, value);
+    expected = "an integer in " + std::to_string(*knob.lo) + ".." + std::to_string(*knob.hi) +
+               (knob.step > 1 ? " in steps of " + std::to_string(knob.step) : "");
+  }
+  if (ok) return {};
+  return make_error("invalid", "value '" + std::string(value) + "' of knob '" + knob.name + "' is not " + expected);
+}
+
+static Result<void> check_knob(const Space& space, std::string_view name, std::string_view value, KnobLevel level,
+                               const Policy& policy) {
+  const Knob* knob = space.find(name, level);
+  if (!knob) {
+    std::string n(name);
+    if (space.find(name, KnobLevel::option))
+      return make_error("invalid", "knob '" + n + "' is a module option in space " + space.name + "; set it as " + n + "=VALUE");
+    if (space.find(name, KnobLevel::directive))
+      return make_error("invalid", "knob '" + n + "' is a per-kernel directive in space " + space.name +
+                                       "; set it as KERNEL:" + n + "=VALUE");
+    return make_error("invalid", "knob '" + n + "' is not in space " + space.name);
+  }
+  if (knob->safety == Safety::unsafe && !policy.allow_unsafe)
+    return make_error("unsafe", "knob '" + knob->name + "' changes program semantics and is not allowed");
+  if (knob->safety == Safety::numerics && !policy.allow_numerics)
+    return make_error("unsafe", "knob '" + knob->name + "' may change numeric results and is not allowed here");
+  return check_value(*knob, value);
+}
+
+Result<void> validate_controls(const Space& space, const cache::ControlSet& set, const Policy& policy) {
+  if (set.space != space.name)
+    return make_error("invalid", "control set is for space '" + set.space + "', but the running compiler's space is " +
+                                     space.name);
+  for (const auto& [name, value] : set.options)
+    if (auto r = check_knob(space, name, value, KnobLevel::option, policy); !r) return r;
+  for (const auto& [kernel, knobs] : set.kernels)
+    for (const auto& [name, value] : knobs)
+      if (auto r = check_knob(space, name, value, KnobLevel::directive, policy); !r) return r;
+  return {};
+}
+
+} // namespace ciq::spaces

@@ -1,0 +1,146 @@
+#include "utils/files.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ciq {
+
+static Error io_error(const std::string& what, const std::string& path) {
+  return make_error("io", what + " '" + path + "': " + std::strerror(errno));
+}
+
+Result<std::string> read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open", path);
+  std::string content;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) content.reserve(std::size_t(st.st_size));
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = io_error("cannot read", path);
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    content.append(buffer, std::size_t(n));
+  }
+  ::close(fd);
+  return content;
+}
+
+static bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(std::size_t(n));
+  }
+  return true;
+}
+
+Result<void> write_file_atomic(const std::string& path, std::string_view content) {
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return io_error("cannot create a temporary file next to", path);
+  if (!write_all(fd, content) || ::fsync(fd) != 0) {
+    Error e = io_error("cannot write", tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  ::fchmod(fd, 0644);
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Error e = io_error("cannot rename a temporary file onto", path);
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  return {};
+}
+
+Result<void> make_dirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec && !is_directory(path))
+    return make_error("io", "cannot create directory '" + path + "': " + ec.message());
+  return {};
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<std::string> real_path(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
+}
+
+std::string dir_name(std::string_view path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string base_name(std::string_view path) {
+  auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string join_path(std::string_view a, std::string_view b) {
+  if (a.empty() || (!b.empty() && b.front() == '/')) return std::string(b);
+  std::string out(a);
+  if (out.back() != '/') out += '/';
+  out += b;
+  return out;
+}
+
+std::optional<std::string> file_fingerprint(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+Result<ScratchDir> ScratchDir::create(std::string_view prefix) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string base = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  std::string pattern = join_path(base, std::string(prefix) + ".XXXXXX");
+  if (!::mkdtemp(pattern.data())) return io_error("cannot create a scratch directory in", base);
+  return ScratchDir(pattern);
+}
+
+ScratchDir::~ScratchDir() {
+  if (!path_.empty()) remove_tree(path_);
+}
+
+void remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+} // namespace ciq

@@ -1,0 +1,58 @@
+// File-system helpers with explicit failure: whole-file reads, atomic
+// writes (temp file + fsync + rename, so a crash leaves the old or the new
+// content, never a mix), directory creation, and scratch directories that
+// remove themselves.
+#pragma once
+
+#include "utils/result.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ciq {
+
+/// Whole content of `path`; an "io" error names the path and the reason.
+Result<std::string> read_file(const std::string& path);
+
+/// Replaces `path` with `content` atomically (same directory temp + rename).
+Result<void> write_file_atomic(const std::string& path, std::string_view content);
+
+/// mkdir -p; succeeds when the directory already exists.
+Result<void> make_dirs(const std::string& path);
+
+bool path_exists(const std::string& path);
+bool is_directory(const std::string& path);
+bool is_executable_file(const std::string& path);
+
+/// Canonical absolute path, or std::nullopt when it does not resolve.
+std::optional<std::string> real_path(const std::string& path);
+
+std::string dir_name(std::string_view path);
+std::string base_name(std::string_view path);
+std::string join_path(std::string_view a, std::string_view b);
+
+/// Identity of a file's current content without reading it: device, inode,
+/// size and modification time. Changes when a toolkit is replaced in place.
+std::optional<std::string> file_fingerprint(const std::string& path);
+
+/// A fresh private directory under $TMPDIR (or /tmp), removed with its
+/// content when the object dies.
+class ScratchDir {
+public:
+  static Result<ScratchDir> create(std::string_view prefix);
+  ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchDir& operator=(ScratchDir&&) = delete;
+  ScratchDir(const ScratchDir&) = delete;
+  ~ScratchDir();
+  const std::string& path() const { return path_; }
+
+private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+/// rm -rf; errors are ignored (used for clean-up only).
+void remove_tree(const std::string& path);
+
+} // namespace ciq

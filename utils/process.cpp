@@ -1,0 +1,221 @@
+#include "utils/process.h"
+
+#include "utils/files.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace ciq {
+
+std::string self_executable() {
+  return real_path("/proc/self/exe").value_or("");
+}
+
+std::optional<std::string> find_program(const std::string& name, const std::string& exclude,
+                                        const char* search_path) {
+  if (name.find('/') != std::string::npos) {
+    if (!is_executable_file(name)) return std::nullopt;
+    if (!exclude.empty() && real_path(name) == exclude) return std::nullopt;
+    return name;
+  }
+  const char* path = search_path ? search_path : std::getenv("PATH");
+  if (!path) return std::nullopt;
+  std::string_view rest(path);
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (dir.empty()) dir = ".";
+    std::string candidate = join_path(dir, name);
+    if (is_executable_file(candidate) && (exclude.empty() || real_path(candidate) != exclude))
+      return candidate;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return std::nullopt;
+}
+
+static std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  out.reserve(argv.size() + 1);
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+Error exec_replace(const std::string& path, const std::vector<std::string>& argv) {
+  auto args = c_argv(argv);
+  ::execv(path.c_str(), args.data());
+  return make_error("exec", "cannot run '" + path + "': " + std::strerror(errno));
+}
+
+std::string RunResult::describe() const {
+  if (timed_out) return "timed out";
+  if (signal) return std::string("killed by signal ") + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
+  return "exit status " + std::to_string(exit_code);
+}
+
+namespace {
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  ~Pipe() {
+    for (int f : fd)
+      if (f >= 0) ::close(f);
+  }
+};
+
+std::vector<std::string> merged_environment(const RunOptions& options) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    bool replaced = false;
+    for (const auto& [name, value] : options.set_env)
+      if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
+        replaced = true;
+    if (!replaced) env.emplace_back(entry);
+  }
+  for (const auto& [name, value] : options.set_env) env.push_back(name + "=" + value);
+  return env;
+}
+
+} // namespace
+
+Result<RunResult> run_process(const RunOptions& options) {
+  if (options.argv.empty()) return make_error("exec", "no program to run");
+  Pipe out, err;
+  if ((options.capture_stdout && ::pipe2(out.fd, O_CLOEXEC) != 0) ||
+      (options.capture_stderr && ::pipe2(err.fd, O_CLOEXEC) != 0))
+    return make_error("exec", std::string("cannot create a pipe: ") + std::strerror(errno));
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (options.capture_stdout) posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
+  if (options.capture_stderr) posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
+  if (options.stdin_null) posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  sigset_t empty, all;
+  sigemptyset(&empty);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  if (options.own_process_group) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  posix_spawnattr_setflags(&attr, flags);
+
+  auto argv = c_argv(options.argv);
+  std::vector<std::string> env_storage;
+  std::vector<char*> envp;
+  char** env = environ;
+  if (!options.set_env.empty()) {
+    env_storage = merged_environment(options);
+    envp = c_argv(env_storage);
+    env = envp.data();
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid;
+  int rc = options.argv[0].find('/') != std::string::npos
+               ? posix_spawn(&pid, options.argv[0].c_str(), &actions, &attr, argv.data(), env)
+               : posix_spawnp(&pid, options.argv[0].c_str(), &actions, &attr, argv.data(), env);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return make_error("exec", "cannot run '" + options.argv[0] + "': " + std::strerror(rc));
+
+  RunResult result;
+  for (Pipe* p : {&out, &err})
+    if (p->fd[1] >= 0) {
+      ::close(p->fd[1]);
+      p->fd[1] = -1;
+    }
+
+  auto deadline = start + std::chrono::duration<double>(options.timeout_seconds);
+  auto kill_child = [&] {
+    if (options.own_process_group) ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    result.timed_out = true;
+  };
+
+  // Drain the pipes until both close; the child may exit before its
+  // grandchildren close them, so a timeout also applies here.
+  std::string* sinks[2] = {&result.out, &result.err};
+  int fds[2] = {out.fd[0], err.fd[0]};
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    pollfd pfd[2];
+    int n = 0, which[2];
+    for (int i = 0; i < 2; ++i)
+      if (fds[i] >= 0) {
+        pfd[n] = {fds[i], POLLIN, 0};
+        which[n++] = i;
+      }
+    int wait_ms = -1;
+    if (options.timeout_seconds > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      wait_ms = int(std::max<long long>(0, left.count()));
+    }
+    int ready = ::poll(pfd, nfds_t(n), wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      kill_child();
+      break;
+    }
+    for (int k = 0; k < n; ++k) {
+      if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buffer[65536];
+      ssize_t got = ::read(pfd[k].fd, buffer, sizeof buffer);
+      if (got > 0) {
+        sinks[which[k]]->append(buffer, std::size_t(got));
+      } else if (got == 0 || errno != EINTR) {
+        fds[which[k]] = -1;
+      }
+    }
+  }
+
+  int status = 0;
+  for (;;) {
+    int options_flags = (options.timeout_seconds > 0 && !result.timed_out) ? WNOHANG : 0;
+    pid_t w = ::waitpid(pid, &status, options_flags);
+    if (w == pid) break;
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return make_error("exec", std::string("waitpid failed: ") + std::strerror(errno));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill_child();
+      continue;
+    }
+    ::usleep(2000);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  else result.exit_code = WEXITSTATUS(status);
+  if (result.timed_out) result.signal = 0;
+  return result;
+}
+
+void exit_like(const RunResult& result) {
+  if (result.signal) {
+    std::signal(result.signal, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, result.signal);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(result.signal);
+  }
+  std::_Exit(result.shell_status());
+}
+
+} // namespace ciq

@@ -1,0 +1,59 @@
+// Running other programs: finding them on PATH without finding ourselves,
+// replacing this process with them (the wrappers' pass-through), and running
+// them as children with captured output, a timeout and their own process
+// group (so that a timeout kills everything they started).
+#pragma once
+
+#include "utils/result.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ciq {
+
+/// Canonical path of the running executable.
+std::string self_executable();
+
+/// First executable called `name` on $PATH (or on `search_path` when given)
+/// whose canonical path is not `exclude`; std::nullopt when none.
+std::optional<std::string> find_program(const std::string& name, const std::string& exclude = {},
+                                        const char* search_path = nullptr);
+
+/// execv(path, argv). Returns only on failure, with the reason.
+Error exec_replace(const std::string& path, const std::vector<std::string>& argv);
+
+struct RunOptions {
+  std::vector<std::string> argv;  // argv[0] is the program (a path, or a name found on PATH)
+  bool capture_stdout = false;    // otherwise inherited
+  bool capture_stderr = false;    // otherwise inherited
+  bool stdin_null = false;
+  double timeout_seconds = 0;     // 0: none. On expiry the whole group gets SIGKILL.
+  bool own_process_group = false; // needed for timeouts to reach grandchildren
+  std::vector<std::pair<std::string, std::string>> set_env; // added or replaced
+  std::string cwd;                // empty: inherit
+};
+
+struct RunResult {
+  int exit_code = -1;     // valid when signal == 0 and !timed_out
+  int signal = 0;         // the signal that ended the child, or 0
+  bool timed_out = false;
+  std::string out, err;   // captured streams
+  double seconds = 0;     // wall time
+
+  bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
+  /// The status a shell would report: the exit code, or 128 + signal.
+  int shell_status() const { return signal ? 128 + signal : (timed_out ? 124 : exit_code); }
+  std::string describe() const;
+};
+
+/// Runs a child to completion. Fails only when it cannot be started.
+Result<RunResult> run_process(const RunOptions& options);
+
+/// Ends this process the way the child ended: same exit code, or the same
+/// signal re-raised (default action), so callers see what they would have
+/// seen without the wrapper.
+[[noreturn]] void exit_like(const RunResult& result);
+
+} // namespace ciq

@@ -1,0 +1,177 @@
+#include "utils/text.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace ciq {
+
+std::string_view trim(std::string_view s) {
+  const char* space = " \t\r\n\f\v";
+  auto b = s.find_first_not_of(space);
+  if (b == std::string_view::npos) return {};
+  auto e = s.find_last_not_of(space);
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string_view> split(std::string_view s, char separator) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    auto pos = s.find(separator);
+    parts.push_back(s.substr(0, pos));
+    if (pos == std::string_view::npos) break;
+    s.remove_prefix(pos + 1);
+  }
+  return parts;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+static bool class_match(std::string_view pattern, std::size_t& p, char c) {
+  // pattern[p] == '['; on return p is past the closing ']'.
+  std::size_t i = p + 1;
+  bool negate = i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^');
+  if (negate) ++i;
+  bool matched = false, first = true;
+  for (; i < pattern.size() && (first || pattern[i] != ']'); ++i, first = false) {
+    if (i + 2 < pattern.size() && pattern[i + 1] == '-' && pattern[i + 2] != ']') {
+      if (pattern[i] <= c && c <= pattern[i + 2]) matched = true;
+      i += 2;
+    } else if (pattern[i] == c) {
+      matched = true;
+    }
+  }
+  p = i + 1;
+  return matched != negate;
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  std::size_t p = 0, t = 0, star_p = std::string_view::npos, star_t = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star_p = p++;
+      star_t = t;
+      continue;
+    }
+    if (p < pattern.size()) {
+      std::size_t next = p;
+      bool ok;
+      if (pattern[p] == '[' && pattern.find(']', p + 2) != std::string_view::npos) {
+        ok = class_match(pattern, next, text[t]);
+      } else {
+        ok = pattern[p] == '?' || pattern[p] == text[t];
+        next = p + 1;
+      }
+      if (ok) {
+        p = next;
+        ++t;
+        continue;
+      }
+    }
+    if (star_p == std::string_view::npos) return false;
+    p = star_p + 1;
+    t = ++star_t;
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::optional<long long> parse_integer(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  if (s.front() == '+') s.remove_prefix(1);
+  long long v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+Result<std::vector<KeyValue>> parse_key_values(std::string_view text, std::string_view origin) {
+  std::vector<KeyValue> out;
+  std::string section;
+  int line_no = 0;
+  auto fail = [&](const std::string& why) {
+    return make_error("parse", std::string(origin) + ":" + std::to_string(line_no) + ": " + why);
+  };
+  for (std::string_view raw : split(text, '\n')) {
+    ++line_no;
+    std::string_view line = trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    if (line.front() == '[') {
+      if (line.back() != ']' || line.size() < 3) return fail("malformed section header '" + std::string(line) + "'");
+      section = std::string(trim(line.substr(1, line.size() - 2)));
+      continue;
+    }
+    auto eq = line.find('=');
+    if (eq == std::string_view::npos) return fail("expected 'key = value', got '" + std::string(line) + "'");
+    std::string_view key = trim(line.substr(0, eq));
+    std::string_view value = trim(line.substr(eq + 1));
+    if (key.empty()) return fail("missing key before '='");
+    if (key.find_first_of(" \t\"") != std::string_view::npos) return fail("malformed key '" + std::string(key) + "'");
+    std::string unquoted;
+    if (!value.empty() && value.front() == '"') {
+      std::size_t i = 1;
+      bool closed = false;
+      for (; i < value.size(); ++i) {
+        char c = value[i];
+        if (c == '\\' && i + 1 < value.size()) {
+          char n = value[++i];
+          unquoted += n == 'n' ? '\n' : n == 't' ? '\t' : n;
+        } else if (c == '"') {
+          closed = true;
+          ++i;
+          break;
+        } else {
+          unquoted += c;
+        }
+      }
+      std::string_view after = trim(value.substr(i));
+      if (!closed) return fail("unterminated quoted value");
+      if (!after.empty() && after.front() != '#') return fail("unexpected text after quoted value");
+    } else {
+      auto hash = value.find(" #");
+      unquoted = std::string(trim(value.substr(0, hash)));
+    }
+    out.push_back(KeyValue{section, std::string(key), std::move(unquoted), line_no});
+  }
+  return out;
+}
+
+std::string format_key_value(std::string_view key, std::string_view value) {
+  bool quote = value.empty() || value != trim(value) || value.find_first_of("\"#\n\t\\") != std::string_view::npos ||
+               value.front() == '[';
+  std::string out(key);
+  out += " = ";
+  if (!quote) return out.append(value);
+  out += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') { out += "\\n"; continue; }
+    if (c == '\t') { out += "\\t"; continue; }
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += char(c);
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace ciq

@@ -1,0 +1,45 @@
+// Small text helpers shared by the parsers: trimming, splitting, glob
+// matching for kernel-name filters, and the `key = value` file format used
+// by control sets, space files and cache records.
+#pragma once
+
+#include "utils/result.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ciq {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char separator);
+bool starts_with(std::string_view s, std::string_view prefix);
+
+/// Shell-style glob over a whole string: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+/// Strict decimal integer (optional sign); std::nullopt on anything else.
+std::optional<long long> parse_integer(std::string_view s);
+
+/// One `key = value` line of a key-value text, with the `[section]` it is in.
+struct KeyValue {
+  std::string section; // "" before the first header
+  std::string key;
+  std::string value;   // unquoted
+  int line = 0;
+};
+
+/// Parses the ciq key-value format: `# comment` lines, `[section]` headers,
+/// `key = value` lines; a value may be double-quoted (with \" and \\).
+/// `origin` names the input in error messages ("controls.txt:4: ...").
+Result<std::vector<KeyValue>> parse_key_values(std::string_view text, std::string_view origin);
+
+/// `key = value` with the value quoted when it needs to be.
+std::string format_key_value(std::string_view key, std::string_view value);
+
+/// Escapes a string for a JSON string literal (without the quotes).
+std::string json_escape(std::string_view s);
+inline std::string json_string(std::string_view s) { return "\"" + json_escape(s) + "\""; }
+
+} // namespace ciq

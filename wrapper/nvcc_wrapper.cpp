@@ -1,0 +1,84 @@
+#include "wrapper/nvcc_wrapper.h"
+
+#include "cache/counters.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/log.h"
+#include "utils/process.h"
+#include "utils/text.h"
+#include "wrapper/real_tool.h"
+
+#include <algorithm>
+#include <spdlog/spdlog.h>
+
+namespace ciq::wrapper {
+
+std::string shell_quote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+static bool has_any(const std::vector<std::string>& args, std::initializer_list<std::string_view> names) {
+  return std::any_of(args.begin(), args.end(), [&](const std::string& a) {
+    for (auto n : names)
+      if (a == n || (starts_with(a, n) && a.size() > n.size() && a[n.size()] == '=')) return true;
+    return false;
+  });
+}
+
+bool is_lto_device_link(const std::vector<std::string>& args) {
+  if (!has_any(args, {"-dlto", "--dlink-time-opt"})) return false;
+  if (has_any(args, {"-dlink", "--device-link"})) return true;
+  // Without a compile-only phase option nvcc links, device link included.
+  return !has_any(args, {"-c", "--compile", "-cubin", "--cubin", "-ptx", "--ptx", "-fatbin", "--fatbin", "-E",
+                         "--preprocess", "-M", "-MM", "-lib", "--lib", "-dc", "--device-c"});
+}
+
+void run_ciq_nvcc(int argc, char** argv) {
+  setup_logging("ciq-nvcc", "off");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string self = self_executable();
+
+  std::string real;
+  if (!args.empty() && args[0].find("nvcc") != std::string::npos && args[0][0] != '-' &&
+      is_executable_file(args[0]) && real_path(args[0]) != self) {
+    real = args[0]; // launcher: ciq-nvcc /usr/local/cuda/bin/nvcc <args>
+    args.erase(args.begin());
+  } else {
+    auto found = find_real_tool("CIQ_REAL_NVCC", "nvcc");
+    if (!found) fatal("ciq-nvcc", found.error().message);
+    real = *found;
+  }
+  std::vector<std::string> plain{real};
+  plain.insert(plain.end(), args.begin(), args.end());
+
+  std::vector<std::string> counters{"nvcc.calls"};
+  std::vector<std::string> argv_out = plain;
+  std::string ciq_ptxas = env_or_empty("CIQ_PTXAS");
+  if (ciq_ptxas.empty()) ciq_ptxas = join_path(dir_name(self), "ciq-ptxas");
+
+  if (ciq_disabled()) {
+    counters.push_back("nvcc.passthrough.disabled");
+  } else if (has_any(args, {"--version", "-V", "--help", "-h"})) {
+    counters.push_back("nvcc.passthrough.info");
+  } else if (has_any(args, {"--ptxas-prefix"})) {
+    spdlog::debug("the caller set --ptxas-prefix; leaving it alone");
+    counters.push_back("nvcc.passthrough.user-prefix");
+  } else if (!is_executable_file(ciq_ptxas)) {
+    spdlog::warn("cannot find ciq-ptxas at {}; running nvcc unchanged", ciq_ptxas);
+    counters.push_back("nvcc.passthrough.no-ciq-ptxas");
+  } else {
+    if (is_lto_device_link(args)) {
+      spdlog::debug("-dlto device link: nvlink compiles in-process, no ptxas runs, controls cannot apply");
+      counters.push_back("nvcc.lto-link");
+    }
+    argv_out.insert(argv_out.begin() + 1, "--ptxas-prefix=" + shell_quote(ciq_ptxas));
+  }
+  if (!ciq_disabled()) cache::bump_counters(cache_directory(), counters);
+  spdlog::debug("running: {}", fmt::join(argv_out, " "));
+  Error e = exec_replace(real, argv_out);
+  fatal("ciq-nvcc", e.message);
+}
+
+} // namespace ciq::wrapper

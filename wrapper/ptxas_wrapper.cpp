@@ -1,0 +1,384 @@
+#include "wrapper/ptxas_wrapper.h"
+
+#include "cache/counters.h"
+#include "cache/key.h"
+#include "cache/ptxas_command.h"
+#include "cache/ptxas_identity.h"
+#include "cache/record.h"
+#include "cache/store.h"
+#include "spaces/render.h"
+#include "spaces/space.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/log.h"
+#include "utils/process.h"
+#include "utils/text.h"
+#include "wrapper/lookup.h"
+#include "wrapper/real_tool.h"
+#include "wrapper/trace.h"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace ciq::wrapper {
+
+namespace {
+
+// What the wrapper decided: run the real ptxas unchanged (and why), or it
+// already ran ptxas and must end the way that run ended.
+struct Outcome {
+  std::string pass_reason;           // non-empty: exec the real ptxas unchanged
+  std::optional<RunResult> finished; // set: exit like this run
+  std::vector<std::string> counters;
+
+  static Outcome pass(std::string reason, std::vector<std::string> counters = {}) {
+    counters.push_back("passthrough." + reason);
+    return Outcome{std::move(reason), std::nullopt, std::move(counters)};
+  }
+};
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n <= 0) return false;
+    done += std::size_t(n);
+  }
+  return true;
+}
+
+class PtxasWrapper {
+public:
+  PtxasWrapper(std::string real, std::vector<std::string> args)
+      : real_(std::move(real)), args_(std::move(args)), cache_dir_(cache_directory()),
+        controls_file_(env_or_empty("CIQ_CONTROLS")), trace_dir_(env_or_empty("CIQ_TRACE")) {}
+
+  Outcome run();
+
+private:
+  Result<std::string> read_input(const cache::PtxasInput& input) const;
+  Outcome compile(const std::optional<cache::ControlSet>& controls, const std::string& source,
+                  std::vector<std::string> keys, std::string controls_error);
+  void quarantine(const std::vector<std::string>& keys, const std::string& why);
+  void trace(const RunResult& run, bool applied, const std::string& error);
+
+  std::string real_;
+  std::vector<std::string> args_;
+  std::string cache_dir_, controls_file_, trace_dir_;
+
+  cache::PtxasCommand command_;
+  cache::PtxasIdentity identity_;
+  std::string ptx_;
+  cache::PtxModule module_;
+  cache::KeyContext context_;
+  std::optional<cache::Store> store_;
+  std::optional<spaces::Space> space_;
+  std::string controls_source_, controls_summary_;
+};
+
+Result<std::string> PtxasWrapper::read_input(const cache::PtxasInput& input) const {
+  if (input.is_string) return input.value;
+  return read_file(input.value);
+}
+
+Outcome PtxasWrapper::run() {
+  auto scanned = cache::scan_ptxas_args(args_);
+  if (!scanned) {
+    spdlog::debug("cannot read the arguments: {}", scanned.error().message);
+    return Outcome::pass("unparsed-args");
+  }
+  command_ = std::move(*scanned);
+  if (command_.info_only) return Outcome::pass("info");
+  if (command_.inputs.empty()) return Outcome::pass("no-input");
+  if (command_.inputs.size() > 1) return Outcome::pass("several-inputs");
+  if (command_.target.empty()) return Outcome::pass("no-target");
+  if (starts_with(command_.target, "compute_")) return Outcome::pass("virtual-target"); // nvcc's syntax check
+
+  bool tuning = !controls_file_.empty();
+  if (!tuning) {
+    auto store = cache::Store::open_for_reading(cache_dir_);
+    if (!store) {
+      spdlog::debug("cache unusable: {}", store.error().message);
+      if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
+    } else if (*store) {
+      store_.emplace(std::move(**store));
+    } else if (trace_dir_.empty()) {
+      return Outcome::pass("no-cache", {"miss"});
+    }
+  }
+
+  auto ptx = read_input(command_.inputs.front());
+  if (!ptx) {
+    spdlog::debug("{}", ptx.error().message);
+    return Outcome::pass("unreadable-input");
+  }
+  ptx_ = std::move(*ptx);
+  auto identity = cache::identify_ptxas(real_, cache_dir_);
+  if (!identity) {
+    spdlog::debug("{}", identity.error().message);
+    return Outcome::pass("unknown-ptxas");
+  }
+  identity_ = std::move(*identity);
+  module_ = cache::scan_ptx(ptx_);
+  context_ = cache::KeyContext{command_.target, identity_.version_text, command_.canonical_flags()};
+
+  std::optional<cache::ControlSet> controls;
+  std::vector<std::string> keys;
+  std::string source, error;
+  if (tuning) {
+    source = "controls-file";
+    auto text = read_file(controls_file_);
+    auto parsed = text ? cache::parse_control_set(*text, controls_file_) : Result<cache::ControlSet>(text.error());
+    if (!parsed) {
+      error = parsed.error().message;
+      spdlog::error("CIQ_CONTROLS: {}", error);
+    } else {
+      controls = target_kernels(*parsed, module_, env_or_empty("CIQ_KERNELS"));
+      if (controls->empty()) controls.reset();
+    }
+  } else if (store_) {
+    auto found = lookup_controls(*store_, module_, context_);
+    if (!found) {
+      spdlog::debug("lookup failed: {}", found.error().message);
+      if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
+    } else if (*found) {
+      source = "cache";
+      keys = (*found)->keys;
+      controls = std::move((*found)->controls);
+      spdlog::debug("hit ({} key{}) for {}", (*found)->matched, keys.size() > 1 ? "s" : "", command_.inputs.front().value);
+    }
+  }
+  if (!controls && trace_dir_.empty()) return Outcome::pass("no-entry", {"miss"});
+
+  if (controls) {
+    auto space = spaces::find_space(spaces_directory(), "ptxas", identity_.release);
+    if (!space || !*space) {
+      error = space ? "no knob space covers ptxas " + identity_.release : space.error().message;
+      spdlog::warn("not applying controls: {}", error);
+      controls.reset();
+      if (trace_dir_.empty()) return Outcome::pass("no-space", {source == "cache" ? "hit" : "tuning"});
+    } else {
+      space_ = std::move(**space);
+      if (controls->space.empty()) controls->space = space_->name;
+      spaces::Policy policy;
+      policy.allow_unsafe = env_or_empty("CIQ_ALLOW_UNSAFE") == "1";
+      if (auto valid = spaces::validate_controls(*space_, *controls, policy); !valid) {
+        error = valid.error().message;
+        spdlog::warn("rejected controls ({}): {}", source, error);
+        controls.reset();
+        if (trace_dir_.empty()) return Outcome::pass("rejected", {source == "cache" ? "hit" : "tuning", "rejected"});
+      }
+    }
+  }
+  controls_source_ = controls ? source : "";
+  return compile(controls, source, std::move(keys), std::move(error));
+}
+
+Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, const std::string& source,
+                              std::vector<std::string> keys, std::string controls_error) {
+  std::vector<std::string> counters;
+  if (source == "cache") counters.push_back(controls ? "hit" : "rejected");
+  else if (source.empty()) counters.push_back("miss");
+  else counters.push_back("tuning");
+
+  std::vector<std::string> argv{real_};
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  std::optional<ScratchDir> scratch;
+  bool applied = false;
+
+  if (controls) {
+    auto rendered = spaces::render_controls(*space_, *controls);
+    auto made = ScratchDir::create("ciq-ptxas");
+    if (!made) {
+      spdlog::debug("{}", made.error().message);
+      return Outcome::pass("no-scratch", counters);
+    }
+    scratch.emplace(std::move(*made));
+    if (!rendered.directives.empty()) {
+      std::vector<std::string> edited;
+      auto ptx = spaces::apply_directives(ptx_, rendered.directives, &edited);
+      if (!ptx) {
+        spdlog::warn("{}", ptx.error().message);
+        return Outcome::pass("directive-edit-failed", counters);
+      }
+      const auto& input = command_.inputs.front();
+      if (input.is_string) {
+        // --input-as-string=PTX or --input-as-string PTX: replace the PTX only.
+        std::string& arg = argv[1 + input.arg_index];
+        auto eq = arg.find('=');
+        arg = (starts_with(arg, "-") && eq != std::string::npos) ? arg.substr(0, eq + 1) + *ptx : *ptx;
+      } else {
+        std::string copy = join_path(scratch->path(), base_name(input.value));
+        if (auto w = write_file_atomic(copy, *ptx); !w) {
+          spdlog::debug("{}", w.error().message);
+          return Outcome::pass("no-scratch", counters);
+        }
+        argv[1 + input.arg_index] = copy;
+      }
+    }
+    argv.insert(argv.end(), rendered.options.begin(), rendered.options.end());
+    if (controls->acf) {
+      if (command_.user_controls) {
+        spdlog::debug("the caller's --apply-controls wins over the cached ACF");
+      } else if (!identity_.accepts_controls_file) {
+        spdlog::debug("ptxas {} does not take --apply-controls; ACF not applied", identity_.version);
+        counters.push_back("acf-unsupported");
+      } else {
+        Sha256 digest{};
+        from_hex(*controls->acf, digest.data(), digest.size());
+        if (!store_) {
+          if (auto opened = cache::Store::open_for_reading(cache_dir_); opened && *opened) store_.emplace(std::move(**opened));
+        }
+        auto blob = store_ ? store_->get(cache::Table::blobs, std::string(reinterpret_cast<const char*>(digest.data()), 32))
+                           : Result<std::optional<std::string>>(std::optional<std::string>{});
+        if (!blob || !*blob || sha256(**blob) != digest) {
+          spdlog::warn("ACF blob {} is missing or damaged; not applying these controls", controls->acf->substr(0, 12));
+          return Outcome::pass("acf-missing", counters);
+        }
+        std::string acf_path = join_path(scratch->path(), "controls.acf");
+        if (auto w = write_file_atomic(acf_path, **blob); !w) return Outcome::pass("no-scratch", counters);
+        argv.push_back("--apply-controls");
+        argv.push_back(acf_path);
+      }
+    }
+    controls_summary_ = cache::summarise_control_set(*controls);
+    applied = true;
+  }
+
+  bool add_verbose = !trace_dir_.empty() && !command_.verbose;
+  if (add_verbose) argv.push_back("-v");
+
+  // Run with controls (or for the trace), holding back the output until we
+  // know whether it is the output the caller gets.
+  RunOptions options;
+  options.argv = argv;
+  options.capture_stdout = options.capture_stderr = true;
+  spdlog::debug("running: {}", fmt::join(argv, " "));
+  auto result = run_process(options);
+  if (!result) {
+    spdlog::debug("{}", result.error().message);
+    return Outcome::pass("spawn-failed", counters);
+  }
+  if (applied && !result->succeeded()) {
+    // The controls broke the compile (or ptxas failed anyway): run plain.
+    spdlog::warn("ptxas failed with controls ({}); rerunning it without them", result->describe());
+    std::string why = "ptxas " + identity_.version + " " + result->describe() + " with " + controls_summary_;
+    scratch.reset();
+    RunOptions plain;
+    plain.argv = {real_};
+    plain.argv.insert(plain.argv.end(), args_.begin(), args_.end());
+    if (add_verbose) plain.argv.push_back("-v");
+    plain.capture_stdout = plain.capture_stderr = true;
+    auto rerun = run_process(plain);
+    if (!rerun) return Outcome::pass("spawn-failed", counters);
+    if (rerun->succeeded()) {
+      counters.push_back("controls-failed");
+      if (source == "cache") {
+        quarantine(keys, why);
+        counters.push_back("quarantined");
+      }
+    }
+    result = std::move(rerun);
+    applied = false;
+    controls_error = why;
+  } else if (applied) {
+    counters.push_back("applied");
+  }
+  write_all(1, result->out);
+  write_all(2, add_verbose ? strip_verbose_lines(result->err) : result->err);
+  if (!trace_dir_.empty()) trace(*result, applied, controls_error);
+  return Outcome{"", std::move(*result), std::move(counters)};
+}
+
+void PtxasWrapper::quarantine(const std::vector<std::string>& keys, const std::string& why) {
+  store_.reset(); // one environment per process: reopen it writable
+  auto store = cache::Store::open_for_writing(cache_dir_);
+  if (!store) {
+    spdlog::warn("cannot quarantine: {}", store.error().message);
+    return;
+  }
+  for (const auto& hex : keys) {
+    Hash128 key;
+    if (!from_hex(hex, key.data(), key.size())) continue;
+    auto r = store->put(cache::Table::quarantine, std::string(reinterpret_cast<const char*>(key.data()), key.size()),
+                        cache::utc_now() + " " + why);
+    if (!r) spdlog::warn("cannot quarantine {}: {}", hex, r.error().message);
+  }
+}
+
+void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& error) {
+  TraceRecord r;
+  const auto& input = command_.inputs.front();
+  r.input = input.is_string ? "<string>" : input.value;
+  r.output = command_.output.value_or("");
+  r.target = command_.target;
+  r.ptxas_path = real_;
+  r.ptxas_version = identity_.version;
+  r.flags = context_.flags;
+  r.module_key = to_hex(cache::module_key(module_, context_));
+  auto resources = parse_resources(run.err);
+  for (const auto& name : module_.kernel_names()) {
+    TraceKernel k{name, to_hex(cache::kernel_key(module_, name, context_)), {}};
+    if (auto it = resources.find(name); it != resources.end()) k.resources = it->second;
+    r.kernels.push_back(std::move(k));
+  }
+  r.controls_source = controls_source_;
+  r.controls = controls_summary_;
+  r.controls_applied = applied;
+  r.controls_error = error;
+  r.exit_status = run.shell_status();
+  r.seconds = run.seconds;
+  write_trace(trace_dir_, r);
+}
+
+} // namespace
+
+void run_ciq_ptxas(int argc, char** argv) {
+  setup_logging("ciq-ptxas", "off");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // As nvcc's prefix, the first argument is the program nvcc meant to run.
+  std::string wanted = "ptxas";
+  if (!args.empty() && base_name(args[0]) == "ptxas") {
+    wanted = args[0];
+    args.erase(args.begin());
+  }
+  std::string real;
+  if (!env_or_empty("CIQ_REAL_PTXAS").empty()) {
+    auto found = find_real_tool("CIQ_REAL_PTXAS", "ptxas");
+    if (!found) fatal("ciq-ptxas", found.error().message);
+    real = *found;
+  } else {
+    auto found = find_program(wanted, self_executable());
+    if (!found && wanted != "ptxas") found = find_program("ptxas", self_executable());
+    if (!found) fatal("ciq-ptxas", "cannot find the real ptxas on PATH (or set CIQ_REAL_PTXAS)");
+    real = *found;
+  }
+  std::vector<std::string> plain{real};
+  plain.insert(plain.end(), args.begin(), args.end());
+  exec_on_crash(real, plain);
+
+  if (ciq_disabled()) {
+    Error e = exec_replace(real, plain);
+    fatal("ciq-ptxas", e.message);
+  }
+
+  Outcome outcome;
+  {
+    PtxasWrapper wrapper(real, args);
+    outcome = wrapper.run();
+  }
+  cache::bump_counters(cache_directory(), [&] {
+    auto c = outcome.counters;
+    c.push_back("calls");
+    return c;
+  }());
+  if (outcome.finished) exit_like(*outcome.finished);
+  spdlog::debug("passing through unchanged ({})", outcome.pass_reason);
+  Error e = exec_replace(real, plain);
+  fatal("ciq-ptxas", e.message);
+}
+
+} // namespace ciq::wrapper

@@ -1,0 +1,29 @@
+// What ptxas -v says about each kernel (registers, spills, stack, shared
+// memory), for trace records and the tuner's ptxas objectives; and removing
+// those lines again when ciq added -v and the caller did not ask for it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace ciq::wrapper {
+
+struct KernelResources {
+  long registers = -1;
+  long spill_stores = 0;
+  long spill_loads = 0;
+  long stack = 0;
+  long shared = 0;   // bytes smem
+  long barriers = 0;
+  double compile_ms = -1;
+};
+
+/// Resources of every entry function named in `verbose_output`.
+std::map<std::string, KernelResources> parse_resources(std::string_view verbose_output);
+
+/// `output` without the lines -v adds ("ptxas info ..." and the indented
+/// stack-frame lines that follow "Function properties").
+std::string strip_verbose_lines(std::string_view output);
+
+} // namespace ciq::wrapper

@@ -1,0 +1,60 @@
+#include "wrapper/trace.h"
+
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <chrono>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace ciq::wrapper {
+
+static std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+void write_trace(const std::string& dir, const TraceRecord& r) {
+  std::string json = "{\"format\":\"ciq-trace/1\"";
+  auto field = [&](const char* name, const std::string& value) { json += std::string(",\"") + name + "\":" + json_string(value); };
+  auto raw = [&](const char* name, const std::string& value) { json += std::string(",\"") + name + "\":" + value; };
+  field("input", r.input);
+  field("output", r.output);
+  field("target", r.target);
+  field("ptxas_path", r.ptxas_path);
+  field("ptxas_version", r.ptxas_version);
+  field("flags", r.flags);
+  field("module_key", r.module_key);
+  json += ",\"kernels\":[";
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+    const auto& k = r.kernels[i];
+    const auto& res = k.resources;
+    json += (i ? "," : "") + std::string("{\"name\":") + json_string(k.name) + ",\"key\":" + json_string(k.key) +
+            ",\"registers\":" + std::to_string(res.registers) + ",\"spill_stores\":" + std::to_string(res.spill_stores) +
+            ",\"spill_loads\":" + std::to_string(res.spill_loads) + ",\"stack\":" + std::to_string(res.stack) +
+            ",\"shared\":" + std::to_string(res.shared) + ",\"barriers\":" + std::to_string(res.barriers) +
+            ",\"compile_ms\":" + number(res.compile_ms) + "}";
+  }
+  json += "]";
+  field("controls_source", r.controls_source);
+  field("controls", r.controls);
+  raw("controls_applied", r.controls_applied ? "true" : "false");
+  field("controls_error", r.controls_error);
+  raw("exit_status", std::to_string(r.exit_status));
+  raw("seconds", number(r.seconds));
+  json += "}\n";
+
+  static int sequence = 0;
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  std::string name = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(now).count()) + "-" +
+                     std::to_string(::getpid()) + "-" + std::to_string(sequence++) + ".json";
+  if (auto made = make_dirs(dir); !made) {
+    spdlog::warn("cannot write a trace record: {}", made.error().message);
+    return;
+  }
+  if (auto w = write_file_atomic(join_path(dir, name), json); !w)
+    spdlog::warn("cannot write a trace record: {}", w.error().message);
+}
+
+} // namespace ciq::wrapper

@@ -1,0 +1,40 @@
+// Trace records for the tuner (CIQ_TRACE=<dir>): one JSON file per module
+// ciq-ptxas compiled, written atomically, saying which keys and kernels it
+// saw, which controls it applied (or why not), and what ptxas -v reported.
+#pragma once
+
+#include "wrapper/resources.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ciq::wrapper {
+
+struct TraceKernel {
+  std::string name;
+  std::string key; // hex
+  KernelResources resources;
+};
+
+struct TraceRecord {
+  std::string input;         // PTX path, or "<string>"
+  std::string output;        // -o value
+  std::string target;
+  std::string ptxas_path;
+  std::string ptxas_version;
+  std::string flags;
+  std::string module_key;    // hex
+  std::vector<TraceKernel> kernels;
+  std::string controls_source;  // "cache", "controls-file" or "" (none)
+  std::string controls;         // summary of what was applied
+  bool controls_applied = false;
+  std::string controls_error;   // why controls were not applied, if they were meant to be
+  int exit_status = 0;
+  double seconds = 0;           // wall time of the ptxas run that produced the output
+};
+
+/// Writes `record` as <dir>/<time>-<pid>-<n>.json; failures are logged only.
+void write_trace(const std::string& dir, const TraceRecord& record);
+
+} // namespace ciq::wrapper
