@@ -1,0 +1,110 @@
+// ciq-cache: inspect and edit the ciq cache. Option parsing only; the work
+// is in commands.cpp.
+#include "cache/cli/commands.h"
+#include "utils/config.h"
+#include "utils/log.h"
+
+#include <iostream>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/InitLLVM.h>
+
+using namespace llvm;
+namespace cli = ciq::cache::cli;
+
+static cl::OptionCategory category("ciq-cache options");
+
+static cl::SubCommand stats_cmd("stats", "Show the cache's size and the wrappers' counters (hits, misses, ...)");
+static cl::SubCommand list_cmd("list", "List the stored control sets, one per line");
+static cl::SubCommand show_cmd("show", "Show one record in full (key prefix from 'list')");
+static cl::SubCommand put_cmd("put", "Store a control set for the kernels of a PTX file");
+static cl::SubCommand rm_cmd("rm", "Remove records by key prefix");
+static cl::SubCommand verify_cmd("verify", "Check every record and ACF blob; non-zero exit if any is broken");
+static cl::SubCommand gc_cmd("gc", "Remove unreferenced ACF blobs and stale quarantine marks");
+
+static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache directory (default: $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"),
+                                      cl::value_desc("dir"), cl::cat(category), cl::sub(*cl::AllSubCommands));
+static cl::opt<bool> json("json", cl::desc("Print JSON (one object per line) for scripts"), cl::cat(category),
+                          cl::sub(*cl::AllSubCommands));
+
+static cl::opt<bool> zero("zero", cl::desc("Reset the counters after printing them"), cl::cat(category), cl::sub(stats_cmd));
+static cl::opt<std::string> kernels("kernels", cl::desc("Only records for kernels matching this glob"),
+                                    cl::value_desc("glob"), cl::cat(category), cl::sub(list_cmd));
+static cl::opt<std::string> show_key(cl::Positional, cl::desc("<key prefix>"), cl::Required, cl::sub(show_cmd));
+static cl::list<std::string> rm_keys(cl::Positional, cl::desc("<key prefix>..."), cl::sub(rm_cmd));
+static cl::opt<bool> rm_all("all", cl::desc("Remove every record"), cl::cat(category), cl::sub(rm_cmd));
+static cl::opt<bool> fix("fix", cl::desc("Remove the broken entries found"), cl::cat(category), cl::sub(verify_cmd));
+static cl::opt<bool> gc_quarantined("quarantined", cl::desc("Also remove records quarantined after ptxas failed with them"),
+                                    cl::cat(category), cl::sub(gc_cmd));
+
+static cl::opt<std::string> ptx("ptx", cl::desc("PTX file the controls are for (required)"), cl::value_desc("file"),
+                                cl::cat(category), cl::sub(put_cmd));
+static cl::opt<std::string> arch("arch", cl::desc("Target ptxas compiles for, e.g. sm_90a (required)"),
+                                 cl::value_desc("sm_XX"), cl::cat(category), cl::sub(put_cmd));
+static cl::list<std::string> sets("set", cl::desc("KNOB=VALUE (a ptxas option) or KERNEL:KNOB=VALUE (a PTX directive); repeatable"),
+                                  cl::value_desc("assignment"), cl::cat(category), cl::sub(put_cmd));
+static cl::opt<std::string> controls("controls", cl::desc("Control-set file (ciq-controls/1 text); --set adds to it"),
+                                     cl::value_desc("file"), cl::cat(category), cl::sub(put_cmd));
+static cl::opt<std::string> acf("acf", cl::desc("NVIDIA Advanced Controls File to apply with the set (stored as an opaque blob)"),
+                                cl::value_desc("file"), cl::cat(category), cl::sub(put_cmd));
+static cl::opt<std::string> flags("flags", cl::desc("The build's own codegen flags for ptxas, e.g. \"-O2 --fmad=false\" (part of the key)"),
+                                  cl::value_desc("flags"), cl::cat(category), cl::sub(put_cmd));
+static cl::opt<std::string> ptxas("ptxas", cl::desc("The ptxas the entry is for (default: $CIQ_REAL_PTXAS, else ptxas on PATH)"),
+                                  cl::value_desc("path"), cl::cat(category), cl::sub(put_cmd));
+static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Allow knobs of the 'unsafe' class (they change program semantics)"),
+                                  cl::cat(category), cl::sub(put_cmd));
+
+static const char* overview = R"(inspect and edit the ciq cache of tuned compiler controls
+
+The cache maps PTX (per module and per kernel, for one target, ptxas version
+and set of codegen flags) to a control set that ciq-ptxas / ciq-nvcc apply.
+
+Examples:
+  ciq-cache put --ptx k.ptx --arch sm_90a --set maxrregcount=128
+  ciq-cache put --ptx k.ptx --arch sm_90a --set _Z5heavyPKfPfi:maxnreg=96
+  ciq-cache put --ptx k.ptx --arch sm_90a --controls best.controls
+  ciq-cache list --kernels '*heavy*'
+  ciq-cache show 3fa2
+  ciq-cache stats
+  ciq-cache verify --fix
+  ciq-cache rm 3fa2
+
+Run 'ciq-cache <subcommand> --help' for a subcommand's options.
+Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_SPACES_DIR, CIQ_LOG_LEVEL.
+)";
+
+int main(int argc, char** argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, overview);
+  ciq::setup_logging("ciq-cache", "warn");
+
+  std::string dir = cache_dir.empty() ? ciq::cache_directory() : std::string(cache_dir);
+  ciq::Result<void> result;
+  if (stats_cmd) result = cli::show_stats(dir, json, zero, std::cout);
+  else if (list_cmd) result = cli::list_records(dir, kernels, json, std::cout);
+  else if (show_cmd) result = cli::show_record(dir, show_key, json, std::cout);
+  else if (rm_cmd) result = cli::remove_records(dir, rm_keys, rm_all, std::cout);
+  else if (verify_cmd) result = cli::verify_cache(dir, fix, json, std::cout);
+  else if (gc_cmd) result = cli::collect_garbage(dir, gc_quarantined, json, std::cout);
+  else if (put_cmd) {
+    cli::PutRequest request;
+    request.ptx_file = ptx;
+    request.arch = arch;
+    request.flags = flags;
+    request.ptxas = ptxas;
+    request.controls_file = controls;
+    request.assignments.assign(sets.begin(), sets.end());
+    request.acf_file = acf;
+    request.allow_unsafe = allow_unsafe;
+    result = cli::put_controls(dir, request, json, std::cout);
+  } else {
+    std::cerr << "ciq-cache: error: no subcommand given; run 'ciq-cache --help' for the list\n";
+    return 2;
+  }
+  std::cout.flush();
+  if (!result) {
+    std::cerr << "ciq-cache: error: " << result.error().message << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,418 @@
+#include "cache/cli/commands.h"
+
+#include "cache/counters.h"
+#include "cache/key.h"
+#include "cache/ptxas_command.h"
+#include "cache/ptxas_identity.h"
+#include "cache/record.h"
+#include "cache/store.h"
+#include "spaces/space.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/process.h"
+#include "utils/text.h"
+
+#include <map>
+#include <set>
+
+namespace ciq::cache::cli {
+
+namespace {
+
+std::string raw(const Hash128& h) { return std::string(reinterpret_cast<const char*>(h.data()), h.size()); }
+std::string hex(std::string_view raw_key) {
+  return to_hex(reinterpret_cast<const std::uint8_t*>(raw_key.data()), raw_key.size());
+}
+
+Result<Store> open_existing_writable(const std::string& cache_dir) {
+  if (!path_exists(join_path(join_path(cache_dir, "db"), "data.mdb")))
+    return make_error("not-found", "no cache at '" + cache_dir + "' (set CIQ_CACHE_DIR, or store something with 'ciq-cache put')");
+  return Store::open_for_writing(cache_dir);
+}
+
+Result<std::optional<Store>> open_readable(const std::string& cache_dir) {
+  return Store::open_for_reading(cache_dir);
+}
+
+// Raw keys of the records whose hex form starts with `prefix`.
+Result<std::vector<std::string>> match_keys(const Store& store, const std::string& prefix) {
+  std::vector<std::string> keys;
+  auto r = store.for_each(Table::records, [&](std::string_view k, std::string_view) {
+    if (starts_with(hex(k), prefix)) keys.emplace_back(k);
+    return true;
+  });
+  if (!r) return r.error();
+  return keys;
+}
+
+Result<std::string> unique_key(const Store& store, const std::string& prefix) {
+  if (prefix.size() < 4) return make_error("invalid", "give at least 4 hex digits of a key (see 'ciq-cache list')");
+  auto keys = match_keys(store, prefix);
+  if (!keys) return keys.error();
+  if (keys->empty()) return make_error("not-found", "no record has a key starting with " + prefix);
+  if (keys->size() > 1) return make_error("invalid", "key prefix " + prefix + " is ambiguous (" + std::to_string(keys->size()) + " records)");
+  return keys->front();
+}
+
+std::string record_json(std::string_view key, const Record& r, bool quarantined) {
+  std::string j = "{\"key\":" + json_string(hex(key)) + ",\"kind\":" + json_string(r.kind) +
+                  ",\"kernel\":" + json_string(r.kernel) + ",\"target\":" + json_string(r.target) +
+                  ",\"ptxas\":" + json_string(r.ptxas) + ",\"flags\":" + json_string(r.flags) +
+                  ",\"created\":" + json_string(r.created) + ",\"source\":" + json_string(r.source) +
+                  ",\"space\":" + json_string(r.controls.space) + ",\"controls\":{";
+  bool first = true;
+  auto add = [&](const std::string& k, const std::string& v) {
+    j += (first ? "" : ",") + json_string(k) + ":" + json_string(v);
+    first = false;
+  };
+  for (const auto& [k, v] : r.controls.options) add(k, v);
+  for (const auto& [kernel, knobs] : r.controls.kernels)
+    for (const auto& [k, v] : knobs) add(kernel + ":" + k, v);
+  if (r.controls.acf) add("acf", "sha256:" + *r.controls.acf);
+  j += "},\"provenance\":{";
+  first = true;
+  for (const auto& [k, v] : r.provenance) add(k, v);
+  return j + "},\"quarantined\":" + (quarantined ? "true" : "false") + "}";
+}
+
+} // namespace
+
+Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
+  if (req.ptx_file.empty()) return make_error("invalid", "put needs --ptx FILE (the PTX the controls are for)");
+  if (req.arch.empty()) return make_error("invalid", "put needs --arch sm_XX (the target ptxas compiles for)");
+  if (!starts_with(req.arch, "sm_")) return make_error("invalid", "--arch must be a real target such as sm_90a, not '" + req.arch + "'");
+  auto ptx = read_file(req.ptx_file);
+  if (!ptx) return make_error("io", ptx.error().message);
+  PtxModule module = scan_ptx(*ptx);
+  auto kernels = module.kernel_names();
+  if (kernels.empty()) return make_error("invalid", "'" + req.ptx_file + "' holds no .entry kernel; is it PTX?");
+
+  std::string ptxas_path = req.ptxas.empty() ? env_or_empty("CIQ_REAL_PTXAS") : req.ptxas;
+  auto found = find_program(ptxas_path.empty() ? "ptxas" : ptxas_path);
+  if (!found) return make_error("not-found", "cannot find ptxas (give --ptxas PATH or set CIQ_REAL_PTXAS)");
+  auto identity = identify_ptxas(*found, cache_dir);
+  if (!identity) return identity.error();
+  auto space = spaces::find_space(spaces_directory(), "ptxas", identity->release);
+  if (!space) return space.error();
+  if (!*space) return make_error("not-found", "no knob space covers ptxas " + identity->release + " in " + spaces_directory());
+
+  ControlSet controls;
+  if (!req.controls_file.empty()) {
+    auto text = read_file(req.controls_file);
+    if (!text) return text.error();
+    auto parsed = parse_control_set(*text, req.controls_file);
+    if (!parsed) return parsed.error();
+    controls = std::move(*parsed);
+  }
+  for (const auto& a : req.assignments)
+    if (auto r = add_assignment(controls, a); !r) return r;
+  if (controls.space.empty()) controls.space = (*space)->name;
+  spaces::Policy policy;
+  policy.allow_unsafe = req.allow_unsafe;
+  if (auto v = spaces::validate_controls(**space, controls, policy); !v) return v;
+  for (const auto& [kernel, _] : controls.kernels)
+    if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
+      std::string list;
+      for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;
+      return make_error("invalid", "kernel '" + kernel + "' is not in " + req.ptx_file + " (its kernels: " + list + ")");
+    }
+
+  std::string acf_blob;
+  if (!req.acf_file.empty()) {
+    auto blob = read_file(req.acf_file);
+    if (!blob) return blob.error();
+    if (blob->empty()) return make_error("invalid", "ACF file '" + req.acf_file + "' is empty");
+    acf_blob = std::move(*blob);
+    controls.acf = to_hex(sha256(acf_blob));
+  }
+  if (controls.empty()) return make_error("invalid", "nothing to store: give --set KNOB=VALUE, --controls FILE or --acf FILE");
+
+  auto flags = parse_codegen_flags(req.flags);
+  if (!flags) return flags.error();
+  PtxasCommand command;
+  command.codegen_flags = std::move(*flags);
+  KeyContext context{req.arch, identity->version_text, command.canonical_flags()};
+
+  auto store = Store::open_for_writing(cache_dir);
+  if (!store) return store.error();
+  if (!acf_blob.empty()) {
+    Sha256 digest = sha256(acf_blob);
+    if (auto r = store->put(Table::blobs, std::string(reinterpret_cast<const char*>(digest.data()), 32), acf_blob); !r) return r;
+  }
+
+  Record base;
+  base.target = req.arch;
+  base.ptxas = identity->version;
+  base.flags = context.flags;
+  base.created = utc_now();
+  base.source = req.source;
+  base.provenance = req.provenance;
+
+  std::vector<std::pair<Hash128, Record>> writes;
+  Record whole = base;
+  whole.kind = "module";
+  whole.controls = controls;
+  writes.emplace_back(module_key(module, context), whole);
+  for (const auto& kernel : kernels) {
+    ControlSet part = controls.for_kernel(kernel);
+    if (part.options.empty() && part.kernels.empty() && !part.acf) continue;
+    Record r = base;
+    r.kind = "kernel";
+    r.kernel = kernel;
+    r.controls = std::move(part);
+    writes.emplace_back(kernel_key(module, kernel, context), std::move(r));
+  }
+  for (const auto& [key, record] : writes) {
+    if (auto r = store->put(Table::records, raw(key), format_record(record)); !r) return r;
+    (void)store->remove(Table::quarantine, raw(key)); // a fresh entry starts clean
+    if (json)
+      out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":" << json_string(record.kind)
+          << ",\"kernel\":" << json_string(record.kernel) << ",\"controls\":"
+          << json_string(summarise_control_set(record.controls)) << "}\n";
+    else
+      out << "stored " << to_hex(key) << "  " << record.kind << (record.kernel.empty() ? "" : " " + record.kernel)
+          << "  " << summarise_control_set(record.controls) << "\n";
+  }
+  return {};
+}
+
+Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std::ostream& out) {
+  auto counters = read_counters(cache_dir);
+  if (!counters) return counters.error();
+  std::size_t records = 0, blobs = 0, quarantined = 0, bytes = 0;
+  auto store = open_readable(cache_dir);
+  if (!store) return store.error();
+  if (*store) {
+    auto& s = **store;
+    auto n = s.count(Table::records);
+    if (!n) return n.error();
+    records = *n;
+    blobs = s.count(Table::blobs).ok() ? *s.count(Table::blobs) : 0;
+    quarantined = s.count(Table::quarantine).ok() ? *s.count(Table::quarantine) : 0;
+    bytes = s.file_size();
+  }
+  if (json) {
+    out << "{\"cache_dir\":" << json_string(cache_dir) << ",\"records\":" << records << ",\"blobs\":" << blobs
+        << ",\"quarantined\":" << quarantined << ",\"bytes\":" << bytes << ",\"counters\":{";
+    bool first = true;
+    for (const auto& [k, v] : *counters) {
+      out << (first ? "" : ",") << json_string(k) << ":" << v;
+      first = false;
+    }
+    out << "}}\n";
+  } else {
+    out << "cache directory   " << cache_dir << "\n"
+        << "records           " << records << "\n"
+        << "ACF blobs         " << blobs << "\n"
+        << "quarantined       " << quarantined << "\n"
+        << "database size     " << bytes << " bytes\n";
+    if (counters->empty()) out << "no compiles counted yet\n";
+    else out << "counters (wrappers)\n";
+    for (const auto& [k, v] : *counters) out << "  " << k << std::string(k.size() < 32 ? 32 - k.size() : 1, ' ') << v << "\n";
+  }
+  if (zero) return reset_counters(cache_dir);
+  return {};
+}
+
+Result<void> list_records(const std::string& cache_dir, const std::string& glob, bool json, std::ostream& out) {
+  auto store = open_readable(cache_dir);
+  if (!store) return store.error();
+  if (!*store) return {};
+  std::set<std::string> quarantined;
+  auto q = (*store)->for_each(Table::quarantine, [&](std::string_view k, std::string_view) {
+    quarantined.emplace(k);
+    return true;
+  });
+  if (!q) return q;
+  return (*store)->for_each(Table::records, [&](std::string_view k, std::string_view v) {
+    auto r = parse_record(v, "record " + hex(k));
+    if (!r) {
+      out << hex(k) << "  (unreadable: run 'ciq-cache verify')\n";
+      return true;
+    }
+    if (!glob.empty() && !(r->kind == "kernel" ? glob_match(glob, r->kernel) : [&] {
+          for (const auto& [kernel, _] : r->controls.kernels)
+            if (glob_match(glob, kernel)) return true;
+          return false;
+        }()))
+      return true;
+    bool bad = quarantined.count(std::string(k)) > 0;
+    if (json) out << record_json(k, *r, bad) << "\n";
+    else
+      out << hex(k) << "  " << r->kind << "  " << r->target << "  ptxas " << r->ptxas << "  "
+          << (r->kernel.empty() ? "(module)" : r->kernel) << "  " << summarise_control_set(r->controls)
+          << (bad ? "  [quarantined]" : "") << "\n";
+    return true;
+  });
+}
+
+Result<void> show_record(const std::string& cache_dir, const std::string& prefix, bool json, std::ostream& out) {
+  auto store = open_readable(cache_dir);
+  if (!store) return store.error();
+  if (!*store) return make_error("not-found", "no cache at '" + cache_dir + "'");
+  auto key = unique_key(**store, prefix);
+  if (!key) return key.error();
+  auto text = (*store)->get(Table::records, *key);
+  if (!text) return text.error();
+  auto q = (*store)->get(Table::quarantine, *key);
+  if (!q) return q.error();
+  auto r = parse_record(**text, "record " + hex(*key));
+  if (json) {
+    if (!r) return r.error();
+    out << record_json(*key, *r, q->has_value()) << "\n";
+    return {};
+  }
+  out << "# key " << hex(*key) << "\n";
+  if (*q) out << "# quarantined: " << **q << "\n";
+  out << **text;
+  return {};
+}
+
+Result<void> remove_records(const std::string& cache_dir, const std::vector<std::string>& prefixes, bool all,
+                            std::ostream& out) {
+  auto store = open_existing_writable(cache_dir);
+  if (!store) return store.error();
+  std::vector<std::string> keys;
+  if (all) {
+    auto k = match_keys(*store, "");
+    if (!k) return k.error();
+    keys = std::move(*k);
+  } else {
+    if (prefixes.empty()) return make_error("invalid", "rm needs KEY... (prefixes from 'ciq-cache list') or --all");
+    for (const auto& p : prefixes) {
+      auto k = unique_key(*store, p);
+      if (!k) return k.error();
+      keys.push_back(*k);
+    }
+  }
+  for (const auto& k : keys) {
+    if (auto r = store->remove(Table::records, k); !r) return r.error();
+    if (auto r = store->remove(Table::quarantine, k); !r) return r.error();
+    out << "removed " << hex(k) << "\n";
+  }
+  return {};
+}
+
+Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std::ostream& out) {
+  auto opened = open_readable(cache_dir);
+  if (!opened) return opened.error();
+  if (!*opened) {
+    out << (json ? "{\"records\":0,\"blobs\":0,\"problems\":0}\n" : "no cache at " + cache_dir + "; nothing to verify\n");
+    return {};
+  }
+  auto& store = **opened;
+  std::map<std::string, spaces::Space> spaces_by_name;
+  std::vector<std::pair<std::string, std::string>> problems; // (table:hex key, what)
+  std::vector<std::pair<Table, std::string>> broken;
+  std::size_t records = 0, blobs = 0;
+  std::set<std::string> blob_keys;
+
+  auto b = store.for_each(Table::blobs, [&](std::string_view k, std::string_view v) {
+    ++blobs;
+    blob_keys.emplace(k);
+    Sha256 digest = sha256(v);
+    if (k.size() != 32 || std::string_view(reinterpret_cast<const char*>(digest.data()), 32) != k) {
+      problems.emplace_back("blob " + hex(k), "content does not match its sha256");
+      broken.emplace_back(Table::blobs, std::string(k));
+    }
+    return true;
+  });
+  if (!b) return b;
+  auto r = store.for_each(Table::records, [&](std::string_view k, std::string_view v) {
+    ++records;
+    auto fail = [&](const std::string& why) {
+      problems.emplace_back("record " + hex(k), why);
+      broken.emplace_back(Table::records, std::string(k));
+    };
+    if (k.size() != 16) return fail("key is not 16 bytes"), true;
+    auto rec = parse_record(v, "record " + hex(k));
+    if (!rec) return fail(rec.error().message), true;
+    const std::string& name = rec->controls.space;
+    if (!spaces_by_name.count(name)) {
+      auto sp = spaces::load_space(spaces_directory(), name);
+      if (!sp) return fail("unknown space '" + name + "'"), true;
+      spaces_by_name.emplace(name, std::move(*sp));
+    }
+    spaces::Policy lenient;
+    lenient.allow_unsafe = true;
+    if (auto valid = spaces::validate_controls(spaces_by_name.at(name), rec->controls, lenient); !valid)
+      return fail(valid.error().message), true;
+    if (rec->controls.acf) {
+      Sha256 d{};
+      from_hex(*rec->controls.acf, d.data(), d.size());
+      if (!blob_keys.count(std::string(reinterpret_cast<const char*>(d.data()), 32)))
+        fail("its ACF blob " + rec->controls.acf->substr(0, 12) + " is missing");
+    }
+    return true;
+  });
+  if (!r) return r;
+
+  if (fix && !broken.empty()) {
+    opened->reset();
+    auto writable = Store::open_for_writing(cache_dir);
+    if (!writable) return writable.error();
+    for (const auto& [table, key] : broken)
+      if (auto rm = writable->remove(table, key); !rm) return rm.error();
+  }
+  if (json) {
+    out << "{\"records\":" << records << ",\"blobs\":" << blobs << ",\"problems\":[";
+    for (std::size_t i = 0; i < problems.size(); ++i)
+      out << (i ? "," : "") << "{\"entry\":" << json_string(problems[i].first) << ",\"problem\":" << json_string(problems[i].second) << "}";
+    out << "],\"fixed\":" << (fix ? "true" : "false") << "}\n";
+  } else {
+    for (const auto& [entry, what] : problems) out << entry << ": " << what << (fix ? " (removed)" : "") << "\n";
+    out << "checked " << records << " records and " << blobs << " blobs: " << problems.size() << " problem"
+        << (problems.size() == 1 ? "" : "s") << "\n";
+  }
+  if (!problems.empty() && !fix)
+    return make_error("verify", std::to_string(problems.size()) + " broken entr" + (problems.size() == 1 ? "y" : "ies") +
+                                    "; run 'ciq-cache verify --fix' to remove them");
+  return {};
+}
+
+Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, bool json, std::ostream& out) {
+  auto store = open_existing_writable(cache_dir);
+  if (!store) return store.error();
+  std::set<std::string> records, referenced, stale_marks, quarantined_records;
+  std::vector<std::string> unreferenced;
+  auto r = store->for_each(Table::records, [&](std::string_view k, std::string_view v) {
+    records.emplace(k);
+    if (auto rec = parse_record(v, "record"); rec && rec->controls.acf) {
+      Sha256 d{};
+      from_hex(*rec->controls.acf, d.data(), d.size());
+      referenced.emplace(reinterpret_cast<const char*>(d.data()), 32);
+    }
+    return true;
+  });
+  if (!r) return r;
+  auto q = store->for_each(Table::quarantine, [&](std::string_view k, std::string_view) {
+    (records.count(std::string(k)) ? quarantined_records : stale_marks).emplace(k);
+    return true;
+  });
+  if (!q) return q;
+  auto b = store->for_each(Table::blobs, [&](std::string_view k, std::string_view) {
+    if (!referenced.count(std::string(k))) unreferenced.emplace_back(k);
+    return true;
+  });
+  if (!b) return b;
+  for (const auto& k : unreferenced)
+    if (auto rm = store->remove(Table::blobs, k); !rm) return rm.error();
+  for (const auto& k : stale_marks)
+    if (auto rm = store->remove(Table::quarantine, k); !rm) return rm.error();
+  std::size_t dropped = 0;
+  if (quarantined)
+    for (const auto& k : quarantined_records) {
+      if (auto rm = store->remove(Table::records, k); !rm) return rm.error();
+      if (auto rm = store->remove(Table::quarantine, k); !rm) return rm.error();
+      ++dropped;
+    }
+  if (json)
+    out << "{\"blobs_removed\":" << unreferenced.size() << ",\"marks_removed\":" << stale_marks.size()
+        << ",\"quarantined_removed\":" << dropped << "}\n";
+  else
+    out << "removed " << unreferenced.size() << " unreferenced blob(s), " << stale_marks.size()
+        << " stale quarantine mark(s), " << dropped << " quarantined record(s)\n";
+  return {};
+}
+
+} // namespace ciq::cache::cli

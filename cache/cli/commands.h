@@ -1,0 +1,42 @@
+// What each `ciq-cache` subcommand does, separated from option parsing so
+// tests and the tuner can call it. Every command reads the cache under
+// `cache_dir`, writes results to `out` (text or JSON lines) and returns an
+// error for `ciq-cache: error: ...`.
+#pragma once
+
+#include "utils/result.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ciq::cache::cli {
+
+struct PutRequest {
+  std::string ptx_file;
+  std::string arch;
+  std::string flags;                    // the user's codegen flags, as on the ptxas command line
+  std::string ptxas;                    // "" = $CIQ_REAL_PTXAS or ptxas on PATH
+  std::string controls_file;            // optional
+  std::vector<std::string> assignments; // KNOB=VALUE, KERNEL:KNOB=VALUE
+  std::string acf_file;                 // optional opaque blob
+  bool allow_unsafe = false;
+  std::vector<std::pair<std::string, std::string>> provenance;
+  std::string source = "ciq-cache put";
+};
+
+Result<void> put_controls(const std::string& cache_dir, const PutRequest& request, bool json, std::ostream& out);
+Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std::ostream& out);
+Result<void> list_records(const std::string& cache_dir, const std::string& kernel_glob, bool json, std::ostream& out);
+Result<void> show_record(const std::string& cache_dir, const std::string& key_prefix, bool json, std::ostream& out);
+Result<void> remove_records(const std::string& cache_dir, const std::vector<std::string>& key_prefixes, bool all,
+                            std::ostream& out);
+/// Checks every record (parses, knobs valid in its space, ACF present and
+/// intact) and every blob (content matches its sha256). Fails when any is
+/// broken; with `fix`, broken records and blobs are removed.
+Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std::ostream& out);
+/// Removes unreferenced blobs and stale quarantine marks; with
+/// `quarantined`, also the quarantined records.
+Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, bool json, std::ostream& out);
+
+} // namespace ciq::cache::cli
