@@ -1,0 +1,46 @@
+# lit configuration for ciq's end-to-end tests.
+#
+# Substitutions: %ciq_ptxas %ciq_nvcc %ciq_cache (the built tools),
+# %fake_ptxas %fake_nvcc (scripted stand-ins that print their argv), %ptxas
+# %nvcc (the real CUDA tools), %python, %inputs, %tools.
+# Feature `cuda`: the real nvcc and ptxas exist (no GPU is needed).
+import os
+import shutil
+
+import lit.formats
+
+config.name = "ciq"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+# A clean, predictable environment: no cache, log or tuning variables
+# leak in from the person running the tests.
+for var in list(os.environ):
+    if var.startswith("CIQ_"):
+        del os.environ[var]
+config.environment["PATH"] = os.pathsep.join(
+    [config.ciq_bin_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
+config.environment["CIQ_SPACES_DIR"] = os.path.join(config.ciq_share_dir, "spaces")
+config.environment["HOME"] = os.environ.get("HOME", "/tmp")
+config.environment["TMPDIR"] = os.environ.get("TMPDIR", "/tmp")
+
+tools = os.path.join(config.ciq_source_dir, "test", "tools")
+config.substitutions.append(("%ciq_ptxas", os.path.join(config.ciq_bin_dir, "ciq-ptxas")))
+config.substitutions.append(("%ciq_nvcc", os.path.join(config.ciq_bin_dir, "ciq-nvcc")))
+config.substitutions.append(("%ciq_cache", os.path.join(config.ciq_bin_dir, "ciq-cache")))
+config.substitutions.append(("%fake_ptxas", os.path.join(tools, "fake_ptxas.py")))
+config.substitutions.append(("%fake_nvcc", os.path.join(tools, "fake_nvcc.py")))
+config.substitutions.append(("%ptxas", os.path.join(config.cuda_home, "bin", "ptxas")))
+config.substitutions.append(("%nvcc", os.path.join(config.cuda_home, "bin", "nvcc")))
+config.substitutions.append(("%python", config.python))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%tools", tools))
+
+if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
+   os.access(os.path.join(config.cuda_home, "bin", "nvcc"), os.X_OK):
+    config.available_features.add("cuda")
+    config.environment["CUDA_HOME"] = config.cuda_home
+if shutil.which("cmake"):
+    config.available_features.add("cmake")
