@@ -293,19 +293,23 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
   return Outcome{"", std::move(*result), std::move(counters)};
 }
 
-void PtxasWrapper::quarantine(const std::vector<std::string>& keys, const std::string& why) {
+void PtxasWrapper::quarantine(const std::vector<std::string>& /*matched*/, const std::string& why) {
+  // Every entry of this module goes: the module's own and each kernel's,
+  // since they were stored together and would fail the same way.
+  std::vector<Hash128> keys{cache::module_key(module_, context_)};
+  for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
   store_.reset(); // one environment per process: reopen it writable
   auto store = cache::Store::open_for_writing(cache_dir_);
   if (!store) {
     spdlog::warn("cannot quarantine: {}", store.error().message);
     return;
   }
-  for (const auto& hex : keys) {
-    Hash128 key;
-    if (!from_hex(hex, key.data(), key.size())) continue;
-    auto r = store->put(cache::Table::quarantine, std::string(reinterpret_cast<const char*>(key.data()), key.size()),
-                        cache::utc_now() + " " + why);
-    if (!r) spdlog::warn("cannot quarantine {}: {}", hex, r.error().message);
+  for (const auto& key : keys) {
+    std::string k(reinterpret_cast<const char*>(key.data()), key.size());
+    auto present = store->get(cache::Table::records, k);
+    if (!present || !*present) continue;
+    if (auto r = store->put(cache::Table::quarantine, k, cache::utc_now() + " " + why); !r)
+      spdlog::warn("cannot quarantine {}: {}", to_hex(key), r.error().message);
   }
 }
 

@@ -37,6 +37,7 @@ config.substitutions.append(("%nvcc", os.path.join(config.cuda_home, "bin", "nvc
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%tools", tools))
+config.substitutions.append(("%system_path", config.environment["PATH"]))
 
 if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
    os.access(os.path.join(config.cuda_home, "bin", "nvcc"), os.X_OK):
