@@ -149,7 +149,8 @@ Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, 
       continue;
     }
     if (info->takes_value && !value) {
-      if (info->short_name == "O" || i + 1 >= args.size())
+      // `-O 3` is not ptxas syntax (it reads "3" as an input); --opt-level 3 is.
+      if ((body == "O" && info->short_name == "O") || i + 1 >= args.size())
         return make_error("parse", "option '" + arg + "' needs a value");
       value = args[++i];
     }

@@ -12,7 +12,6 @@ namespace ciq::cache {
 
 namespace {
 
-constexpr std::size_t k_initial_map_size = std::size_t(1) << 30; // virtual; the file grows as used
 constexpr int k_open_attempts = 20;
 
 MDB_env* env_of(void* p) { return static_cast<MDB_env*>(p); }
@@ -32,7 +31,7 @@ bool transient(int rc, const std::string& data_file) {
   return young && (rc == MDB_INVALID || rc == ENOENT || rc == MDB_CORRUPTED);
 }
 
-Result<MDB_env*> open_env(const std::string& db_dir, bool writable) {
+Result<MDB_env*> open_env(const std::string& db_dir, bool writable, std::size_t map_size) {
   std::string data_file = join_path(db_dir, "data.mdb");
   int rc = 0;
   for (int attempt = 0; attempt < k_open_attempts; ++attempt) {
@@ -41,7 +40,7 @@ Result<MDB_env*> open_env(const std::string& db_dir, bool writable) {
     if ((rc = mdb_env_create(&env)) != 0) return lmdb_error("cannot create an LMDB environment", rc);
     mdb_env_set_maxdbs(env, 8);
     mdb_env_set_maxreaders(env, 1022);
-    if (writable) mdb_env_set_mapsize(env, k_initial_map_size);
+    if (writable) mdb_env_set_mapsize(env, map_size); // virtual; the file grows as used
     rc = mdb_env_open(env, db_dir.c_str(), (writable ? 0 : MDB_RDONLY) | MDB_NOTLS, 0644);
     if (rc == 0) {
       int dead = 0;
@@ -123,15 +122,15 @@ std::string_view table_name(Table table) {
 Result<std::optional<Store>> Store::open_for_reading(const std::string& cache_dir) {
   std::string db_dir = join_path(cache_dir, "db");
   if (!path_exists(join_path(db_dir, "data.mdb"))) return std::optional<Store>{};
-  auto env = open_env(db_dir, false);
+  auto env = open_env(db_dir, false, 0);
   if (!env) return env.error();
   return std::optional<Store>{Store(*env, db_dir, false)};
 }
 
-Result<Store> Store::open_for_writing(const std::string& cache_dir) {
+Result<Store> Store::open_for_writing(const std::string& cache_dir, std::size_t map_size) {
   std::string db_dir = join_path(cache_dir, "db");
   if (auto r = make_dirs(db_dir); !r) return r.error();
-  auto env = open_env(db_dir, true);
+  auto env = open_env(db_dir, true, map_size);
   if (!env) return env.error();
   Store store(*env, db_dir, true);
   for (Table t : {Table::records, Table::blobs, Table::quarantine}) {

@@ -22,7 +22,8 @@ public:
   /// (a miss, not an error). Errors mean the store exists but is unusable.
   static Result<std::optional<Store>> open_for_reading(const std::string& cache_dir);
   /// Opens (creating it and its tables when needed) for reading and writing.
-  static Result<Store> open_for_writing(const std::string& cache_dir);
+  /// `map_size` is the initial virtual size; writes grow it as needed.
+  static Result<Store> open_for_writing(const std::string& cache_dir, std::size_t map_size = std::size_t(1) << 30);
 
   Store(Store&& other) noexcept;
   Store& operator=(Store&&) = delete;

@@ -32,6 +32,7 @@ public:
   const T& value() const& { assert(ok()); return std::get<0>(state_); }
   T&& value() && { assert(ok()); return std::get<0>(std::move(state_)); }
   T& operator*() & { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }

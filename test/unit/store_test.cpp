@@ -1,0 +1,100 @@
+#include "cache/counters.h"
+#include "cache/store.h"
+
+#include "utils/files.h"
+
+#include <gtest/gtest.h>
+
+using namespace ciq;
+using namespace ciq::cache;
+
+namespace {
+struct TempCache {
+  ScratchDir dir = ScratchDir::create("ciq-store-test").value();
+  std::string path() const { return dir.path(); }
+};
+} // namespace
+
+TEST(Store, absent_store_is_nullopt_not_error) {
+  TempCache t;
+  auto s = Store::open_for_reading(join_path(t.path(), "nothing-here"));
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_value());
+}
+
+TEST(Store, miss_returns_nullopt) {
+  TempCache t;
+  auto s = Store::open_for_writing(t.path());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  auto v = s->get(Table::records, "no-such-key");
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v->has_value());
+}
+
+TEST(Store, put_get_remove_and_iterate) {
+  TempCache t;
+  {
+    auto s = Store::open_for_writing(t.path());
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(s->put(Table::records, "b", "2").ok());
+    ASSERT_TRUE(s->put(Table::records, "a", "1").ok());
+    ASSERT_TRUE(s->put(Table::blobs, "a", "blob").ok());
+  }
+  auto r = Store::open_for_reading(t.path());
+  ASSERT_TRUE(r.ok() && r->has_value());
+  EXPECT_EQ(*(*r)->get(Table::records, "a").value(), "1");
+  EXPECT_EQ(*(*r)->get(Table::blobs, "a").value(), "blob");
+  std::string order;
+  ASSERT_TRUE((*r)->for_each(Table::records, [&](std::string_view k, std::string_view) {
+                  order += k;
+                  return true;
+                }).ok());
+  EXPECT_EQ(order, "ab");
+  EXPECT_EQ(*(*r)->count(Table::records), 2u);
+  EXPECT_FALSE((*r)->put(Table::records, "c", "3").ok()); // read-only
+  r->reset();
+  auto w = Store::open_for_writing(t.path());
+  EXPECT_TRUE(*w->remove(Table::records, "a"));
+  EXPECT_FALSE(*w->remove(Table::records, "a"));
+}
+
+TEST(Store, grows_the_map_when_full) {
+  TempCache t;
+  auto s = Store::open_for_writing(t.path(), 1 << 20);
+  ASSERT_TRUE(s.ok());
+  // 1.5 MiB in 3 values exceeds the initial 1 MiB map.
+  std::string big(512u << 10, 'x');
+  for (int i = 0; i < 3; ++i) {
+    auto r = s->put(Table::blobs, "k" + std::to_string(i), big);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+  EXPECT_EQ(*s->count(Table::blobs), 3u);
+}
+
+TEST(Store, garbage_data_file_is_an_error_not_a_crash) {
+  TempCache t;
+  { ASSERT_TRUE(Store::open_for_writing(t.path()).ok()); }
+  std::string data = join_path(join_path(t.path(), "db"), "data.mdb");
+  ASSERT_TRUE(write_file_atomic(data, std::string(64 << 10, '\x5a')).ok());
+  auto s = Store::open_for_reading(t.path());
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(Counters, bump_read_reset) {
+  TempCache t;
+  bump_counters(t.path(), {"hit", "calls"});
+  bump_counters(t.path(), {"calls"});
+  auto c = read_counters(t.path());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->at("calls"), 2u);
+  EXPECT_EQ(c->at("hit"), 1u);
+  ASSERT_TRUE(reset_counters(t.path()).ok());
+  EXPECT_TRUE(read_counters(t.path())->empty());
+}
+
+TEST(Counters, damaged_file_counts_from_zero) {
+  TempCache t;
+  ASSERT_TRUE(write_file_atomic(join_path(t.path(), "stats"), "garbage\n\x01\x02 = x\ncalls = 5\n").ok());
+  bump_counters(t.path(), {"calls"});
+  EXPECT_EQ(read_counters(t.path())->at("calls"), 6u);
+}

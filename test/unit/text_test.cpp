@@ -1,0 +1,59 @@
+#include "utils/text.h"
+
+#include <gtest/gtest.h>
+
+using namespace ciq;
+
+TEST(Glob, stars_classes_and_anchoring) {
+  EXPECT_TRUE(glob_match("*heavy*", "_Z7heavy_aPKfPfi"));
+  EXPECT_TRUE(glob_match("_Z?heavy_[ab]*", "_Z7heavy_bPKfPfi"));
+  EXPECT_FALSE(glob_match("_Z?heavy_[!ab]*", "_Z7heavy_bPKfPfi"));
+  EXPECT_FALSE(glob_match("heavy", "_Z7heavy_aPKfPfi"));
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("a*b*c", "axxbyyc"));
+  EXPECT_FALSE(glob_match("a*b*c", "axxbyy"));
+  EXPECT_TRUE(glob_match("[a-c]x", "bx"));
+}
+
+TEST(KeyValues, sections_quotes_and_comments) {
+  auto kv = parse_key_values("# c\nformat = x\n[controls]\nname = \"a \\\"b\\\" # c\"  # trailing\nk:v = 3 # note\n", "t");
+  ASSERT_TRUE(kv.ok()) << kv.error().message;
+  ASSERT_EQ(kv->size(), 3u);
+  EXPECT_EQ((*kv)[0].section, "");
+  EXPECT_EQ((*kv)[1].section, "controls");
+  EXPECT_EQ((*kv)[1].value, "a \"b\" # c");
+  EXPECT_EQ((*kv)[2].key, "k:v");
+  EXPECT_EQ((*kv)[2].value, "3");
+  EXPECT_EQ((*kv)[2].line, 5);
+}
+
+TEST(KeyValues, errors_name_the_line) {
+  auto kv = parse_key_values("a = 1\nnot a pair\n", "file.txt");
+  ASSERT_FALSE(kv.ok());
+  EXPECT_EQ(kv.error().message, "file.txt:2: expected 'key = value', got 'not a pair'");
+  EXPECT_FALSE(parse_key_values("a = \"open\n", "f").ok());
+  EXPECT_FALSE(parse_key_values("[broken\n", "f").ok());
+  EXPECT_FALSE(parse_key_values("bad key = 1\n", "f").ok());
+}
+
+TEST(KeyValues, format_round_trips_awkward_values) {
+  for (std::string v : {"plain", "", " lead", "with # hash", "quote\"d", "back\\slash", "multi\nline", "[x]"}) {
+    auto kv = parse_key_values(format_key_value("k", v) + "\n", "t");
+    ASSERT_TRUE(kv.ok()) << v;
+    ASSERT_EQ(kv->size(), 1u);
+    EXPECT_EQ((*kv)[0].value, v);
+  }
+}
+
+TEST(Integers, strict) {
+  EXPECT_EQ(parse_integer("42"), 42);
+  EXPECT_EQ(parse_integer("-3"), -3);
+  EXPECT_EQ(parse_integer("+7"), 7);
+  EXPECT_FALSE(parse_integer("4x"));
+  EXPECT_FALSE(parse_integer(""));
+  EXPECT_FALSE(parse_integer("99999999999999999999999"));
+}
+
+TEST(Json, escapes_controls_and_quotes) {
+  EXPECT_EQ(json_escape("a\"b\\c\n\x01"), "a\\\"b\\\\c\\n\\u0001");
+}
