@@ -1,0 +1,147 @@
+#include "spaces/render.h"
+#include "spaces/space.h"
+
+#include <gtest/gtest.h>
+
+using namespace ciq;
+using namespace ciq::spaces;
+
+namespace {
+const char* k_space = R"(
+[space]
+name = test-1
+tool = ptxas
+versions = 13.0..13.9
+
+[option.maxrregcount]
+render = --maxrregcount={}
+range = 16..255
+default = none
+safety = exact
+
+[option.level]
+render = --level={}
+range = 0..10
+step = 2
+safety = exact
+
+[option.fmad]
+render = --fmad={}
+values = true, false
+safety = numerics
+
+[option.flag]
+render = --flag
+values = on
+safety = exact
+
+[directive.maxnreg]
+render = .maxnreg {}
+range = 16..255
+safety = exact
+
+[directive.maxntid]
+render = .maxntid {}
+dims = 1..1024
+safety = unsafe
+)";
+
+Space space() {
+  auto s = parse_space(k_space, "test.space");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return *s;
+}
+
+cache::ControlSet controls(std::initializer_list<const char*> assignments) {
+  cache::ControlSet c;
+  c.space = "test-1";
+  for (auto a : assignments) EXPECT_TRUE(cache::add_assignment(c, a).ok()) << a;
+  return c;
+}
+} // namespace
+
+TEST(Space, parses_levels_domains_and_versions) {
+  Space s = space();
+  EXPECT_EQ(s.knobs.size(), 6u);
+  EXPECT_TRUE(s.covers("ptxas", "13.0"));
+  EXPECT_TRUE(s.covers("ptxas", "13.9"));
+  EXPECT_FALSE(s.covers("ptxas", "13.10"));
+  EXPECT_FALSE(s.covers("ptxas", "12.8"));
+  EXPECT_FALSE(s.covers("nvcc", "13.0"));
+  EXPECT_EQ(s.find("level", KnobLevel::option)->domain(), (std::vector<std::string>{"0", "2", "4", "6", "8", "10"}));
+  EXPECT_EQ(s.find("maxnreg", KnobLevel::option), nullptr);
+  EXPECT_NE(s.find("maxnreg", KnobLevel::directive), nullptr);
+}
+
+TEST(Space, strict_parse_errors) {
+  EXPECT_FALSE(parse_space("[space]\nname = x\ntool = ptxas\n", "f").ok());                       // no versions
+  EXPECT_FALSE(parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[option.a]\nrender=--a={}\n", "f").ok()); // no domain
+  EXPECT_FALSE(parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[option.a]\nrender=--a\nrange=1..2\n", "f").ok());
+  EXPECT_FALSE(parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[option.a]\nrender=--a={}\nrange=5..2\n", "f").ok());
+  EXPECT_FALSE(parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[option.a]\nrender=--a={}\nvalues=1\nsafety=maybe\n", "f").ok());
+  EXPECT_FALSE(parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[option.a]\nrender=--a={}\nvalues=1\ncolour=red\n", "f").ok());
+  EXPECT_FALSE(parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[knob.a]\nvalues=1\n", "f").ok());
+  auto dup = parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[option.a]\nrender=--a={}\nvalues=1\n[directive.b]\n"
+                         "render=.b {}\nvalues=1\n[option.a]\nvalues=2\n",
+                         "f");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().message.find("defined twice"), std::string::npos);
+}
+
+TEST(Space, validation_is_the_whitelist) {
+  Space s = space();
+  Policy policy;
+  EXPECT_TRUE(validate_controls(s, controls({"maxrregcount=64", "k:maxnreg=32", "flag=on", "level=4"}), policy).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"maxrregcount=8"}), policy).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"maxrregcount=abc"}), policy).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"level=3"}), policy).ok()); // off-step
+  EXPECT_FALSE(validate_controls(s, controls({"inject=1"}), policy).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"maxnreg=32"}), policy).ok());      // directive as option
+  EXPECT_FALSE(validate_controls(s, controls({"k:maxrregcount=32"}), policy).ok()); // option as directive
+  EXPECT_FALSE(validate_controls(s, controls({"fmad=maybe"}), policy).ok());
+  cache::ControlSet other = controls({"maxrregcount=64"});
+  other.space = "test-2";
+  EXPECT_FALSE(validate_controls(s, other, policy).ok());
+}
+
+TEST(Space, safety_classes_follow_the_policy) {
+  Space s = space();
+  Policy strict;
+  strict.allow_numerics = false;
+  EXPECT_FALSE(validate_controls(s, controls({"fmad=false"}), strict).ok());
+  EXPECT_TRUE(validate_controls(s, controls({"fmad=false"}), Policy{}).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"k:maxntid=128"}), Policy{}).ok());
+  Policy unsafe;
+  unsafe.allow_unsafe = true;
+  EXPECT_TRUE(validate_controls(s, controls({"k:maxntid=128,2"}), unsafe).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"k:maxntid=128,2,1,1"}), unsafe).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"k:maxntid=0"}), unsafe).ok());
+}
+
+TEST(Render, options_and_flags) {
+  Space s = space();
+  auto r = render_controls(s, controls({"maxrregcount=64", "flag=on", "k:maxnreg=32"}));
+  EXPECT_EQ(r.options, (std::vector<std::string>{"--flag", "--maxrregcount=64"}));
+  ASSERT_EQ(r.directives.at("k").size(), 1u);
+  EXPECT_EQ(r.directives.at("k")[0].line, ".maxnreg 32");
+  EXPECT_EQ(r.directives.at("k")[0].keyword, ".maxnreg");
+}
+
+TEST(Render, directives_replace_existing_values_in_the_named_kernel_only) {
+  std::string ptx = ".version 9.0\n.visible .entry k(\n\t.param .u64 p\n)\n.maxnreg 200\n.maxntid 64, 1, 1\n{\n\tret;\n}\n"
+                    ".visible .entry k2(\n)\n.maxnreg 100\n{\n\tret;\n}\n";
+  std::vector<std::string> applied;
+  auto out = apply_directives(ptx, {{"k", {{".maxnreg", ".maxnreg 32"}}}, {"absent", {{".maxnreg", ".maxnreg 1"}}}},
+                              &applied);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(applied, (std::vector<std::string>{"k"}));
+  EXPECT_EQ(*out, ".version 9.0\n.visible .entry k(\n\t.param .u64 p\n)\n.maxnreg 32\n\n.maxntid 64, 1, 1\n{\n\tret;\n}\n"
+                  ".visible .entry k2(\n)\n.maxnreg 100\n{\n\tret;\n}\n");
+}
+
+TEST(Render, kernel_name_prefixes_do_not_match) {
+  std::string ptx = ".visible .entry kernel_long(\n)\n{\nret;\n}\n.visible .entry kernel(\n)\n{\nret;\n}\n";
+  auto out = apply_directives(ptx, {{"kernel", {{".maxnreg", ".maxnreg 40"}}}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, ".visible .entry kernel_long(\n)\n{\nret;\n}\n.visible .entry kernel(\n)\n.maxnreg 40\n{\nret;\n}\n");
+}
