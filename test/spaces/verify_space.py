@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Checks that every knob of a ciq space file changes the code ptxas
+generates for at least one of the given PTX files.
+
+Each knob is compiled through ciq-ptxas with a CIQ_CONTROLS file (so the
+real rendering and directive editing are what is exercised), for a few
+values of its domain, and the .text sections of the resulting cubin are
+compared with the default build's. The cubin's other sections embed the
+command line, so only code is compared.
+
+  verify_space.py --ciq-ptxas BIN --ptxas BIN SPACE PTX... [--all]
+
+Prints one line per knob: `KNOB changes code: VALUE on KERNEL-FILE`, or
+`KNOB no effect on: ...`. Exits 1 if any knob changed nothing. With --all
+every sampled value and file is tried and reported (slower; for the notes in
+the space file).
+"""
+import argparse
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+
+def text_sections(cubin):
+    """Concatenated contents of the ELF's .text.* sections, by name."""
+    data = open(cubin, "rb").read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise SystemExit(f"{cubin}: not a 64-bit ELF")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    sections = []
+    for i in range(shnum):
+        name, _type, _flags, _addr, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        sections.append((name, off, size))
+    str_off = sections[shstrndx][1]
+    out = []
+    for name, off, size in sections:
+        end = data.index(b"\0", str_off + name)
+        sname = data[str_off + name:end].decode()
+        if sname.startswith(".text."):
+            out.append((sname, data[off:off + size]))
+    return sorted(out)
+
+
+def parse_space(path):
+    """[(level, name, values)] from a space file (only what this script needs)."""
+    knobs, current = [], None
+    for raw in open(path):
+        line = raw.split("#", 1)[0].strip()
+        m = re.match(r"\[(option|directive)\.(.+)\]$", line)
+        if m:
+            current = {"level": m.group(1), "name": m.group(2), "values": [], "range": None, "dims": False}
+            knobs.append(current)
+            continue
+        if current is None or "=" not in line:
+            continue
+        key, value = (s.strip() for s in line.split("=", 1))
+        if key == "values":
+            current["values"] = [v.strip() for v in value.split(",") if v.strip()]
+        elif key in ("range", "dims"):
+            lo, hi = (int(v) for v in value.split(".."))
+            current["range"] = (lo, hi)
+            current["dims"] = key == "dims"
+    for k in knobs:
+        if k["range"]:
+            lo, hi = k["range"]
+            if k["dims"]:
+                k["values"] = ["1024", "512", "128"]
+            elif hi <= 10:
+                k["values"] = [str(v) for v in range(lo, hi + 1)]
+            else:
+                k["values"] = [str(v) for v in sorted({lo, 32, 64, 128, hi}) if lo <= v <= hi]
+    return knobs
+
+
+def compile_with(ciq_ptxas, ptxas, ptx, controls, out, workdir):
+    env = dict(os.environ, CIQ_REAL_PTXAS=ptxas, CIQ_CACHE_DIR=os.path.join(workdir, "cache"), CIQ_ALLOW_UNSAFE="1")
+    if controls is not None:
+        path = os.path.join(workdir, "candidate.controls")
+        with open(path, "w") as f:
+            f.write(controls)
+        env["CIQ_CONTROLS"] = path
+    r = subprocess.run([ciq_ptxas, "-arch=sm_90a", ptx, "-o", out], env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return text_sections(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ciq-ptxas", required=True)
+    ap.add_argument("--ptxas", required=True)
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("space")
+    ap.add_argument("ptx", nargs="+")
+    a = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="ciq-verify-")
+    defaults = {}
+    for ptx in a.ptx:
+        defaults[ptx] = compile_with(a.ciq_ptxas, a.ptxas, ptx, None, os.path.join(work, "default.cubin"), work)
+        if defaults[ptx] is None:
+            raise SystemExit(f"default compile of {ptx} failed")
+    kernels = {p: re.findall(r"\.entry\s+([\w$]+)\s*\(", open(p).read()) for p in a.ptx}
+
+    useless = []
+    for knob in parse_space(a.space):
+        effects = []
+        for value in knob["values"]:
+            for ptx in a.ptx:
+                if knob["level"] == "option":
+                    controls = f"{knob['name']} = {value}\n"
+                else:
+                    controls = "".join(f"{k}:{knob['name']} = {value}\n" for k in kernels[ptx])
+                code = compile_with(a.ciq_ptxas, a.ptxas, ptx, controls, os.path.join(work, "k.cubin"), work)
+                if code is None:
+                    effects.append(f"{value} on {os.path.basename(ptx)}: ptxas refused")
+                elif code != defaults[ptx]:
+                    effects.append(f"{value} on {os.path.basename(ptx)}")
+                    if not a.all:
+                        break
+            if effects and not effects[-1].endswith("refused") and not a.all:
+                break
+        changed = [e for e in effects if not e.endswith("refused")]
+        if changed:
+            print(f"{knob['level']} {knob['name']} changes code: " + "; ".join(changed))
+        else:
+            useless.append(knob["name"])
+            print(f"{knob['level']} {knob['name']} no effect on: " + ", ".join(os.path.basename(p) for p in a.ptx)
+                  + (" (" + "; ".join(effects) + ")" if effects else ""))
+    sys.exit(1 if useless else 0)
+
+
+if __name__ == "__main__":
+    main()
