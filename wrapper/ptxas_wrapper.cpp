@@ -191,12 +191,15 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
 
   if (controls) {
     auto rendered = spaces::render_controls(*space_, *controls);
-    auto made = ScratchDir::create("ciq-ptxas");
-    if (!made) {
-      spdlog::debug("{}", made.error().message);
-      return Outcome::pass("no-scratch", counters);
+    bool needs_files = !rendered.directives.empty() || (controls->acf && !command_.user_controls);
+    if (needs_files) { // a temp copy of the PTX, or the ACF blob as a file
+      auto made = ScratchDir::create("ciq-ptxas");
+      if (!made) {
+        spdlog::debug("{}", made.error().message);
+        return Outcome::pass("no-scratch", counters);
+      }
+      scratch.emplace(std::move(*made));
     }
-    scratch.emplace(std::move(*made));
     if (!rendered.directives.empty()) {
       std::vector<std::string> edited;
       auto ptx = spaces::apply_directives(ptx_, rendered.directives, &edited);
