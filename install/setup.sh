@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian 12 machine to a working ciq: installs the
+# packages that are missing (install/deps.sh), builds ciq in ./build, and
+# runs the main job on the bundled example (examples/run-example.sh).
+#
+#   install/setup.sh            # everything
+#   install/setup.sh --no-run   # install and build only
+#
+# Afterwards put build/bin on PATH, or `cmake --install build --prefix DIR`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/install/deps.sh"
+build=${CIQ_BUILD_DIR:-$root/build}
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" --target ciq-ptxas ciq-nvcc ciq-cache
+echo "ciq: built into $build/bin" >&2
+if [[ ${1:-} != --no-run ]]; then
+  exec "$root/examples/run-example.sh" "$build/bin"
+fi
