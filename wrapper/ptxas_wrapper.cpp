@@ -9,6 +9,7 @@
 #include "spaces/render.h"
 #include "spaces/space.h"
 #include "utils/config.h"
+#include "utils/elf.h"
 #include "utils/files.h"
 #include "utils/log.h"
 #include "utils/process.h"
@@ -144,7 +145,10 @@ Outcome PtxasWrapper::run() {
     if (!found) {
       spdlog::debug("lookup failed: {}", found.error().message);
       if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
-    } else if (*found) {
+    } else if (*found && (*found)->controls.empty() && trace_dir_.empty()) {
+      // Tuned before with no gain: the default is what the entry says.
+      return Outcome::pass("tuned-default", {"hit"});
+    } else if (*found && !(*found)->controls.empty()) {
       source = "cache";
       keys = (*found)->keys;
       controls = std::move((*found)->controls);
@@ -336,6 +340,10 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.controls = controls_summary_;
   r.controls_applied = applied;
   r.controls_error = error;
+  if (run.succeeded() && command_.output) {
+    if (auto image = read_file(*command_.output))
+      if (auto digest = code_digest(*image)) r.code_digest = to_hex(*digest);
+  }
   r.exit_status = run.shell_status();
   r.seconds = run.seconds;
   write_trace(trace_dir_, r);

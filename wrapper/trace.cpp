@@ -41,6 +41,7 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
   field("controls", r.controls);
   raw("controls_applied", r.controls_applied ? "true" : "false");
   field("controls_error", r.controls_error);
+  field("code_digest", r.code_digest);
   raw("exit_status", std::to_string(r.exit_status));
   raw("seconds", number(r.seconds));
   json += "}\n";

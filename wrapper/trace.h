@@ -30,6 +30,7 @@ struct TraceRecord {
   std::string controls;         // summary of what was applied
   bool controls_applied = false;
   std::string controls_error;   // why controls were not applied, if they were meant to be
+  std::string code_digest;      // hex digest of the output's .text sections ("" if not a cubin)
   int exit_status = 0;
   double seconds = 0;           // wall time of the ptxas run that produced the output
 };

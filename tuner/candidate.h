@@ -1,0 +1,63 @@
+// The search space of one tuning run and the candidates in it. A dimension
+// is one thing the tuner may set: a ptxas option, a directive of one
+// kernel, or an application parameter. A candidate gives each dimension a
+// value, or leaves it at the default ("knocked out": the compiler's own
+// default, or an absent parameter).
+#pragma once
+
+#include "cache/control_set.h"
+#include "utils/result.h"
+
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+enum class DimensionKind { option, directive, param };
+
+struct Dimension {
+  DimensionKind kind = DimensionKind::option;
+  std::string knob;                // knob or parameter name
+  std::string kernel;              // directives only
+  std::vector<std::string> values; // the domain, without "default"
+  bool knockable = true;           // may be left at the default
+  double knockout = 0.5;           // chance that a random draw leaves it at the default
+  int default_index = 0;           // the baseline value of a parameter that cannot be knocked out
+
+  /// "maxrregcount", "KERNEL:maxnreg", "param:x".
+  std::string label() const;
+};
+
+struct Candidate {
+  std::vector<std::optional<int>> genes; // per dimension: index into values, or default
+
+  bool operator==(const Candidate&) const = default;
+};
+
+struct SearchSpace {
+  std::string compiler_space; // e.g. "ptxas-13"; "" when only parameters are tuned
+  std::vector<Dimension> dimensions;
+
+  Candidate default_candidate() const;
+  Candidate random_candidate(std::mt19937_64& rng) const;
+  /// Stable text naming a candidate: "label=value;..." of its set genes, or
+  /// "default". Equal candidates give equal keys (the memo key).
+  std::string canonical(const Candidate& c) const;
+  /// Parses canonical() back; fails on labels or values not in this space.
+  Result<Candidate> parse(const std::string& canonical_text) const;
+  /// The compiler part of a candidate as a control set.
+  cache::ControlSet controls(const Candidate& c) const;
+  /// Value of parameter `name` in `c`: its value, or "" when knocked out.
+  std::string param(const Candidate& c, const std::string& name) const;
+  /// Total number of distinct candidates (saturating).
+  double size() const;
+};
+
+/// Parses a --param value: NAME=range:START:END:STEP, NAME=choice:A,B,C or
+/// NAME=literal:VALUE, optionally followed by ",default=V" (the baseline
+/// value; else the first) and/or ",knockout=P" (chance of leaving it out).
+Result<Dimension> parse_param(const std::string& spec);
+
+} // namespace ciq::tuner

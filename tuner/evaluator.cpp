@@ -1,0 +1,321 @@
+#include "tuner/evaluator.h"
+
+#include "cache/control_set.h"
+#include "tuner/command.h"
+#include "tuner/statistics.h"
+#include "utils/files.h"
+#include "utils/json.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+namespace ciq::tuner {
+
+namespace {
+
+std::string number_json(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+std::string last_line(const std::string& text) {
+  std::string_view t = trim(text);
+  auto nl = t.rfind('\n');
+  return std::string(nl == std::string_view::npos ? t : t.substr(nl + 1));
+}
+
+} // namespace
+
+std::string EvalRecord::to_json() const {
+  std::string j = "{\"n\":" + std::to_string(number) + ",\"generation\":" + std::to_string(generation) +
+                  ",\"candidate\":" + json_string(candidate) + ",\"status\":" + json_string(status) +
+                  ",\"valid\":" + (evaluation.valid ? "true" : "false") + ",\"objectives\":[";
+  for (std::size_t i = 0; i < evaluation.objectives.size(); ++i) j += (i ? "," : "") + number_json(evaluation.objectives[i]);
+  j += "],\"samples\":[";
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    j += i ? ",[" : "[";
+    for (std::size_t k = 0; k < samples[i].size(); ++k) j += (k ? "," : "") + number_json(samples[i][k]);
+    j += "]";
+  }
+  j += "],\"reason\":" + json_string(evaluation.reason) + ",\"digest\":" + json_string(digest) +
+       ",\"build_s\":" + number_json(build_seconds) + ",\"bench_s\":" + number_json(bench_seconds) +
+       ",\"workdir\":" + json_string(workdir) + "}";
+  return j;
+}
+
+Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
+  auto json = parse_json(line);
+  if (!json) return json.error();
+  const JsonValue& j = *json;
+  EvalRecord r;
+  r.number = int(j["n"].number_or(0));
+  r.generation = int(j["generation"].number_or(0));
+  r.candidate = j["candidate"].string_or("");
+  r.status = j["status"].string_or("");
+  r.evaluation.valid = j["valid"].boolean;
+  for (const auto& v : j["objectives"].array) r.evaluation.objectives.push_back(v.number_or(NAN));
+  for (const auto& s : j["samples"].array) {
+    r.samples.emplace_back();
+    for (const auto& v : s.array) r.samples.back().push_back(v.number_or(NAN));
+  }
+  r.evaluation.reason = j["reason"].string_or("");
+  r.digest = j["digest"].string_or("");
+  r.build_seconds = j["build_s"].number_or(0);
+  r.bench_seconds = j["bench_s"].number_or(0);
+  r.workdir = j["workdir"].string_or("");
+  if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
+  return r;
+}
+
+Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space) : setup_(std::move(setup)), space_(space) {
+  idle_gpus_ = setup_.gpus.empty() ? std::vector<std::string>{""} : setup_.gpus;
+}
+
+void Evaluator::preload(const std::vector<EvalRecord>& records) {
+  for (const auto& r : records) {
+    if (by_candidate_.count(r.candidate)) continue;
+    by_candidate_[r.candidate] = records_.size();
+    if (!r.digest.empty() && r.status == "ok") by_digest_.emplace(r.digest, records_.size());
+    next_number_ = std::max(next_number_, r.number + 1);
+    records_.push_back(r);
+  }
+}
+
+std::map<std::string, std::string> Evaluator::placeholders(const Candidate& c, const std::string& workdir,
+                                                           const std::string& gpu) const {
+  std::map<std::string, std::string> v{
+      {"controls", join_path(workdir, "candidate.controls")}, {"workdir", workdir}, {"gpu", gpu}};
+  for (const auto& d : space_.dimensions)
+    if (d.kind == DimensionKind::param) v["param:" + d.knob] = space_.param(c, d.knob);
+  return v;
+}
+
+Result<RunResult> Evaluator::run_command(const std::string& command, const Candidate& c, const std::string& workdir,
+                                         const std::string& gpu, const std::string& log_name) {
+  auto argv = command_argv(command, placeholders(c, workdir, gpu), setup_.shell);
+  if (!argv) return argv.error();
+  RunOptions options;
+  options.argv = *argv;
+  options.capture_stdout = options.capture_stderr = true;
+  options.stdin_null = true;
+  options.timeout_seconds = setup_.timeout;
+  options.own_process_group = true;
+  options.set_env = {{"CIQ_CONTROLS", join_path(workdir, "candidate.controls")},
+                     {"CIQ_TRACE", join_path(workdir, "trace")}};
+  if (!setup_.kernels.empty()) options.set_env.emplace_back("CIQ_KERNELS", setup_.kernels);
+  if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
+  auto run = run_process(options);
+  if (!run) return run;
+  std::string joined;
+  for (const auto& a : *argv) joined += (joined.empty() ? "" : " ") + a;
+  std::string log = "$ " + joined + "\n" + run->out + run->err + "\n[" + run->describe() + "]\n";
+  FILE* f = std::fopen(join_path(workdir, log_name).c_str(), "a");
+  if (f) {
+    std::fwrite(log.data(), 1, log.size(), f);
+    std::fclose(f);
+  }
+  return run;
+}
+
+std::string Evaluator::acquire_gpu() {
+  std::unique_lock lock(mutex_);
+  gpu_free_.wait(lock, [&] { return !idle_gpus_.empty(); });
+  std::string gpu = idle_gpus_.back();
+  idle_gpus_.pop_back();
+  return gpu;
+}
+
+void Evaluator::release_gpu(const std::string& gpu) {
+  {
+    std::lock_guard lock(mutex_);
+    idle_gpus_.push_back(gpu);
+  }
+  gpu_free_.notify_one();
+}
+
+Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std::string& workdir) {
+  if (auto made = make_dirs(workdir); !made) return made.error();
+  remove_tree(join_path(workdir, "trace"));
+  std::string controls = setup_.compiler ? cache::format_control_set(space_.controls(c)) : "";
+  if (auto w = write_file_atomic(join_path(workdir, "candidate.controls"), controls); !w) return w.error();
+  if (!setup_.build.empty()) {
+    auto run = run_command(setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log");
+    if (!run) return run.error();
+    if (!run->succeeded())
+      return make_error("build", "build " + run->describe() + ": " + last_line(run->err.empty() ? run->out : run->err));
+  }
+  return read_trace(join_path(workdir, "trace"));
+}
+
+Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir) {
+  std::string gpu = acquire_gpu();
+  auto run = run_command(setup_.bench, c, workdir, gpu, "bench.log");
+  release_gpu(gpu);
+  if (!run) return run.error();
+  if (!run->succeeded())
+    return make_error(run->timed_out ? "timeout" : "bench",
+                      "benchmark " + run->describe() + ": " + last_line(run->err.empty() ? run->out : run->err));
+  std::vector<double> values;
+  for (const auto& o : setup_.objectives) {
+    if (!o.needs_benchmark()) continue;
+    auto v = extract_metric(o, run->out + "\n" + run->err);
+    if (!v) return v.error();
+    values.push_back(*v);
+  }
+  return values;
+}
+
+// Why a trace shows the candidate was not compiled as asked; "" if it was.
+static std::string trace_problem(const std::vector<TracedModule>& trace, const cache::ControlSet& controls,
+                                 bool compiler) {
+  if (!compiler) return "";
+  if (trace.empty())
+    return "no kernels were compiled through ciq-ptxas (build with CUDACXX=ciq-nvcc or TRITON_PTXAS_PATH=ciq-ptxas, "
+           "and make the build recompile: e.g. build into {workdir})";
+  for (const auto& m : trace)
+    if (!m.controls_error.empty()) return "controls not applied: " + m.controls_error;
+  if (!controls.empty() && std::none_of(trace.begin(), trace.end(), [](const auto& m) { return m.controls_applied; }))
+    return "no compiled kernel matched --kernels, so the controls were not applied";
+  return "";
+}
+
+EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
+  EvalRecord r;
+  r.number = number;
+  r.generation = generation;
+  r.candidate = space_.canonical(c);
+  char dir[32];
+  std::snprintf(dir, sizeof dir, "evals/%04d", number);
+  r.workdir = join_path(setup_.run_dir, dir);
+  r.samples.resize(setup_.objectives.size());
+  auto invalid = [&](std::string why) {
+    r.status = "invalid";
+    r.evaluation.valid = false;
+    r.evaluation.reason = std::move(why);
+    return r;
+  };
+
+  auto started = std::chrono::steady_clock::now();
+  auto trace = build(c, r.workdir);
+  r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!trace) return invalid(trace.error().message);
+  bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
+  if (!setup_.build.empty() || !benchmarks) {
+    if (auto problem = trace_problem(*trace, space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
+  }
+
+  // Same code and same parameters as something measured: reuse it.
+  std::string digest;
+  for (const auto& m : *trace) digest += m.code_digest.empty() ? "?" : m.code_digest.substr(0, 16);
+  if (!trace->empty() && digest.find('?') == std::string::npos) {
+    for (const auto& d : space_.dimensions)
+      if (d.kind == DimensionKind::param) digest += ";" + d.knob + "=" + space_.param(c, d.knob);
+    r.digest = digest;
+    std::lock_guard lock(mutex_);
+    if (auto it = by_digest_.find(digest); it != by_digest_.end() && !setup_.build.empty()) {
+      const EvalRecord& same = records_[it->second];
+      r.evaluation = same.evaluation;
+      r.samples = same.samples;
+      r.status = "same-code";
+      r.evaluation.reason = "same code as evaluation " + std::to_string(same.number);
+      return r;
+    }
+  }
+
+  started = std::chrono::steady_clock::now();
+  std::vector<std::vector<double>> bench_values; // per run
+  if (benchmarks) {
+    for (int i = 0; i < std::max(1, setup_.repeats); ++i) {
+      auto v = bench_once(c, r.workdir);
+      if (!v) return invalid(v.error().message);
+      bench_values.push_back(*v);
+    }
+    if (setup_.build.empty()) { // the benchmark compiled (JIT): the trace appears now
+      auto jit = read_trace(join_path(r.workdir, "trace"));
+      if (!jit) return invalid(jit.error().message);
+      trace = std::move(jit);
+      if (auto problem = trace_problem(*trace, space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
+    }
+  }
+  if (!setup_.check.empty()) {
+    std::string gpu = acquire_gpu();
+    auto run = run_command(setup_.check, c, r.workdir, gpu, "check.log");
+    release_gpu(gpu);
+    if (!run) return invalid(run.error().message);
+    if (run->timed_out) return invalid("check timed out");
+    if (!run->succeeded()) return invalid("wrong answer (check " + run->describe() + ")");
+  }
+  r.bench_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  std::size_t metric = 0;
+  for (std::size_t k = 0; k < setup_.objectives.size(); ++k) {
+    const Objective& o = setup_.objectives[k];
+    double value;
+    if (o.needs_benchmark()) {
+      for (const auto& run : bench_values) r.samples[k].push_back(run[metric]);
+      value = median(r.samples[k]);
+      ++metric;
+    } else {
+      value = trace_objective(o, *trace, setup_.kernels);
+      r.samples[k].push_back(value);
+    }
+    r.evaluation.objectives.push_back(o.maximize ? -value : value);
+  }
+  r.evaluation.valid = true;
+  r.status = "ok";
+  return r;
+}
+
+std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& batch, int generation) {
+  std::vector<Evaluation> out(batch.size());
+  std::vector<std::size_t> todo;
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      auto it = by_candidate_.find(space_.canonical(batch[i]));
+      if (it != by_candidate_.end()) {
+        out[i] = records_[it->second].evaluation;
+        if (on_record) on_record(records_[it->second], true);
+      } else {
+        todo.push_back(i);
+      }
+    }
+  }
+  std::size_t next = 0;
+  auto worker = [&] {
+    while (true) {
+      std::size_t i;
+      int number;
+      {
+        std::lock_guard lock(mutex_);
+        if (next >= todo.size()) return;
+        i = todo[next++];
+        number = next_number_++;
+      }
+      EvalRecord r = evaluate(batch[i], generation, number);
+      std::lock_guard lock(mutex_);
+      out[i] = r.evaluation;
+      by_candidate_[r.candidate] = records_.size();
+      if (r.status == "ok" && !r.digest.empty()) by_digest_.emplace(r.digest, records_.size());
+      records_.push_back(r);
+      if (on_record) on_record(records_.back(), false);
+    }
+  };
+  int jobs = std::max(1, std::min<int>(setup_.jobs, int(todo.size())));
+  if (jobs == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+  }
+  return out;
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,94 @@
+// Evaluating one candidate the way the user would: write its control set,
+// run their build with CIQ_CONTROLS/CIQ_TRACE set (so ciq-ptxas applies it
+// and reports what it compiled), score it from the trace and/or their
+// benchmark, and run their correctness check. Any failure makes the
+// candidate invalid with a reason; it never stops the search. Candidates
+// whose compiled code is byte-identical to one already measured (with the
+// same parameters) reuse that measurement instead of being benchmarked.
+#pragma once
+
+#include "tuner/candidate.h"
+#include "tuner/objectives.h"
+#include "tuner/search.h"
+#include "utils/process.h"
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+struct TuningSetup {
+  std::string build, bench, check; // commands; build and check optional
+  bool shell = false;              // run them through /bin/sh -c
+  double timeout = 0;              // seconds per command; 0 = none
+  std::vector<Objective> objectives;
+  int repeats = 3;                 // benchmark runs per evaluation
+  std::string kernels;             // CIQ_KERNELS glob; "" = all
+  std::string run_dir;
+  std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
+  int jobs = 1;                    // evaluations in flight
+  bool compiler = true;            // the space has compiler knobs (else parameters only)
+};
+
+/// Everything known about one evaluation; a line of the journal.
+struct EvalRecord {
+  int number = 0;
+  int generation = 0;
+  std::string candidate; // canonical form
+  Evaluation evaluation;
+  std::string status;    // "ok", "invalid", "same-code"
+  std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
+  std::string digest;    // compiled code digest (+ parameters)
+  double build_seconds = 0, bench_seconds = 0;
+  std::string workdir;
+
+  std::string to_json() const;
+  static Result<EvalRecord> from_json(const std::string& line);
+};
+
+class Evaluator {
+public:
+  Evaluator(TuningSetup setup, const SearchSpace& space);
+
+  /// Past evaluations (from a journal) answered without running anything.
+  void preload(const std::vector<EvalRecord>& records);
+  /// Called (under a lock) for every finished evaluation, new or preloaded.
+  std::function<void(const EvalRecord&, bool from_journal)> on_record;
+
+  /// The search's entry point: evaluates new candidates, `jobs` at a time.
+  std::vector<Evaluation> evaluate_batch(const std::vector<Candidate>& batch, int generation);
+
+  /// Builds `c` in `workdir` and returns what ciq-ptxas traced, or why not.
+  Result<std::vector<TracedModule>> build(const Candidate& c, const std::string& workdir);
+  /// One benchmark run of what was built in `workdir`: the value of every
+  /// benchmark objective (as printed, not negated).
+  Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir);
+
+  const std::vector<EvalRecord>& records() const { return records_; }
+  const TuningSetup& setup() const { return setup_; }
+
+private:
+  EvalRecord evaluate(const Candidate& c, int generation, int number);
+  std::map<std::string, std::string> placeholders(const Candidate& c, const std::string& workdir,
+                                                  const std::string& gpu) const;
+  Result<RunResult> run_command(const std::string& command, const Candidate& c, const std::string& workdir,
+                                       const std::string& gpu, const std::string& log_name);
+  std::string acquire_gpu();
+  void release_gpu(const std::string& gpu);
+
+  TuningSetup setup_;
+  const SearchSpace& space_;
+  std::mutex mutex_;
+  std::condition_variable gpu_free_;
+  std::vector<std::string> idle_gpus_;
+  std::vector<EvalRecord> records_;
+  std::map<std::string, std::size_t> by_candidate_, by_digest_;
+  int next_number_ = 0;
+};
+
+} // namespace ciq::tuner

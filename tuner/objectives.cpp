@@ -1,0 +1,120 @@
+#include "tuner/objectives.h"
+
+#include "utils/files.h"
+#include "utils/json.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <dirent.h>
+
+namespace ciq::tuner {
+
+Result<Objective> builtin_objective(const std::string& spec) {
+  Objective o;
+  o.name = spec;
+  if (spec == "ptxas:spill-stores") o.kind = ObjectiveKind::spill_stores;
+  else if (spec == "ptxas:registers") o.kind = ObjectiveKind::registers;
+  else if (spec == "ptxas:stack") o.kind = ObjectiveKind::stack;
+  else if (spec == "compile-time") o.kind = ObjectiveKind::compile_time;
+  else
+    return make_error("invalid", "unknown objective '" + spec +
+                                     "' (built-in objectives: ptxas:spill-stores, ptxas:registers, ptxas:stack, "
+                                     "compile-time; use --metric REGEX for a benchmark's number)");
+  return o;
+}
+
+Result<Objective> metric_objective(const std::string& pattern) {
+  Objective o;
+  o.kind = ObjectiveKind::metric;
+  o.name = "metric:" + pattern;
+  o.pattern = pattern;
+  try {
+    o.regex = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return make_error("invalid", "--metric '" + pattern + "' is not a valid regular expression: " + e.what());
+  }
+  if (o.regex.mark_count() < 1)
+    return make_error("invalid", "--metric '" + pattern + "' needs a capture group around the number, e.g. 'time_ms: ([0-9.]+)'");
+  return o;
+}
+
+Result<double> extract_metric(const Objective& objective, const std::string& output) {
+  std::string found;
+  for (std::sregex_iterator it(output.begin(), output.end(), objective.regex), end; it != end; ++it)
+    found = (*it)[1].str();
+  if (found.empty()) return make_error("unparsable", "benchmark output has no match for '" + objective.pattern + "'");
+  char* end = nullptr;
+  double v = std::strtod(found.c_str(), &end);
+  if (!end || *end) return make_error("unparsable", "'" + found + "' (matched by '" + objective.pattern + "') is not a number");
+  return v;
+}
+
+Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
+  std::vector<TracedModule> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  std::vector<std::string> names;
+  while (auto* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") names.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    auto text = read_file(join_path(dir, n));
+    if (!text) return text.error();
+    auto json = parse_json(*text);
+    if (!json) return make_error("parse", "trace record " + n + ": " + json.error().message);
+    const JsonValue& j = *json;
+    TracedModule m;
+    m.file = n;
+    m.input = j["input"].string_or("");
+    m.output = j["output"].string_or("");
+    m.target = j["target"].string_or("");
+    m.ptxas_version = j["ptxas_version"].string_or("");
+    m.flags = j["flags"].string_or("");
+    m.module_key = j["module_key"].string_or("");
+    m.controls = j["controls"].string_or("");
+    m.controls_error = j["controls_error"].string_or("");
+    m.code_digest = j["code_digest"].string_or("");
+    m.controls_applied = j["controls_applied"].boolean;
+    m.exit_status = int(j["exit_status"].number_or(0));
+    m.seconds = j["seconds"].number_or(0);
+    for (const auto& k : j["kernels"].array) {
+      TracedKernel t;
+      t.name = k["name"].string_or("");
+      t.key = k["key"].string_or("");
+      t.registers = k["registers"].number_or(0);
+      t.spill_stores = k["spill_stores"].number_or(0);
+      t.spill_loads = k["spill_loads"].number_or(0);
+      t.stack = k["stack"].number_or(0);
+      t.shared = k["shared"].number_or(0);
+      m.kernels.push_back(std::move(t));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+double trace_objective(const Objective& o, const std::vector<TracedModule>& modules, const std::string& glob) {
+  double total = 0;
+  for (const auto& m : modules) {
+    if (o.kind == ObjectiveKind::compile_time) {
+      total += m.seconds;
+      continue;
+    }
+    for (const auto& k : m.kernels) {
+      if (!glob.empty() && !glob_match(glob, k.name)) continue;
+      switch (o.kind) {
+      case ObjectiveKind::spill_stores: total += k.spill_stores; break;
+      case ObjectiveKind::stack: total += k.stack; break;
+      case ObjectiveKind::registers: total = std::max(total, k.registers); break;
+      default: break;
+      }
+    }
+  }
+  return total;
+}
+
+} // namespace ciq::tuner

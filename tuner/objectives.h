@@ -1,0 +1,58 @@
+// What a candidate is scored on: numbers the user's benchmark prints
+// (--metric REGEX, first capture group), or numbers ptxas reports for the
+// compiled kernels, read from ciq-ptxas' trace records (no GPU needed).
+#pragma once
+
+#include "utils/result.h"
+
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+enum class ObjectiveKind { metric, spill_stores, registers, stack, compile_time };
+
+struct Objective {
+  ObjectiveKind kind = ObjectiveKind::metric;
+  std::string name;     // "metric:<regex>", "ptxas:spill-stores", ...
+  std::string pattern;  // metric only
+  std::regex regex;
+  bool maximize = false;
+
+  /// Same code, same value: one evaluation suffices and no significance test.
+  bool deterministic() const { return kind != ObjectiveKind::metric && kind != ObjectiveKind::compile_time; }
+  bool needs_benchmark() const { return kind == ObjectiveKind::metric; }
+};
+
+/// "ptxas:spill-stores", "ptxas:registers", "ptxas:stack", "compile-time".
+Result<Objective> builtin_objective(const std::string& spec);
+Result<Objective> metric_objective(const std::string& pattern);
+
+/// The first capture group of the objective's regex in `output` (the last
+/// match if it occurs several times), as a number.
+Result<double> extract_metric(const Objective& objective, const std::string& output);
+
+/// One kernel in a trace record.
+struct TracedKernel {
+  std::string name, key;
+  double registers = 0, spill_stores = 0, spill_loads = 0, stack = 0, shared = 0;
+};
+
+/// One trace record (one module ciq-ptxas compiled).
+struct TracedModule {
+  std::string file, input, output, target, ptxas_version, flags, module_key, controls, controls_error, code_digest;
+  bool controls_applied = false;
+  int exit_status = 0;
+  double seconds = 0;
+  std::vector<TracedKernel> kernels;
+};
+
+/// Every trace record under `dir`, oldest first; an absent dir gives none.
+Result<std::vector<TracedModule>> read_trace(const std::string& dir);
+
+/// The value of a ptxas objective over the traced kernels matching `glob`
+/// (all when empty): summed over kernels (for registers: the maximum).
+double trace_objective(const Objective& objective, const std::vector<TracedModule>& modules, const std::string& glob);
+
+} // namespace ciq::tuner

@@ -1,0 +1,324 @@
+#include "tuner/run.h"
+
+#include "cache/control_set.h"
+#include "tuner/ship.h"
+#include "tuner/space_builder.h"
+#include "tuner/statistics.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fcntl.h>
+#include <iostream>
+#include <set>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string percent(double from, double to) {
+  if (from == 0 || !std::isfinite(from) || !std::isfinite(to)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, " (%+.1f%%)", (to - from) / std::fabs(from) * 100);
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Appends one line and syncs it: a SIGKILL loses at most the line in flight.
+void append_line(const std::string& path, const std::string& line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  std::string data = line + "\n";
+  if (::write(fd, data.data(), data.size()) == ssize_t(data.size())) ::fdatasync(fd);
+  ::close(fd);
+}
+
+// The value shown to people for objective k of a record (maximised ones un-negated).
+double shown(const TuneOptions& o, const EvalRecord& r, std::size_t k) {
+  if (!r.evaluation.valid || k >= r.evaluation.objectives.size()) return NAN;
+  double v = r.evaluation.objectives[k];
+  return o.setup.objectives[k].maximize ? -v : v;
+}
+
+class Progress {
+public:
+  Progress(const TuneOptions& o, int budget) : o_(o), budget_(budget), tty_(::isatty(2)), start_(std::chrono::steady_clock::now()) {}
+
+  void record(const EvalRecord& r, bool from_journal, const EvalRecord* baseline, const EvalRecord* best) {
+    if (!seen_.insert(r.candidate).second) return; // asked again: already counted
+    ++done_;
+    if (!r.evaluation.valid) ++failed_;
+    if (from_journal) ++replayed_;
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    int fresh = done_ - replayed_;
+    double eta = fresh > 0 ? elapsed / fresh * std::max(0, budget_ - done_) : 0;
+    std::string line = "ciq-tuner: [gen " + std::to_string(r.generation) + "] " + std::to_string(done_) + "/" +
+                       std::to_string(budget_) + " ";
+    if (r.evaluation.valid) {
+      line += num(shown(o_, r, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, r, 0)) : "");
+      if (r.status == "same-code") line += " (same code)";
+    } else {
+      line += "invalid: " + r.evaluation.reason.substr(0, 80);
+    }
+    if (best) line += " | best " + num(shown(o_, *best, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, *best, 0)) : "");
+    line += " | " + std::to_string(failed_) + " failed";
+    if (fresh > 0 && done_ < budget_) line += " | ETA " + std::to_string(int(eta)) + "s";
+    if (from_journal) line += " (from journal)";
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      if (!r.evaluation.valid) std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+  void finish() {
+    if (tty_) std::fprintf(stderr, "\n");
+  }
+  int failed() const { return failed_; }
+
+private:
+  const TuneOptions& o_;
+  int budget_, done_ = 0, failed_ = 0, replayed_ = 0;
+  std::set<std::string> seen_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+Result<std::vector<EvalRecord>> load_journal(const std::string& path) {
+  std::vector<EvalRecord> out;
+  auto text = read_file(path);
+  if (!text) return out;
+  for (std::string_view line : split(*text, '\n')) {
+    if (trim(line).empty()) continue;
+    auto r = EvalRecord::from_json(std::string(line));
+    if (r) out.push_back(std::move(*r)); // a torn last line (killed mid-write) is skipped
+  }
+  return out;
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
+  return 1;
+}
+
+} // namespace
+
+int run_tuning(TuneOptions o) {
+  if (o.setup.bench.empty() && std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(),
+                                           [](auto& x) { return x.needs_benchmark(); }))
+    return fail("--metric needs --bench (the command whose output holds the number)");
+  if (o.setup.objectives.empty()) return fail("give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
+  if (o.setup.build.empty() && o.setup.bench.empty()) return fail("give --build CMD and/or --bench CMD");
+  if (o.cache_dir.empty()) o.cache_dir = cache_directory();
+  if (o.out_dir.empty()) {
+    char name[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(name, sizeof name, "ciq-tune-%Y%m%d-%H%M%S", std::localtime(&now));
+    o.out_dir = name;
+  }
+  if (auto abs = real_path(dir_name(o.out_dir))) o.out_dir = join_path(*abs, base_name(o.out_dir));
+  o.setup.run_dir = o.out_dir;
+  std::string journal_path = join_path(o.out_dir, "journal.jsonl");
+  std::vector<EvalRecord> journal;
+  if (o.resume) {
+    if (!is_directory(o.out_dir)) return fail("nothing to resume: '" + o.out_dir + "' is not a run directory");
+    auto j = load_journal(journal_path);
+    if (!j) return fail(j.error().message);
+    journal = std::move(*j);
+    std::fprintf(stderr, "ciq-tuner: resuming %s: %zu evaluations in the journal\n", o.out_dir.c_str(), journal.size());
+  } else {
+    if (path_exists(journal_path)) return fail("'" + o.out_dir + "' already holds a run; continue it with --resume " + o.out_dir);
+    if (auto r = make_dirs(o.out_dir); !r) return fail(r.error().message);
+    std::string saved;
+    for (const auto& a : o.command_line) saved += a + "\n";
+    if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return fail(w.error().message);
+    std::string header = "number,generation,candidate";
+    for (const auto& obj : o.setup.objectives) header += "," + csv_field(obj.name);
+    append_line(join_path(o.out_dir, "results.csv"), header + ",status,reason,build_s,bench_s");
+  }
+
+  // Discovery: what does the build compile, with which ptxas?
+  std::vector<TracedModule> discovery;
+  if (o.space != "none") {
+    std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
+    SearchSpace empty;
+    empty.compiler_space = o.space;
+    Evaluator probe(o.setup, empty);
+    Candidate none;
+    std::string dir = join_path(o.out_dir, "discovery");
+    auto trace = probe.build(none, dir);
+    if (!trace) return fail("the discovery build failed: " + trace.error().message);
+    if (trace->empty() && !o.setup.bench.empty() && o.setup.build.empty()) {
+      if (auto ran = probe.bench_once(none, dir); !ran) return fail("the discovery run failed: " + ran.error().message);
+      trace = read_trace(join_path(dir, "trace"));
+      if (!trace) return fail(trace.error().message);
+    }
+    discovery = std::move(*trace);
+    std::size_t kernels = 0;
+    for (const auto& m : discovery) kernels += m.kernels.size();
+    std::fprintf(stderr, "ciq-tuner: found %zu kernel(s) in %zu module(s)%s\n", kernels, discovery.size(),
+                 discovery.empty() ? "" : (" (ptxas " + discovery.front().ptxas_version + ", " + discovery.front().target + ")").c_str());
+    for (const auto& m : discovery)
+      for (const auto& k : m.kernels) {
+        bool targeted = o.setup.kernels.empty() || glob_match(o.setup.kernels, k.name);
+        std::fprintf(stderr, "  %s %s  key %s  %g registers, %g bytes spilled\n", targeted ? "*" : " ", k.name.c_str(),
+                     k.key.substr(0, 12).c_str(), k.registers, k.spill_stores);
+      }
+  }
+  SpaceRequest request{o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe};
+  auto space = build_search_space(request, discovery);
+  if (!space) return fail(space.error().message);
+  o.setup.compiler = !space->compiler_space.empty();
+  std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
+               space->dimensions.size(), space->size(), o.search.budget);
+
+  for (const auto& file : o.seeds) {
+    auto text = read_file(file);
+    if (!text) return fail(text.error().message);
+    auto set = cache::parse_control_set(*text, file);
+    if (!set) return fail(set.error().message);
+    auto c = candidate_from_controls(*space, *set);
+    if (!c) return fail("seed " + file + ": " + c.error().message);
+    o.search.seeds.push_back(*c);
+  }
+
+  Evaluator evaluator(o.setup, *space);
+  Progress progress(o, o.search.budget);
+  const EvalRecord* baseline = nullptr;
+  std::size_t best_index = SIZE_MAX;
+  std::string default_key = space->canonical(space->default_candidate());
+  evaluator.on_record = [&](const EvalRecord& r, bool from_journal) {
+    const auto& all = evaluator.records();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i].candidate == default_key) baseline = &all[i];
+      if (all[i].evaluation.valid && (best_index == SIZE_MAX || all[i].evaluation.objectives[0] < all[best_index].evaluation.objectives[0]))
+        best_index = i;
+    }
+    if (!from_journal) {
+      append_line(journal_path, r.to_json());
+      std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
+      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? num(shown(o, r, k)) : "");
+      row += "," + r.status + "," + csv_field(r.evaluation.reason) + "," + num(r.build_seconds) + "," + num(r.bench_seconds);
+      append_line(join_path(o.out_dir, "results.csv"), row);
+    }
+    progress.record(r, from_journal, baseline, best_index == SIZE_MAX ? nullptr : &all[best_index]);
+  };
+  evaluator.preload(journal);
+
+  // The default first: if it fails, there is nothing to compare against.
+  auto first = evaluator.evaluate_batch({space->default_candidate()}, 0);
+  if (!first[0].valid) {
+    progress.finish();
+    return fail("the default build itself fails, so nothing can be compared with it: " + first[0].reason);
+  }
+  EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
+  auto result = genetic_search(*space, o.search, batch);
+  progress.finish();
+
+  const auto& records = evaluator.records();
+  auto find_record = [&](const std::string& key) -> const EvalRecord* {
+    for (const auto& r : records)
+      if (r.candidate == key) return &r;
+    return nullptr;
+  };
+  const EvalRecord* def = find_record(default_key);
+  std::vector<const EvalRecord*> front;
+  for (auto i : result.best) front.push_back(find_record(space->canonical(result.evaluated[i].candidate)));
+  std::sort(front.begin(), front.end(), [](auto a, auto b) { return a->evaluation.objectives < b->evaluation.objectives; });
+  if (front.size() > 1) {
+    std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points):\n", front.size());
+    for (auto* r : front) {
+      std::string values;
+      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values += (k ? ", " : "") + num(shown(o, *r, k));
+      std::fprintf(stderr, "  %s  %s\n", values.c_str(), r->candidate.c_str());
+    }
+  }
+
+  const EvalRecord* winner = nullptr;
+  Verdict verdict;
+  verdict.reason = "the default was the best candidate found";
+  verdict.default_values.resize(o.setup.objectives.size());
+  verdict.best_values.resize(o.setup.objectives.size());
+  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) verdict.default_values[k] = verdict.best_values[k] = shown(o, *def, k);
+  for (std::size_t i = 0; i < front.size() && i < 4; ++i) {
+    if (front[i]->candidate == default_key) continue;
+    std::fprintf(stderr, "ciq-tuner: verifying %s against the default\n", front[i]->candidate.c_str());
+    Verdict v = verify(evaluator, *space, *def, *front[i], o);
+    verdict = v;
+    if (v.better) {
+      winner = front[i];
+      break;
+    }
+  }
+
+  int invalid = 0;
+  for (const auto& r : records) invalid += !r.evaluation.valid;
+  std::string best_text = winner ? winner->candidate : (front.empty() ? "default" : front.front()->candidate);
+  std::fprintf(stderr, "ciq-tuner: %zu evaluations (%d invalid); default %s, best found %s%s\n", records.size(), invalid,
+               num(shown(o, *def, 0)).c_str(), front.empty() ? "-" : num(shown(o, *front.front(), 0)).c_str(),
+               front.empty() ? "" : percent(shown(o, *def, 0), shown(o, *front.front(), 0)).c_str());
+  std::fprintf(stderr, "ciq-tuner: verdict: %s\n", verdict.reason.c_str());
+
+  // The best control set, for people and for --seed.
+  if (auto c = space->parse(best_text); c) {
+    std::string text = "# best candidate of " + o.out_dir + "\n# " + best_text + "\n";
+    if (o.setup.compiler) text += cache::format_control_set(space->controls(*c));
+    (void)write_file_atomic(join_path(o.out_dir, "best.controls"), text);
+  }
+
+  int shipped_keys = 0;
+  bool shipped = false;
+  if (o.ship && o.setup.compiler) {
+    const EvalRecord* source = winner ? winner : def;
+    auto trace = read_trace(join_path(source->workdir, "trace"));
+    if (!trace || trace->empty()) trace = discovery;
+    auto written = ship(*space, *source, *trace, verdict, o, int(records.size()), winner == nullptr);
+    if (!written) return fail("cannot write to the cache: " + written.error().message);
+    shipped_keys = *written;
+    shipped = winner != nullptr;
+    if (winner)
+      std::fprintf(stderr, "ciq-tuner: shipped %s to %d cache entr%s in %s\n", winner->candidate.c_str(), shipped_keys,
+                   shipped_keys == 1 ? "y" : "ies", o.cache_dir.c_str());
+    else
+      std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %d entr%s as tuned with no gain\n", shipped_keys,
+                   shipped_keys == 1 ? "y" : "ies");
+  }
+
+  std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[0].name) +
+                        ",\"baseline\":" + num(verdict.default_values[0]) + ",\"best\":" + num(verdict.best_values[0]) +
+                        ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys) +
+                        ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
+                        ",\"p_value\":" + num(verdict.p_value) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
+                        ",\"verdict\":" + json_string(verdict.reason) + "}";
+  (void)write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
+  if (o.json) std::cout << summary << std::endl;
+  else std::cout << (winner ? winner->candidate : "default") << "\n";
+  return 0;
+}
+
+int sample_space(const TuneOptions& o, int count) {
+  SpaceRequest request{o.space.empty() ? "none" : o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe};
+  auto space = build_search_space(request, {});
+  if (!space) return fail(space.error().message);
+  std::mt19937_64 rng(o.search.seed);
+  for (int i = 0; i < count; ++i) std::cout << space->canonical(space->random_candidate(rng)) << "\n";
+  return 0;
+}
+
+} // namespace ciq::tuner

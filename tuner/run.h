@@ -1,0 +1,45 @@
+// One tuning run, start to end: discovery build (which kernels and keys
+// exist), search space, baseline, search, verification of the winner
+// against the default (interleaved, fresh processes, Welch's t-test), and
+// shipping it to the cache with its provenance, or recording "tuned, no
+// gain". Everything lands in the run directory: an append-only journal (a
+// resume replays it), results.csv, the best control set and a summary.
+#pragma once
+
+#include "tuner/evaluator.h"
+#include "tuner/search.h"
+
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+inline constexpr const char* k_tuner_version = "ciq-tuner 0.1.0";
+
+struct TuneOptions {
+  TuningSetup setup;
+  std::string space = "";            // "" = the traced ptxas' space; "none" = parameters only
+  std::vector<std::string> params;   // --param specs
+  std::vector<std::string> seeds;    // control-set files to seed the population with
+  SearchConfig search;
+  std::string out_dir;               // the run directory
+  bool resume = false;               // continue the run in out_dir
+  double min_effect = 0.01;          // smallest relative gain worth shipping
+  double alpha = 0.05;               // significance level
+  int verify_runs = 10;              // interleaved runs per side when verifying
+  bool allow_unsafe = false;
+  bool ship = true;                  // write the verified winner to the cache
+  bool json = false;                 // last stdout line: a JSON summary
+  std::string cache_dir;
+  std::vector<std::string> command_line; // saved for --resume
+};
+
+/// Runs the whole tuning; returns the process exit status (0: finished,
+/// whether or not something shipped; 1: could not tune).
+int run_tuning(TuneOptions options);
+
+/// `ciq-tuner sample`: prints `count` random candidates of the space, one
+/// canonical form per line, without running anything.
+int sample_space(const TuneOptions& options, int count);
+
+} // namespace ciq::tuner

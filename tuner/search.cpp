@@ -1,0 +1,274 @@
+#include "tuner/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace ciq::tuner {
+
+namespace {
+
+bool dominates(const Evaluation& a, const Evaluation& b) {
+  bool better = false;
+  for (std::size_t i = 0; i < a.objectives.size(); ++i) {
+    if (a.objectives[i] > b.objectives[i]) return false;
+    if (a.objectives[i] < b.objectives[i]) better = true;
+  }
+  return better;
+}
+
+// Non-domination rank (0 = Pareto front) of each item.
+std::vector<int> ranks_of(const std::vector<Evaluated>& all, const std::vector<std::size_t>& items) {
+  std::size_t n = items.size();
+  std::vector<int> rank(n, -1), dominated_by(n, 0);
+  std::vector<std::vector<std::size_t>> dominating(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      if (dominates(all[items[i]].evaluation, all[items[j]].evaluation)) dominating[i].push_back(j);
+      else if (dominates(all[items[j]].evaluation, all[items[i]].evaluation)) ++dominated_by[i];
+    }
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < n; ++i)
+    if (dominated_by[i] == 0) { rank[i] = 0; front.push_back(i); }
+  for (int r = 0; !front.empty(); ++r) {
+    std::vector<std::size_t> next;
+    for (auto i : front)
+      for (auto j : dominating[i])
+        if (--dominated_by[j] == 0) { rank[j] = r + 1; next.push_back(j); }
+    front = std::move(next);
+  }
+  return rank;
+}
+
+std::vector<double> crowding_of(const std::vector<Evaluated>& all, const std::vector<std::size_t>& items,
+                                const std::vector<int>& rank) {
+  std::size_t n = items.size();
+  std::vector<double> crowd(n, 0);
+  if (n == 0) return crowd;
+  std::size_t m = all[items[0]].evaluation.objectives.size();
+  std::map<int, std::vector<std::size_t>> fronts;
+  for (std::size_t i = 0; i < n; ++i) fronts[rank[i]].push_back(i);
+  for (auto& [r, members] : fronts) {
+    for (std::size_t k = 0; k < m; ++k) {
+      std::sort(members.begin(), members.end(), [&](auto a, auto b) {
+        return all[items[a]].evaluation.objectives[k] < all[items[b]].evaluation.objectives[k];
+      });
+      double lo = all[items[members.front()]].evaluation.objectives[k];
+      double hi = all[items[members.back()]].evaluation.objectives[k];
+      crowd[members.front()] = crowd[members.back()] = std::numeric_limits<double>::infinity();
+      if (hi <= lo) continue;
+      for (std::size_t p = 1; p + 1 < members.size(); ++p)
+        crowd[members[p]] += (all[items[members[p + 1]]].evaluation.objectives[k] -
+                              all[items[members[p - 1]]].evaluation.objectives[k]) / (hi - lo);
+    }
+  }
+  return crowd;
+}
+
+class Memo {
+public:
+  Memo(const SearchSpace& space, SearchResult& result) : space_(space), result_(result) {}
+  bool seen(const Candidate& c) const { return index_.count(space_.canonical(c)) > 0; }
+  std::size_t index(const Candidate& c) const { return index_.at(space_.canonical(c)); }
+  // Evaluates the new ones of `batch` (distinct, at most `room`).
+  void evaluate(std::vector<Candidate> batch, int generation, int room, const EvaluateBatch& evaluate) {
+    std::vector<Candidate> fresh;
+    std::set<std::string> keys;
+    for (auto& c : batch)
+      if (!seen(c) && keys.insert(space_.canonical(c)).second && int(fresh.size()) < room) fresh.push_back(std::move(c));
+    if (fresh.empty()) return;
+    auto results = evaluate(fresh, generation);
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+      index_[space_.canonical(fresh[i])] = result_.evaluated.size();
+      result_.evaluated.push_back(Evaluated{fresh[i], i < results.size() ? results[i] : Evaluation{}, generation});
+    }
+  }
+  int count() const { return int(result_.evaluated.size()); }
+
+private:
+  const SearchSpace& space_;
+  SearchResult& result_;
+  std::map<std::string, std::size_t> index_;
+};
+
+Candidate mutate(const SearchSpace& space, Candidate c, double rate, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
+    if (coin(rng) >= rate) continue;
+    const auto& d = space.dimensions[i];
+    int n = int(d.values.size());
+    if (d.knockable && coin(rng) < d.knockout * 0.5) {
+      c.genes[i].reset();
+    } else if (c.genes[i] && n > 2 && coin(rng) < 0.5) { // creep to a neighbouring value
+      std::uniform_int_distribution<int> step(1, 2);
+      int s = step(rng) * (coin(rng) < 0.5 ? -1 : 1);
+      c.genes[i] = std::clamp(*c.genes[i] + s, 0, n - 1);
+    } else {
+      std::uniform_int_distribution<int> pick(0, n - 1);
+      c.genes[i] = pick(rng);
+    }
+  }
+  return c;
+}
+
+} // namespace
+
+std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vector<std::size_t> items) {
+  std::vector<std::size_t> valid, invalid;
+  for (auto i : items) (all[i].evaluation.valid ? valid : invalid).push_back(i);
+  auto rank = ranks_of(all, valid);
+  auto crowd = crowding_of(all, valid, rank);
+  std::vector<std::size_t> order(valid.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
+    if (rank[a] != rank[b]) return rank[a] < rank[b];
+    if (crowd[a] != crowd[b]) return crowd[a] > crowd[b];
+    return all[valid[a]].evaluation.objectives < all[valid[b]].evaluation.objectives;
+  });
+  std::vector<std::size_t> out;
+  for (auto o : order) out.push_back(valid[o]);
+  out.insert(out.end(), invalid.begin(), invalid.end());
+  return out;
+}
+
+std::vector<std::size_t> best_of(const std::vector<Evaluated>& all) {
+  std::vector<std::size_t> valid;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i].evaluation.valid) valid.push_back(i);
+  if (valid.empty()) return {};
+  if (all[valid[0]].evaluation.objectives.size() == 1) {
+    auto best = *std::min_element(valid.begin(), valid.end(), [&](auto a, auto b) {
+      return all[a].evaluation.objectives[0] < all[b].evaluation.objectives[0];
+    });
+    return {best};
+  }
+  auto rank = ranks_of(all, valid);
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < valid.size(); ++i)
+    if (rank[i] == 0) front.push_back(valid[i]);
+  return front;
+}
+
+SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate) {
+  SearchResult result;
+  Memo memo(space, result);
+  std::mt19937_64 rng(cfg.seed);
+  int pool = std::max(cfg.pool, 2);
+
+  std::vector<Candidate> population{space.default_candidate()};
+  for (const auto& s : cfg.seeds) population.push_back(s);
+  for (int tries = 0; int(population.size()) < pool && tries < pool * 100; ++tries) {
+    Candidate c = space.random_candidate(rng);
+    bool dup = false;
+    for (const auto& p : population) dup = dup || space.canonical(p) == space.canonical(c);
+    if (!dup) population.push_back(std::move(c));
+  }
+
+  for (int generation = 0; memo.count() < cfg.budget; ++generation) {
+    memo.evaluate(population, generation, cfg.budget - memo.count(), evaluate);
+    if (cfg.generations > 0 && generation + 1 >= cfg.generations) break;
+    if (memo.count() >= cfg.budget) break;
+
+    std::vector<std::size_t> members;
+    for (const auto& c : population)
+      if (memo.seen(c)) members.push_back(memo.index(c));
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    // Parents come from the best of this population and the best ever seen.
+    std::vector<std::size_t> everything(result.evaluated.size());
+    for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
+    auto ranked_all = nsga_order(result.evaluated, everything);
+    for (std::size_t i = 0; i < ranked_all.size() && i < std::size_t(pool / 2); ++i) members.push_back(ranked_all[i]);
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    auto ranked = nsga_order(result.evaluated, members);
+    std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
+    ranked.resize(std::min(ranked.size(), keep));
+
+    auto pick_parent = [&]() -> const Candidate& {
+      std::uniform_int_distribution<std::size_t> pick(0, ranked.size() - 1);
+      std::size_t best = pick(rng);
+      for (int t = 1; t < cfg.tournament; ++t) best = std::min(best, pick(rng)); // lower position = fitter
+      return result.evaluated[ranked[best]].candidate;
+    };
+
+    std::vector<Candidate> next;
+    std::set<std::string> in_next;
+    for (int e = 0; e < cfg.elite && e < int(ranked.size()); ++e) {
+      next.push_back(result.evaluated[ranked[std::size_t(e)]].candidate);
+      in_next.insert(space.canonical(next.back()));
+    }
+    std::uniform_real_distribution<double> coin(0, 1);
+    int fresh = 0;
+    // Local steps around the best so far: one knob moved to a neighbouring
+    // value (or changed, when it has no order), preferring knobs it sets.
+    // Knob effects are mostly smooth (register caps, levels), so this
+    // climbs where crossover alone would wander.
+    const Candidate& leader = result.evaluated[ranked.front()].candidate;
+    std::vector<std::size_t> set_genes;
+    for (std::size_t i = 0; i < leader.genes.size(); ++i)
+      if (leader.genes[i]) set_genes.push_back(i);
+    int local_quota = std::max(1, pool / 3);
+    for (int attempts = 0; local_quota > 0 && attempts < pool * 20; ++attempts) {
+      Candidate child = leader;
+      std::size_t i;
+      if (!set_genes.empty() && coin(rng) < 0.7) {
+        i = set_genes[std::uniform_int_distribution<std::size_t>(0, set_genes.size() - 1)(rng)];
+      } else {
+        i = std::uniform_int_distribution<std::size_t>(0, space.dimensions.size() - 1)(rng);
+      }
+      int n = int(space.dimensions[i].values.size());
+      if (child.genes[i] && n > 2) {
+        int step = coin(rng) < 0.5 ? -1 : 1;
+        if (coin(rng) < 0.3) step *= 2;
+        child.genes[i] = std::clamp(*child.genes[i] + step, 0, n - 1);
+      } else if (child.genes[i] && space.dimensions[i].knockable && coin(rng) < 0.3) {
+        child.genes[i].reset();
+      } else {
+        child.genes[i] = std::uniform_int_distribution<int>(0, n - 1)(rng);
+      }
+      std::string key = space.canonical(child);
+      if (memo.seen(child) || in_next.count(key)) continue;
+      in_next.insert(key);
+      next.push_back(std::move(child));
+      ++fresh;
+      --local_quota;
+    }
+    for (int attempts = 0; int(next.size()) < pool && attempts < pool * 60; ++attempts) {
+      const Candidate& a = pick_parent();
+      const Candidate& b = pick_parent();
+      Candidate child = a;
+      for (std::size_t i = 0; i < child.genes.size(); ++i)
+        if (coin(rng) < 0.5) child.genes[i] = b.genes[i];
+      child = mutate(space, std::move(child), cfg.mutate_rate, rng);
+      if (attempts > pool * 30) child = mutate(space, std::move(child), 0.5, rng); // stuck: shake harder
+      std::string key = space.canonical(child);
+      if (memo.seen(child) || in_next.count(key)) continue;
+      in_next.insert(key);
+      next.push_back(std::move(child));
+      ++fresh;
+    }
+    if (fresh == 0) break; // the space is exhausted around the population
+    population = std::move(next);
+  }
+  result.best = best_of(result.evaluated);
+  return result;
+}
+
+SearchResult random_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate) {
+  SearchResult result;
+  Memo memo(space, result);
+  std::mt19937_64 rng(cfg.seed);
+  memo.evaluate({space.default_candidate()}, 0, cfg.budget, evaluate);
+  for (int tries = 0; memo.count() < cfg.budget && tries < cfg.budget * 100; ++tries) {
+    Candidate c = space.random_candidate(rng);
+    if (!memo.seen(c)) memo.evaluate({c}, 0, cfg.budget - memo.count(), evaluate);
+  }
+  result.best = best_of(result.evaluated);
+  return result;
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,62 @@
+// Search over a SearchSpace: a genetic algorithm (elitism, tournament
+// selection, uniform crossover, per-gene mutation with knock-out, seeding
+// with the default and given candidates) that becomes NSGA-II
+// (non-dominated sorting, crowding distance) with two or more objectives;
+// and plain random search, the baseline it must beat. Every candidate is
+// evaluated at most once (memoised by its canonical form).
+#pragma once
+
+#include "tuner/candidate.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+/// What one evaluation found. Objectives are in minimisation form (the
+/// caller negates objectives to maximise).
+struct Evaluation {
+  bool valid = false;
+  std::vector<double> objectives;
+  std::string reason; // why it is invalid
+};
+
+/// Evaluates a batch of new, distinct candidates (possibly in parallel).
+using EvaluateBatch = std::function<std::vector<Evaluation>(const std::vector<Candidate>&, int generation)>;
+
+struct SearchConfig {
+  int budget = 32;        // unique evaluations, the default's included
+  int pool = 8;           // population size
+  int generations = 0;    // 0: as many as the budget allows
+  double cull = 0.5;      // worst fraction removed before parents are chosen
+  double mutate_rate = 0.25;
+  int tournament = 3;
+  int elite = 2;
+  std::uint64_t seed = 1;
+  std::vector<Candidate> seeds; // evaluated in the first generation
+};
+
+struct Evaluated {
+  Candidate candidate;
+  Evaluation evaluation;
+  int generation = 0;
+};
+
+struct SearchResult {
+  std::vector<Evaluated> evaluated; // in evaluation order
+  std::vector<std::size_t> best;    // single objective: the best valid one; several: the Pareto front
+};
+
+SearchResult genetic_search(const SearchSpace& space, const SearchConfig& config, const EvaluateBatch& evaluate);
+SearchResult random_search(const SearchSpace& space, const SearchConfig& config, const EvaluateBatch& evaluate);
+
+/// NSGA-II order of `items` (indices into `all`): valid before invalid,
+/// lower non-domination rank first, then larger crowding distance.
+std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vector<std::size_t> items);
+
+/// The best evaluation(s) of `all` (see SearchResult::best).
+std::vector<std::size_t> best_of(const std::vector<Evaluated>& all);
+
+} // namespace ciq::tuner

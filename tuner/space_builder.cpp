@@ -1,0 +1,118 @@
+#include "tuner/space_builder.h"
+
+#include "cache/ptxas_identity.h"
+#include "utils/config.h"
+#include "utils/text.h"
+
+#include <set>
+
+namespace ciq::tuner {
+
+namespace {
+
+// Big integer ranges are searched on a coarser grid (at most ~32 values,
+// ends included): neighbouring register caps rarely differ in speed.
+std::vector<std::string> search_domain(const spaces::Knob& knob) {
+  auto all = knob.domain();
+  if (knob.dims || all.size() <= 32) return all.empty() ? knob.values : all;
+  std::vector<std::string> out;
+  std::size_t stride = (all.size() + 31) / 32;
+  for (std::size_t i = 0; i < all.size(); i += stride) out.push_back(all[i]);
+  if (out.back() != all.back()) out.push_back(all.back());
+  return out;
+}
+
+bool allowed(const spaces::Knob& k, const SpaceRequest& r) {
+  if (k.safety == spaces::Safety::unsafe) return r.allow_unsafe;
+  if (k.safety == spaces::Safety::numerics) return r.have_check;
+  return true;
+}
+
+} // namespace
+
+Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::vector<TracedModule>& trace) {
+  SearchSpace space;
+  if (request.space_name != "none") {
+    std::optional<spaces::Space> found;
+    if (!request.space_name.empty()) {
+      auto s = spaces::load_space(spaces_directory(), request.space_name);
+      if (!s) return s.error();
+      found = std::move(*s);
+    } else {
+      if (trace.empty())
+        return make_error("invalid", "the discovery build compiled no kernels through ciq-ptxas, so there is no ptxas "
+                                     "to tune (use CUDACXX=ciq-nvcc or TRITON_PTXAS_PATH=ciq-ptxas in the build, or "
+                                     "--space none to tune parameters only)");
+      std::string release, version;
+      std::string text = "release " + trace.front().ptxas_version;
+      if (!cache::parse_ptxas_version(text, release, version))
+        return make_error("invalid", "cannot tell the ptxas version from the trace");
+      auto parts = split(release, '.');
+      std::string major_minor = parts.size() >= 2 ? std::string(parts[0]) + "." + std::string(parts[1]) : release;
+      auto s = spaces::find_space(spaces_directory(), "ptxas", major_minor);
+      if (!s) return s.error();
+      if (!*s) return make_error("invalid", "no knob space covers ptxas " + major_minor + " in " + spaces_directory());
+      found = std::move(**s);
+    }
+    space.compiler_space = found->name;
+    std::set<std::string> kernels;
+    for (const auto& m : trace)
+      for (const auto& k : m.kernels)
+        if (request.kernels.empty() || glob_match(request.kernels, k.name)) kernels.insert(k.name);
+    for (const auto& knob : found->knobs) {
+      if (!allowed(knob, request) || knob.level != spaces::KnobLevel::option) continue;
+      Dimension d;
+      d.kind = DimensionKind::option;
+      d.knob = knob.name;
+      d.values = search_domain(knob);
+      d.knockout = 0.7; // most knobs do nothing for a given kernel: start near the default
+      space.dimensions.push_back(std::move(d));
+    }
+    for (const auto& kernel : kernels)
+      for (const auto& knob : found->knobs) {
+        if (!allowed(knob, request) || knob.level != spaces::KnobLevel::directive) continue;
+        Dimension d;
+        d.kind = DimensionKind::directive;
+        d.knob = knob.name;
+        d.kernel = kernel;
+        d.values = search_domain(knob);
+        d.knockout = 0.7;
+        space.dimensions.push_back(std::move(d));
+      }
+  }
+  for (const auto& spec : request.params) {
+    auto d = parse_param(spec);
+    if (!d) return d.error();
+    for (const auto& existing : space.dimensions)
+      if (existing.kind == DimensionKind::param && existing.knob == d->knob)
+        return make_error("invalid", "--param " + d->knob + " given twice");
+    space.dimensions.push_back(std::move(*d));
+  }
+  if (space.dimensions.empty()) return make_error("invalid", "nothing to tune: the search space has no dimensions");
+  return space;
+}
+
+Result<Candidate> candidate_from_controls(const SearchSpace& space, const cache::ControlSet& controls) {
+  Candidate c = space.default_candidate();
+  auto set = [&](DimensionKind kind, const std::string& kernel, const std::string& knob, const std::string& value) -> Result<void> {
+    for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
+      const auto& d = space.dimensions[i];
+      if (d.kind != kind || d.knob != knob || d.kernel != kernel) continue;
+      for (std::size_t v = 0; v < d.values.size(); ++v)
+        if (d.values[v] == value) {
+          c.genes[i] = int(v);
+          return {};
+        }
+      return make_error("invalid", "value " + value + " of " + d.label() + " is not in the search domain");
+    }
+    return make_error("invalid", (kernel.empty() ? knob : kernel + ":" + knob) + " is not a dimension of this search");
+  };
+  for (const auto& [k, v] : controls.options)
+    if (auto r = set(DimensionKind::option, "", k, v); !r) return r.error();
+  for (const auto& [kernel, knobs] : controls.kernels)
+    for (const auto& [k, v] : knobs)
+      if (auto r = set(DimensionKind::directive, kernel, k, v); !r) return r.error();
+  return c;
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,183 @@
+// ciq-tuner: option parsing only; the work is in run.cpp.
+#include "tuner/run.h"
+#include "tuner/synthetic.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/log.h"
+#include "utils/text.h"
+
+#include <cstdio>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/InitLLVM.h>
+
+using namespace llvm;
+namespace tn = ciq::tuner;
+
+static cl::OptionCategory category("ciq-tuner options");
+static cl::SubCommand run_cmd("run", "Tune: search control sets (and parameters) against your build and benchmark");
+static cl::SubCommand sample_cmd("sample", "Print N random candidates of a search space without running anything");
+static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
+static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
+static cl::opt<int> quality_budget("budget", cl::desc("Evaluations per search (default 64)"), cl::init(64), cl::cat(category), cl::sub(quality_cmd));
+static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noise (default 0.005)"), cl::init(0.005), cl::cat(category), cl::sub(quality_cmd));
+
+#define RUN cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore
+#define BOTH cl::cat(category), cl::sub(run_cmd), cl::sub(sample_cmd), cl::ZeroOrMore
+
+static cl::opt<std::string> build("build", cl::desc("Build command (optional); must recompile the kernels each time"), cl::value_desc("cmd"), RUN);
+static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its output holds the --metric numbers"), cl::value_desc("cmd"), RUN);
+static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN);
+static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
+static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd));
+static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd));
+static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd));
+static cl::list<std::string> params("param", cl::desc("Application parameter NAME=range:S:E:STEP | choice:A,B | literal:V [,knockout=P]; use as {param:NAME}"), cl::value_desc("spec"), cl::cat(category), cl::sub(run_cmd), cl::sub(sample_cmd));
+static cl::opt<std::string> kernels("kernels", cl::desc("Tune only the traced kernels matching this glob"), cl::value_desc("glob"), BOTH);
+static cl::opt<std::string> space("space", cl::desc("Knob space (default: that of the traced ptxas; 'none' = parameters only)"), cl::value_desc("name"), BOTH);
+static cl::opt<int> budget("budget", cl::desc("Evaluations, the default's included (default 32)"), cl::init(32), RUN);
+static cl::opt<int> generations("generations", cl::desc("Stop after G generations (default: when the budget is spent)"), cl::init(0), RUN);
+static cl::opt<int> pool("pool", cl::desc("Population size (default 8)"), cl::init(8), RUN);
+static cl::opt<double> cull("cull", cl::desc("Fraction of the worst removed before parents are chosen (default 0.5)"), cl::init(0.5), RUN);
+static cl::opt<double> mutate_rate("mutate-rate", cl::desc("Per-knob mutation probability (default 0.25)"), cl::init(0.25), RUN);
+static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed (default 1)"), cl::init(1), BOTH);
+static cl::opt<int> repeats("repeats", cl::desc("Benchmark runs per evaluation (default 3)"), cl::init(3), RUN);
+static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expiry its whole process group is killed (default: none)"), cl::init(0), RUN);
+static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default 1)"), cl::init(1), RUN);
+static cl::opt<std::string> gpus("gpus", cl::desc("GPUs to benchmark on, e.g. 0,1 (CUDA_VISIBLE_DEVICES per benchmark)"), cl::value_desc("list"), RUN);
+static cl::opt<std::string> out("out", cl::desc("Run directory (default ./ciq-tune-<date>-<time>)"), cl::value_desc("dir"), RUN);
+static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this directory with its original options"), cl::value_desc("dir"), RUN);
+static cl::opt<bool> json("json", cl::desc("Print a JSON summary as the last line of stdout"), RUN);
+static cl::opt<double> min_effect("min-effect", cl::desc("Smallest relative gain worth shipping, in percent (default 1)"), cl::init(1.0), RUN);
+static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per side when verifying the winner (default 10)"), cl::init(10), RUN);
+static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
+static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
+static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
+static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache to ship to (default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), RUN);
+static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
+
+static const char* overview = R"(search compiler controls (and application parameters) for your kernels
+
+ciq-tuner runs your own commands for every candidate, with CIQ_CONTROLS and
+CIQ_TRACE set so that ciq-ptxas inside your build applies the candidate and
+reports what it compiled. It keeps only winners that beat the default with
+statistical significance, and writes them to the cache ciq-nvcc/ciq-ptxas
+read, with their provenance.
+
+Examples:
+  # GPU benchmark: build into a scratch dir per evaluation, time, check.
+  ciq-tuner run --build 'cmake --build {workdir}/b' \
+      --bench '{workdir}/b/stencil' --metric 'time_ms: ([0-9.]+)' \
+      --check '{workdir}/b/stencil --check' --budget 32
+
+  # No GPU: minimise spilled bytes that ptxas reports.
+  ciq-tuner run --build 'ciq-nvcc -arch=sm_90a -cubin k.cu -o {workdir}/k.cubin' \
+      --objective ptxas:spill-stores --kernels '*heavy*'
+
+  # Parameters only: a general command-line optimiser.
+  ciq-tuner run --space none --param x=range:1:20:0.5 --param y=choice:1,2,3 \
+      --bench 'python3 f.py {param:x} {param:y}' --metric 'f=([-0-9.e]+)'
+
+  ciq-tuner sample 5 --space ptxas-13
+  ciq-tuner run --resume ciq-tune-20261202-101500
+
+Placeholders in commands: {controls} {workdir} {gpu} {param:NAME}.
+Results: <run dir>/journal.jsonl, results.csv, best.controls, summary.json.
+)";
+
+int main(int argc, char** argv) {
+  InitLLVM init(argc, argv);
+  // --resume DIR: re-parse the original command line, then what was given now.
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::size_t i = 1; i + 1 < args.size(); ++i) {
+    std::string dir;
+    if (args[i] == "--resume" || args[i] == "-resume") dir = args[i + 1];
+    if (dir.empty()) continue;
+    auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
+    if (!saved) {
+      std::fprintf(stderr, "ciq-tuner: error: '%s' is not a run directory (%s)\n", dir.c_str(), saved.error().message.c_str());
+      return 1;
+    }
+    std::vector<std::string> merged{args[0]};
+    for (auto line : ciq::split(*saved, '\n'))
+      if (!line.empty()) merged.emplace_back(line);
+    for (std::size_t k = 2; k < args.size(); ++k) merged.push_back(args[k]);
+    args = std::move(merged);
+    break;
+  }
+  std::vector<const char*> cargv;
+  for (const auto& a : args) cargv.push_back(a.c_str());
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(int(cargv.size()), cargv.data(), overview);
+  ciq::setup_logging("ciq-tuner", "warn");
+
+  tn::TuneOptions o;
+  o.setup.build = build;
+  o.setup.bench = bench;
+  o.setup.check = check;
+  o.setup.shell = shell;
+  o.setup.timeout = timeout;
+  o.setup.repeats = repeats;
+  o.setup.kernels = kernels;
+  o.setup.jobs = jobs;
+  for (auto g : ciq::split(std::string(gpus), ','))
+    if (!g.empty()) o.setup.gpus.emplace_back(g);
+  for (const auto& m : metrics) {
+    auto obj = tn::metric_objective(m);
+    if (!obj) { std::fprintf(stderr, "ciq-tuner: error: %s\n", obj.error().message.c_str()); return 1; }
+    o.setup.objectives.push_back(*obj);
+  }
+  for (const auto& name : objectives) {
+    auto obj = tn::builtin_objective(name);
+    if (!obj) { std::fprintf(stderr, "ciq-tuner: error: %s\n", obj.error().message.c_str()); return 1; }
+    o.setup.objectives.push_back(*obj);
+  }
+  for (std::size_t i = 0; i < directions.size(); ++i) {
+    if (directions[i] != "min" && directions[i] != "max") {
+      std::fprintf(stderr, "ciq-tuner: error: --direction must be min or max, not '%s'\n", directions[i].c_str());
+      return 1;
+    }
+    if (i >= o.setup.objectives.size()) {
+      std::fprintf(stderr, "ciq-tuner: error: more --direction values than objectives\n");
+      return 1;
+    }
+    o.setup.objectives[i].maximize = directions[i] == "max";
+  }
+  o.space = space;
+  o.params.assign(params.begin(), params.end());
+  o.seeds.assign(seed_controls.begin(), seed_controls.end());
+  o.search.budget = budget;
+  o.search.generations = generations;
+  o.search.pool = pool;
+  o.search.cull = cull;
+  o.search.mutate_rate = mutate_rate;
+  o.search.seed = seed;
+  o.out_dir = resume.empty() ? std::string(out) : std::string(resume);
+  o.resume = !resume.empty();
+  o.min_effect = min_effect / 100;
+  o.verify_runs = verify_runs;
+  o.allow_unsafe = allow_unsafe;
+  o.ship = !no_ship;
+  o.json = json;
+  o.cache_dir = cache_dir;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) o.command_line.emplace_back(argv[i]);
+
+  if (budget < 1 || pool < 2 || repeats < 1 || jobs < 1 || verify_runs < 2 || cull < 0 || cull >= 1 || mutate_rate < 0 || mutate_rate > 1) {
+    std::fprintf(stderr, "ciq-tuner: error: need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
+                         "0 <= --cull < 1, 0 <= --mutate-rate <= 1\n");
+    return 1;
+  }
+  if (sample_cmd) return tn::sample_space(o, sample_count);
+  if (quality_cmd) {
+    std::printf("problem,budget,seeds,noise,ga_median_evals_to_95,random_median_evals_to_95,ga_reached,random_reached\n");
+    for (const auto& p : tn::synthetic_problems()) {
+      auto q = tn::measure_search_quality(p, quality_seeds, quality_budget, quality_noise);
+      std::printf("%s,%d,%d,%g,%g,%g,%.2f,%.2f\n", p.name.c_str(), int(quality_budget), int(quality_seeds), double(quality_noise),
+                  q.median_evals_ga, q.median_evals_random, q.reached_ga, q.reached_random);
+    }
+    return 0;
+  }
+  if (run_cmd) return tn::run_tuning(std::move(o));
+  std::fprintf(stderr, "ciq-tuner: error: no subcommand given; run 'ciq-tuner --help'\n");
+  return 2;
+}

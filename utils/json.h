@@ -1,0 +1,37 @@
+// A small JSON reader for ciq's own files (trace records, journals, run
+// configuration): objects, arrays, strings, numbers, true/false/null.
+// Not a general-purpose parser: no streaming, inputs are small.
+#pragma once
+
+#include "utils/result.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ciq {
+
+class JsonValue {
+public:
+  enum class Kind { null, boolean, number, string, array, object };
+
+  Kind kind = Kind::null;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<JsonValue> array;
+  std::map<std::string, JsonValue> object;
+
+  /// Member `key` of an object, or a null value when absent.
+  const JsonValue& operator[](std::string_view key) const;
+  double number_or(double fallback) const { return kind == Kind::number ? number : fallback; }
+  std::string string_or(std::string fallback) const { return kind == Kind::string ? string : fallback; }
+  bool is_null() const { return kind == Kind::null; }
+};
+
+/// Parses one JSON document; trailing garbage is an error.
+Result<JsonValue> parse_json(std::string_view text);
+
+} // namespace ciq
