@@ -1,0 +1,205 @@
+#include "tuner/candidate.h"
+#include "tuner/command.h"
+#include "tuner/objectives.h"
+#include "tuner/search.h"
+#include "tuner/statistics.h"
+#include "tuner/synthetic.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace ciq;
+using namespace ciq::tuner;
+
+TEST(Statistics, median_and_variance) {
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(variance({1, 2, 3, 4}), 5.0 / 3);
+}
+
+TEST(Statistics, student_t_cdf_matches_tables) {
+  EXPECT_NEAR(student_t_cdf(0, 5), 0.5, 1e-12);
+  EXPECT_NEAR(student_t_cdf(2.015, 5), 0.95, 1e-3);   // t(0.95, 5)
+  EXPECT_NEAR(student_t_cdf(-2.228, 10), 0.025, 1e-3); // t(0.025, 10)
+  EXPECT_NEAR(student_t_cdf(1.96, 1e6), 0.975, 1e-3);  // the normal limit
+}
+
+TEST(Statistics, welch_detects_a_real_difference_only) {
+  std::vector<double> a{1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.00};
+  std::vector<double> b{0.95, 0.96, 0.94, 0.95, 0.97, 0.93, 0.96, 0.94, 0.95, 0.95};
+  WelchResult w = welch_t_test(b, a);
+  EXPECT_LT(w.p_less, 1e-6);
+  EXPECT_LT(w.t, 0);
+  WelchResult same = welch_t_test(a, a);
+  EXPECT_NEAR(same.p_less, 0.5, 1e-9);
+  // Overlapping noisy samples: no significance.
+  std::vector<double> c{1.00, 1.02, 0.98, 1.01, 0.99};
+  std::vector<double> d{0.99, 1.01, 1.00, 0.98, 1.02};
+  EXPECT_GT(welch_t_test(c, d).p_less, 0.05);
+  // Known value: t = -3.03 / sqrt(2 * 9.1667 / 10) = -2.2378 with 18 degrees
+  // of freedom; a t table gives a one-sided p of 0.0191.
+  std::vector<double> e{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, f{3.03, 4.03, 5.03, 6.03, 7.03, 8.03, 9.03, 10.03, 11.03, 12.03};
+  WelchResult k = welch_t_test(e, f);
+  EXPECT_NEAR(k.t, -2.2378, 1e-3);
+  EXPECT_NEAR(k.dof, 18, 1e-9);
+  EXPECT_NEAR(k.p_less, 0.0191, 5e-4);
+}
+
+TEST(Command, words_split_like_a_shell_without_expanding) {
+  auto w = split_words("cmake --build 'dir with space' -- \"VERBOSE=1\" a\\ b $HOME");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(*w, (std::vector<std::string>{"cmake", "--build", "dir with space", "--", "VERBOSE=1", "a b", "$HOME"}));
+  EXPECT_FALSE(split_words("echo 'open").ok());
+  EXPECT_FALSE(split_words("   ").ok());
+}
+
+TEST(Command, placeholders) {
+  std::map<std::string, std::string> v{{"workdir", "/w"}, {"controls", "/w/c"}, {"gpu", "1"}, {"param:x", "2.5"}};
+  EXPECT_EQ(*fill_placeholders("{workdir}/b --x={param:x} gpu{gpu}", v), "/w/b --x=2.5 gpu1");
+  EXPECT_EQ(*fill_placeholders("awk '{print $1}'", v), "awk '{print $1}'"); // not a placeholder
+  EXPECT_FALSE(fill_placeholders("{param:y}", v).ok());
+  auto sh = command_argv("make -C {workdir} && ./run", v, true);
+  ASSERT_TRUE(sh.ok());
+  EXPECT_EQ(*sh, (std::vector<std::string>{"/bin/sh", "-c", "make -C /w && ./run"}));
+}
+
+TEST(Params, kinds_defaults_and_errors) {
+  auto r = parse_param("x=range:1:20:0.5");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->values.size(), 39u);
+  EXPECT_EQ(r->values.front(), "1");
+  EXPECT_EQ(r->values.back(), "20");
+  EXPECT_FALSE(r->knockable);
+  auto c = parse_param("mode=choice:a,b,c,default=b");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->default_index, 1);
+  auto l = parse_param("z=literal:on,knockout=0.5");
+  ASSERT_TRUE(l.ok());
+  EXPECT_TRUE(l->knockable);
+  EXPECT_DOUBLE_EQ(l->knockout, 0.5);
+  EXPECT_FALSE(parse_param("x=range:5:1:1").ok());
+  EXPECT_FALSE(parse_param("x=range:1:5").ok());
+  EXPECT_FALSE(parse_param("x=sometimes:1").ok());
+  EXPECT_FALSE(parse_param("x=choice:a,b,default=c").ok());
+  EXPECT_FALSE(parse_param("z=literal:on,knockout=2").ok());
+  EXPECT_FALSE(parse_param("=choice:a").ok());
+}
+
+TEST(Candidates, canonical_round_trip_and_controls) {
+  SearchSpace s;
+  s.compiler_space = "ptxas-13";
+  Dimension opt{DimensionKind::option, "maxrregcount", "", {"64", "128"}, true, 0.5, 0};
+  Dimension dir{DimensionKind::directive, "maxnreg", "k", {"32", "96"}, true, 0.5, 0};
+  s.dimensions = {opt, dir, *parse_param("x=choice:1,2")};
+  Candidate c = s.default_candidate();
+  EXPECT_EQ(s.canonical(c), "param:x=1");
+  c.genes[0] = 1;
+  c.genes[1] = 0;
+  std::string key = s.canonical(c);
+  EXPECT_EQ(key, "maxrregcount=128;k:maxnreg=32;param:x=1");
+  auto back = s.parse(key);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, c);
+  auto set = s.controls(c);
+  EXPECT_EQ(set.options.at("maxrregcount"), "128");
+  EXPECT_EQ(set.kernels.at("k").at("maxnreg"), "32");
+  EXPECT_EQ(s.param(c, "x"), "1");
+  EXPECT_FALSE(s.parse("maxrregcount=7").ok());
+  EXPECT_FALSE(s.parse("nope=1").ok());
+}
+
+TEST(Objectives, metric_extraction) {
+  auto o = metric_objective("time_ms: ([0-9.]+)");
+  ASSERT_TRUE(o.ok());
+  EXPECT_DOUBLE_EQ(*extract_metric(*o, "warmup\ntime_ms: 1.5\ntime_ms: 1.25\n"), 1.25);
+  EXPECT_FALSE(extract_metric(*o, "no number here").ok());
+  EXPECT_FALSE(metric_objective("time_ms: [0-9.]+").ok()); // no capture group
+  EXPECT_FALSE(metric_objective("(").ok());
+  EXPECT_FALSE(builtin_objective("ptxas:speed").ok());
+  EXPECT_TRUE(builtin_objective("ptxas:spill-stores")->deterministic());
+}
+
+namespace {
+// A noise-free separable function over a params-only space.
+SearchSpace xy_space() {
+  SearchSpace s;
+  s.dimensions = {*parse_param("x=range:1:20:0.5,default=10"), *parse_param("y=choice:1,2,3,default=2")};
+  return s;
+}
+EvaluateBatch xy_eval(const SearchSpace& s, int* calls, bool fail_some = false) {
+  return [&s, calls, fail_some](const std::vector<Candidate>& batch, int) {
+    std::vector<Evaluation> out;
+    for (const auto& c : batch) {
+      ++*calls;
+      double x = std::stod(s.param(c, "x")), y = std::stod(s.param(c, "y"));
+      Evaluation e;
+      if (fail_some && y == 3 && x > 15) {
+        e.reason = "crashed";
+      } else {
+        e.valid = true;
+        e.objectives = {x * x + y};
+      }
+      out.push_back(e);
+    }
+    return out;
+  };
+}
+} // namespace
+
+TEST(Search, ga_minimises_x_squared_plus_y) {
+  SearchSpace s = xy_space();
+  int calls = 0;
+  SearchConfig cfg;
+  cfg.budget = 60;
+  auto r = genetic_search(s, cfg, xy_eval(s, &calls, true));
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_EQ(s.canonical(r.evaluated[r.best[0]].candidate), "param:x=1;param:y=1");
+  EXPECT_EQ(calls, int(r.evaluated.size())); // never paid twice
+  EXPECT_LE(calls, 60);
+  EXPECT_EQ(s.canonical(r.evaluated[0].candidate), "param:x=10;param:y=2"); // the default first
+}
+
+TEST(Search, invalid_candidates_never_stop_the_search) {
+  SearchSpace s = xy_space();
+  int calls = 0;
+  SearchConfig cfg;
+  cfg.budget = 40;
+  auto r = genetic_search(s, cfg, [&](const std::vector<Candidate>& batch, int) {
+    std::vector<Evaluation> out;
+    for (const auto& c : batch) {
+      ++calls;
+      Evaluation e;
+      e.valid = s.param(c, "y") != "2" || s.canonical(c) == "param:x=10;param:y=2";
+      if (e.valid) e.objectives = {std::stod(s.param(c, "x"))};
+      else e.reason = "wrong answer";
+      out.push_back(e);
+    }
+    return out;
+  });
+  EXPECT_EQ(int(r.evaluated.size()), 40);
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_TRUE(r.evaluated[r.best[0]].evaluation.valid);
+}
+
+TEST(Search, nsga_front_is_the_non_dominated_set) {
+  std::vector<Evaluated> all(5);
+  std::vector<std::vector<double>> objectives{{1, 5}, {2, 2}, {5, 1}, {3, 3}, {6, 6}};
+  for (std::size_t i = 0; i < all.size(); ++i) all[i].evaluation = Evaluation{true, objectives[i], ""};
+  auto front = best_of(all);
+  EXPECT_EQ(front, (std::vector<std::size_t>{0, 1, 2}));
+  auto order = nsga_order(all, {0, 1, 2, 3, 4});
+  EXPECT_EQ(order[3], 3u);
+  EXPECT_EQ(order[4], 4u);
+  // Extremes of the front come first (infinite crowding distance).
+  EXPECT_EQ(order[2], 1u);
+}
+
+TEST(Search, ga_beats_random_search_on_synthetic_problems) {
+  // The median over seeds of evaluations needed to reach 95 % of the
+  // possible improvement, with 0.5 % noise and 10 % failing candidates.
+  for (const auto& p : synthetic_problems()) {
+    auto q = measure_search_quality(p, 30, 64, 0.005);
+    EXPECT_LT(q.median_evals_ga, q.median_evals_random) << p.name;
+    EXPECT_GT(q.reached_ga, q.reached_random + 0.2) << p.name;
+  }
+}
