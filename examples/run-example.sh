@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# The main job on the bundled example (examples/stencil): build it through
-# ciq-nvcc with CMake, store a tuned control set for its kernel, rebuild,
-# and show ptxas applying it (the register count before and after). Where a
-# GPU is present, the example is also run and timed both ways.
+# The main job: a real tuning run on the bundled example (examples/stencil,
+# a register-pressure 3D stencil built with CMake through ciq-nvcc).
+#
+#   1. build it with CUDACXX=ciq-nvcc (empty cache: plain ptxas);
+#   2. ciq-tuner searches ptxas controls for its kernel: with a GPU it
+#      measures the kernel's time (and checks its result against a CPU
+#      reference), without one it minimises the bytes ptxas spills;
+#   3. the verified winner is shipped to the cache, and an ordinary rebuild
+#      applies it (ptxas' register and spill report before and after).
 #
 #   examples/run-example.sh [BIN_DIR]      (default: build/bin)
+#   CIQ_EXAMPLE_BUDGET=N                   evaluations (default 24)
+#   CIQ_EXAMPLE_OBJECTIVE=gpu|ptxas        force an objective (default: gpu if nvidia-smi sees one)
 #
 # Uses a private cache under $CIQ_EXAMPLE_DIR (default /tmp/ciq-example), so
 # your own cache is left alone.
@@ -13,38 +20,52 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(cd "${1:-$root/build/bin}" && pwd)
 cuda=${CUDA_HOME:-/usr/local/cuda}
 work=${CIQ_EXAMPLE_DIR:-/tmp/ciq-example}
+budget=${CIQ_EXAMPLE_BUDGET:-24}
 export PATH="$bin:$cuda/bin:$PATH"
 export CIQ_CACHE_DIR="$work/cache"
 export CIQ_REAL_NVCC="$cuda/bin/nvcc"
 rm -rf "$work" && mkdir -p "$work"
 
-step() { printf '\n== %s\n' "$*"; }
-registers() { grep -E "Compiling entry function|Used [0-9]+ registers|spill" "$1" | sed 's/^/   /'; }
+objective=${CIQ_EXAMPLE_OBJECTIVE:-}
+if [[ -z $objective ]]; then
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then objective=gpu; else objective=ptxas; fi
+fi
 
-step "1. Build the example with CUDACXX=ciq-nvcc (empty cache: plain ptxas)"
+step() { printf '\n== %s\n' "$*"; }
+report() { grep -E "Used [0-9]+ registers|spill stores" "$1" | sed 's/^ */   /' | head -4; }
+
+step "1. Build examples/stencil with CUDACXX=ciq-nvcc (nothing cached yet: plain ptxas)"
 CUDACXX="$bin/ciq-nvcc" cmake -S "$root/examples/stencil" -B "$work/build" >"$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/build" -- VERBOSE=1 >"$work/build1.log" 2>&1 || { cat "$work/build1.log"; exit 1; }
-registers "$work/build1.log"
+report "$work/build1.log"
 
-step "2. Store a control set for the stencil kernel (maxnreg=128)"
-nvcc -arch=sm_90a -ptx "$root/examples/stencil/stencil.cu" -o "$work/stencil.ptx"
-kernel=$(grep -oE '\.entry [A-Za-z0-9_]+' "$work/stencil.ptx" | head -1 | cut -d' ' -f2)
-ciq-cache put --ptx "$work/stencil.ptx" --arch sm_90a --set "$kernel:maxnreg=128"
-
-step "3. Rebuild: ciq-ptxas finds the entry and applies it"
-touch "$root/examples/stencil/stencil.cu"
-cmake --build "$work/build" -- VERBOSE=1 >"$work/build2.log" 2>&1 || { cat "$work/build2.log"; exit 1; }
-registers "$work/build2.log"
-ciq-cache stats | sed 's/^/   /'
-
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  step "4. Run it on the GPU: tuned build, then the default build (CIQ_DISABLE=1)"
-  "$work/build/stencil" --check --repeats 100
-  cp "$work/build/stencil" "$work/stencil-tuned"
-  touch "$root/examples/stencil/stencil.cu"
-  CIQ_DISABLE=1 cmake --build "$work/build" >/dev/null 2>&1
-  "$work/build/stencil" --check --repeats 100
+build="cmake --build $work/build --clean-first"
+if [[ $objective == gpu ]]; then
+  step "2. Tune the stencil kernel on the GPU: its median time, checked against a CPU reference ($budget evaluations)"
+  args=(--bench "$work/build/stencil --repeats 30" --metric 'time_ms: ([0-9.]+)'
+        --check "$work/build/stencil --check --repeats 1" --repeats 3)
 else
-  step "4. No GPU here: the example is built, not run"
+  step "2. No GPU here: tune the stencil kernel for the fewest spilled bytes ptxas reports ($budget evaluations)"
+  args=(--objective ptxas:spill-stores)
 fi
+ciq-tuner run --build "$build" "${args[@]}" --kernels '*stencil25*' --budget "$budget" --out "$work/run" --json |
+  tail -n 1 | tee "$work/summary.json"
+
+step "3. An ordinary rebuild: ciq-ptxas finds the shipped entry and applies it"
+cmake --build "$work/build" --clean-first -- VERBOSE=1 >"$work/build2.log" 2>&1 || { cat "$work/build2.log"; exit 1; }
+report "$work/build2.log"
+ciq-cache list --kernels '*stencil25*' | sed 's/^/   /'
+ciq-cache stats | grep -E "^  (hit|applied|miss)" | sed 's/^/ /' || true
+
+if [[ $objective == gpu ]]; then
+  step "4. Tuned against default, in fresh processes"
+  cp "$work/build/stencil" "$work/stencil-tuned"
+  CIQ_DISABLE=1 cmake --build "$work/build" --clean-first >/dev/null 2>&1
+  cp "$work/build/stencil" "$work/stencil-default"
+  for i in 1 2 3; do
+    printf '   default %s   tuned %s\n' "$("$work/stencil-default" --repeats 50 | sed -n 's/time_ms: //p')" \
+      "$("$work/stencil-tuned" --repeats 50 | sed -n 's/time_ms: //p')"
+  done
+fi
+printf '\nRun directory: %s/run (journal.jsonl, results.csv, best.controls, summary.json)\n' "$work"

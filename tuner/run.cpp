@@ -231,6 +231,23 @@ int run_tuning(TuneOptions o) {
   auto result = genetic_search(*space, o.search, batch);
   progress.finish();
 
+  // Deterministic objectives: drop every knob of the best that does not
+  // earn its place (a tie on spills must not ship an -O0 along with it).
+  bool deterministic = std::all_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.deterministic(); });
+  if (deterministic && result.best.size() == 1) {
+    const Evaluated& top = result.evaluated[result.best[0]];
+    Candidate pruned = prune(*space, top.candidate, top.evaluation, batch, top.generation + 1);
+    if (!(pruned == top.candidate)) {
+      std::fprintf(stderr, "ciq-tuner: pruned the winner to %s\n", space->canonical(pruned).c_str());
+      for (std::size_t i = 0; i < evaluator.records().size(); ++i) {
+        const auto& r = evaluator.records()[i];
+        if (r.candidate == space->canonical(pruned)) {
+          result.evaluated.push_back(Evaluated{pruned, r.evaluation, r.generation});
+          result.best = {result.evaluated.size() - 1};
+        }
+      }
+    }
+  }
   const auto& records = evaluator.records();
   auto find_record = [&](const std::string& key) -> const EvalRecord* {
     for (const auto& r : records)

@@ -10,6 +10,12 @@ namespace ciq::tuner {
 
 namespace {
 
+int set_genes(const Candidate& c) {
+  int n = 0;
+  for (const auto& g : c.genes) n += g.has_value();
+  return n;
+}
+
 bool dominates(const Evaluation& a, const Evaluation& b) {
   bool better = false;
   for (std::size_t i = 0; i < a.objectives.size(); ++i) {
@@ -125,8 +131,11 @@ std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vect
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
     if (rank[a] != rank[b]) return rank[a] < rank[b];
+    const auto& oa = all[valid[a]].evaluation.objectives;
+    const auto& ob = all[valid[b]].evaluation.objectives;
+    if (oa == ob) return set_genes(all[valid[a]].candidate) < set_genes(all[valid[b]].candidate);
     if (crowd[a] != crowd[b]) return crowd[a] > crowd[b];
-    return all[valid[a]].evaluation.objectives < all[valid[b]].evaluation.objectives;
+    return oa < ob;
   });
   std::vector<std::size_t> out;
   for (auto o : order) out.push_back(valid[o]);
@@ -139,16 +148,29 @@ std::vector<std::size_t> best_of(const std::vector<Evaluated>& all) {
   for (std::size_t i = 0; i < all.size(); ++i)
     if (all[i].evaluation.valid) valid.push_back(i);
   if (valid.empty()) return {};
+  // Ties go to the candidate that sets fewer knobs: nothing it does not need.
+  auto simpler = [&](std::size_t a, std::size_t b) { return set_genes(all[a].candidate) < set_genes(all[b].candidate); };
   if (all[valid[0]].evaluation.objectives.size() == 1) {
     auto best = *std::min_element(valid.begin(), valid.end(), [&](auto a, auto b) {
-      return all[a].evaluation.objectives[0] < all[b].evaluation.objectives[0];
+      if (all[a].evaluation.objectives[0] != all[b].evaluation.objectives[0])
+        return all[a].evaluation.objectives[0] < all[b].evaluation.objectives[0];
+      return simpler(a, b);
     });
     return {best};
   }
   auto rank = ranks_of(all, valid);
   std::vector<std::size_t> front;
-  for (std::size_t i = 0; i < valid.size(); ++i)
-    if (rank[i] == 0) front.push_back(valid[i]);
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    if (rank[i] != 0) continue;
+    // Of candidates with identical objectives keep only the simplest.
+    bool duplicate = false;
+    for (auto& f : front)
+      if (all[f].evaluation.objectives == all[valid[i]].evaluation.objectives) {
+        if (simpler(valid[i], f)) f = valid[i];
+        duplicate = true;
+      }
+    if (!duplicate) front.push_back(valid[i]);
+  }
   return front;
 }
 
@@ -256,6 +278,31 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
   }
   result.best = best_of(result.evaluated);
   return result;
+}
+
+Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluation& score, const EvaluateBatch& evaluate,
+                int generation) {
+  Candidate best = winner;
+  Evaluation best_score = score;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (std::size_t i = 0; i < best.genes.size(); ++i) {
+      if (!best.genes[i] || !space.dimensions[i].knockable) continue;
+      Candidate trial = best;
+      trial.genes[i].reset();
+      Evaluation e = evaluate({trial}, generation).front();
+      if (!e.valid) continue;
+      bool no_worse = true;
+      for (std::size_t k = 0; k < e.objectives.size(); ++k) no_worse &= e.objectives[k] <= best_score.objectives[k];
+      if (no_worse) {
+        best = trial;
+        best_score = e;
+        changed = true;
+      }
+    }
+  }
+  return best;
 }
 
 SearchResult random_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate) {
