@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <dirent.h>
+#include <functional>
 #include <set>
 
 namespace ciq::spaces {
@@ -134,7 +135,8 @@ static Result<std::vector<std::string>> space_files(const std::string& dir) {
   return files;
 }
 
-Result<std::optional<Space>> find_space(const std::string& dir, std::string_view tool, std::string_view release) {
+// The first space file in `dir` (in name order) that `wanted` accepts.
+static Result<std::optional<Space>> first_space(const std::string& dir, const std::function<bool(const Space&)>& wanted) {
   auto files = space_files(dir);
   if (!files) return files.error();
   for (const auto& f : *files) {
@@ -142,22 +144,20 @@ Result<std::optional<Space>> find_space(const std::string& dir, std::string_view
     if (!text) return text.error();
     auto space = parse_space(*text, f);
     if (!space) return space.error();
-    if (space->covers(tool, release)) return std::optional<Space>(std::move(*space));
+    if (wanted(*space)) return std::optional<Space>(std::move(*space));
   }
   return std::optional<Space>{};
 }
 
+Result<std::optional<Space>> find_space(const std::string& dir, std::string_view tool, std::string_view release) {
+  return first_space(dir, [&](const Space& s) { return s.covers(tool, release); });
+}
+
 Result<Space> load_space(const std::string& dir, std::string_view name) {
-  auto files = space_files(dir);
-  if (!files) return files.error();
-  for (const auto& f : *files) {
-    auto text = read_file(f);
-    if (!text) return text.error();
-    auto space = parse_space(*text, f);
-    if (!space) return space.error();
-    if (space->name == name) return std::move(*space);
-  }
-  return make_error("not-found", "no space called '" + std::string(name) + "' in " + dir);
+  auto found = first_space(dir, [&](const Space& s) { return s.name == name; });
+  if (!found) return found.error();
+  if (!*found) return make_error("not-found", "no space called '" + std::string(name) + "' in " + dir);
+  return std::move(**found);
 }
 
 static bool in_range(const Knob& knob, std::string_view v) {

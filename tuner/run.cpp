@@ -20,12 +20,6 @@ namespace ciq::tuner {
 
 namespace {
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 std::string percent(double from, double to) {
   if (from == 0 || !std::isfinite(from) || !std::isfinite(to)) return "";
   char buf[32];
@@ -71,12 +65,12 @@ public:
     std::string line = "ciq-tuner: [gen " + std::to_string(r.generation) + "] " + std::to_string(done_) + "/" +
                        std::to_string(budget_) + " ";
     if (r.evaluation.valid) {
-      line += num(shown(o_, r, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, r, 0)) : "");
+      line += format_number(shown(o_, r, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, r, 0)) : "");
       if (r.status == "same-code") line += " (same code)";
     } else {
       line += "invalid: " + r.evaluation.reason.substr(0, 80);
     }
-    if (best) line += " | best " + num(shown(o_, *best, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, *best, 0)) : "");
+    if (best) line += " | best " + format_number(shown(o_, *best, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, *best, 0)) : "");
     line += " | " + std::to_string(failed_) + " failed";
     if (fresh > 0 && done_ < budget_) line += " | ETA " + std::to_string(int(eta)) + "s";
     if (from_journal) line += " (from journal)";
@@ -213,8 +207,8 @@ int run_tuning(TuneOptions o) {
     if (!from_journal) {
       append_line(journal_path, r.to_json());
       std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
-      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? num(shown(o, r, k)) : "");
-      row += "," + r.status + "," + csv_field(r.evaluation.reason) + "," + num(r.build_seconds) + "," + num(r.bench_seconds);
+      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
+      row += "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," + format_number(r.bench_seconds);
       append_line(join_path(o.out_dir, "results.csv"), row);
     }
     progress.record(r, from_journal, baseline, best_index == SIZE_MAX ? nullptr : &all[best_index]);
@@ -262,7 +256,7 @@ int run_tuning(TuneOptions o) {
     std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points):\n", front.size());
     for (auto* r : front) {
       std::string values;
-      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values += (k ? ", " : "") + num(shown(o, *r, k));
+      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values += (k ? ", " : "") + format_number(shown(o, *r, k));
       std::fprintf(stderr, "  %s  %s\n", values.c_str(), r->candidate.c_str());
     }
   }
@@ -288,7 +282,7 @@ int run_tuning(TuneOptions o) {
   for (const auto& r : records) invalid += !r.evaluation.valid;
   std::string best_text = winner ? winner->candidate : (front.empty() ? "default" : front.front()->candidate);
   std::fprintf(stderr, "ciq-tuner: %zu evaluations (%d invalid); default %s, best found %s%s\n", records.size(), invalid,
-               num(shown(o, *def, 0)).c_str(), front.empty() ? "-" : num(shown(o, *front.front(), 0)).c_str(),
+               format_number(shown(o, *def, 0)).c_str(), front.empty() ? "-" : format_number(shown(o, *front.front(), 0)).c_str(),
                front.empty() ? "" : percent(shown(o, *def, 0), shown(o, *front.front(), 0)).c_str());
   std::fprintf(stderr, "ciq-tuner: verdict: %s\n", verdict.reason.c_str());
 
@@ -318,10 +312,10 @@ int run_tuning(TuneOptions o) {
   }
 
   std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[0].name) +
-                        ",\"baseline\":" + num(verdict.default_values[0]) + ",\"best\":" + num(verdict.best_values[0]) +
+                        ",\"baseline\":" + format_number(verdict.default_values[0]) + ",\"best\":" + format_number(verdict.best_values[0]) +
                         ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys) +
                         ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
-                        ",\"p_value\":" + num(verdict.p_value) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
+                        ",\"p_value\":" + format_number(verdict.p_value) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
                         ",\"verdict\":" + json_string(verdict.reason) + "}";
   (void)write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;

@@ -17,12 +17,6 @@ namespace ciq::tuner {
 
 namespace {
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 // "NVIDIA H200, 570.86" from nvidia-smi, or "" without a GPU.
 std::pair<std::string, std::string> gpu_and_driver() {
   RunOptions o;
@@ -119,8 +113,8 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   v.better = any_better && !any_worse;
   if (v.better) v.reason = "better than the default";
   else if (any_worse) v.reason = "worse than the default on at least one objective";
-  else v.reason = "not significantly better than the default (p = " + num(v.p_value) + ", minimum effect " +
-                  num(options.min_effect * 100) + " %)";
+  else v.reason = "not significantly better than the default (p = " + format_number(v.p_value) + ", minimum effect " +
+                  format_number(options.min_effect * 100) + " %)";
   return v;
 }
 
@@ -139,7 +133,7 @@ Result<int> ship(const SearchSpace& space, const EvalRecord& winner, const std::
       {"toolkit", trace.empty() ? "" : "ptxas " + trace.front().ptxas_version},
       {"evaluations", std::to_string(evaluations)},
       {"verification", verdict.how + ": " + verdict.reason},
-      {"p_value", num(verdict.p_value)},
+      {"p_value", format_number(verdict.p_value)},
       {"run_dir", options.out_dir},
       {"build_digest", to_hex(xxh128(options.setup.build))},
       {"bench_digest", to_hex(xxh128(options.setup.bench))},
@@ -148,8 +142,8 @@ Result<int> ship(const SearchSpace& space, const EvalRecord& winner, const std::
   for (std::size_t k = 0; k < options.setup.objectives.size(); ++k) {
     std::string name = options.setup.objectives[k].name;
     provenance.emplace_back("objective" + std::to_string(k), name);
-    provenance.emplace_back("baseline" + std::to_string(k), num(verdict.default_values[k]));
-    provenance.emplace_back("tuned" + std::to_string(k), num(verdict.best_values[k]));
+    provenance.emplace_back("baseline" + std::to_string(k), format_number(verdict.default_values[k]));
+    provenance.emplace_back("tuned" + std::to_string(k), format_number(verdict.best_values[k]));
   }
 
   auto store = cache::Store::open_for_writing(options.cache_dir);

@@ -151,6 +151,12 @@ std::string format_key_value(std::string_view key, std::string_view value) {
   return out + '"';
 }
 
+std::string format_number(double value) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", value);
+  return buf;
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -38,6 +38,9 @@ Result<std::vector<KeyValue>> parse_key_values(std::string_view text, std::strin
 /// `key = value` with the value quoted when it needs to be.
 std::string format_key_value(std::string_view key, std::string_view value);
 
+/// A number for people and CSV: up to 6 significant digits ("1.2345", "264").
+std::string format_number(double value);
+
 /// Escapes a string for a JSON string literal (without the quotes).
 std::string json_escape(std::string_view s);
 inline std::string json_string(std::string_view s) { return "\"" + json_escape(s) + "\""; }
