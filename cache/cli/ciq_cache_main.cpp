@@ -1,6 +1,7 @@
 // ciq-cache: inspect and edit the ciq cache. Option parsing only; the work
 // is in commands.cpp.
 #include "cache/cli/commands.h"
+#include "cache/cli/packs.h"
 #include "utils/config.h"
 #include "utils/log.h"
 
@@ -20,6 +21,9 @@ static cl::SubCommand put_cmd("put", "Store a control set for the kernels of a P
 static cl::SubCommand rm_cmd("rm", "Remove records by key prefix");
 static cl::SubCommand verify_cmd("verify", "Check every record and ACF blob; non-zero exit if any is broken");
 static cl::SubCommand gc_cmd("gc", "Remove unreferenced ACF blobs and stale quarantine marks");
+static cl::SubCommand export_cmd("export", "Write entries to a pack file (deterministic text, for review and git)");
+static cl::SubCommand import_cmd("import", "Merge a pack file into the cache (validated; the better result wins)");
+static cl::SubCommand merge_cmd("merge", "Merge two pack files into a third");
 
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache directory (default: $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"),
                                       cl::value_desc("dir"), cl::cat(category), cl::sub(*cl::AllSubCommands));
@@ -28,7 +32,18 @@ static cl::opt<bool> json("json", cl::desc("Print JSON (one object per line) for
 
 static cl::opt<bool> zero("zero", cl::desc("Reset the counters after printing them"), cl::cat(category), cl::sub(stats_cmd));
 static cl::opt<std::string> kernels("kernels", cl::desc("Only records for kernels matching this glob"),
-                                    cl::value_desc("glob"), cl::cat(category), cl::sub(list_cmd));
+                                    cl::value_desc("glob"), cl::cat(category), cl::sub(list_cmd), cl::sub(export_cmd));
+static cl::opt<std::string> output("o", cl::desc("Output pack file ('-' for stdout)"), cl::value_desc("file"), cl::cat(category),
+                                   cl::sub(export_cmd), cl::sub(merge_cmd));
+static cl::opt<std::string> export_space("space", cl::desc("Only entries of this knob space"), cl::value_desc("name"),
+                                         cl::cat(category), cl::sub(export_cmd));
+static cl::opt<std::string> export_gpu("gpu", cl::desc("Only entries tuned on a GPU whose name contains this"), cl::value_desc("text"),
+                                       cl::cat(category), cl::sub(export_cmd));
+static cl::opt<std::string> export_since("since", cl::desc("Only entries created on or after this date (YYYY-MM-DD)"),
+                                         cl::value_desc("date"), cl::cat(category), cl::sub(export_cmd));
+static cl::opt<std::string> import_file(cl::Positional, cl::desc("<pack file>"), cl::Required, cl::sub(import_cmd));
+static cl::opt<bool> dry_run("dry-run", cl::desc("Report what would change; write nothing"), cl::cat(category), cl::sub(import_cmd));
+static cl::list<std::string> merge_inputs(cl::Positional, cl::desc("<pack A> <pack B>"), cl::sub(merge_cmd));
 static cl::opt<std::string> show_key(cl::Positional, cl::desc("<key prefix>"), cl::Required, cl::sub(show_cmd));
 static cl::list<std::string> rm_keys(cl::Positional, cl::desc("<key prefix>..."), cl::sub(rm_cmd));
 static cl::opt<bool> rm_all("all", cl::desc("Remove every record"), cl::cat(category), cl::sub(rm_cmd));
@@ -67,6 +82,9 @@ Examples:
   ciq-cache stats
   ciq-cache verify --fix
   ciq-cache rm 3fa2
+  ciq-cache export -o kernels.ciqpack --kernels '*attention*'
+  ciq-cache import kernels.ciqpack --dry-run
+  ciq-cache merge mine.ciqpack theirs.ciqpack -o team.ciqpack
 
 Run 'ciq-cache <subcommand> --help' for a subcommand's options.
 Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_SPACES_DIR, CIQ_LOG_LEVEL.
@@ -86,7 +104,15 @@ int main(int argc, char** argv) {
   else if (rm_cmd) result = cli::remove_records(dir, rm_keys, rm_all, std::cout);
   else if (verify_cmd) result = cli::verify_cache(dir, fix, json, std::cout);
   else if (gc_cmd) result = cli::collect_garbage(dir, gc_quarantined, json, std::cout);
-  else if (put_cmd) {
+  else if (export_cmd) result = cli::export_pack(dir, {kernels, export_space, export_gpu, export_since}, output, std::cout);
+  else if (import_cmd) result = cli::import_pack(dir, import_file, dry_run, json, std::cout);
+  else if (merge_cmd) {
+    if (merge_inputs.size() != 2) {
+      std::cerr << "ciq-cache: error: merge takes two pack files: ciq-cache merge A B -o C\n";
+      return 2;
+    }
+    result = cli::merge_packs(merge_inputs[0], merge_inputs[1], output, std::cout);
+  } else if (put_cmd) {
     cli::PutRequest request;
     request.ptx_file = ptx;
     request.arch = arch;
