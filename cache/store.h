@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace ciq::cache {
 
@@ -33,6 +35,8 @@ public:
   /// Value under `key`; std::nullopt on a miss.
   Result<std::optional<std::string>> get(Table table, std::string_view key) const;
   Result<void> put(Table table, std::string_view key, std::string_view value);
+  /// Many puts in one transaction (all or nothing).
+  Result<void> put_many(Table table, const std::vector<std::pair<std::string, std::string>>& items);
   /// True when something was removed.
   Result<bool> remove(Table table, std::string_view key);
   /// Calls `visit` for every entry in key order inside one read transaction;

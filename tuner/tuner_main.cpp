@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
   o.setup.repeats = repeats;
   o.setup.kernels = kernels;
   o.setup.jobs = jobs;
-  for (auto g : ciq::split(std::string(gpus), ','))
+  std::string gpu_list = gpus;
+  for (auto g : ciq::split(gpu_list, ','))
     if (!g.empty()) o.setup.gpus.emplace_back(g);
   for (const auto& m : metrics) {
     auto obj = tn::metric_objective(m);

@@ -15,6 +15,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 #include "wrapper/lookup.h"
+#include "wrapper/pack_index.h"
 #include "wrapper/real_tool.h"
 #include "wrapper/trace.h"
 
@@ -55,20 +56,30 @@ class PtxasWrapper {
 public:
   PtxasWrapper(std::string real, std::vector<std::string> args)
       : real_(std::move(real)), args_(std::move(args)), cache_dir_(cache_directory()),
-        controls_file_(env_or_empty("CIQ_CONTROLS")), trace_dir_(env_or_empty("CIQ_TRACE")) {}
+        controls_file_(env_or_empty("CIQ_CONTROLS")), trace_dir_(env_or_empty("CIQ_TRACE")),
+        store_dir_(cache_dir_) {
+    std::string packs = env_or_empty("CIQ_PACKS");
+    for (auto p : split(packs, ':'))
+      if (!p.empty()) packs_.emplace_back(p);
+  }
 
   Outcome run();
+  const std::vector<std::string>& extra_counters() const { return counters_; }
 
 private:
   Result<std::string> read_input(const cache::PtxasInput& input) const;
   Outcome compile(const std::optional<cache::ControlSet>& controls, const std::string& source,
                   std::vector<std::string> keys, std::string controls_error);
   void quarantine(const std::vector<std::string>& keys, const std::string& why);
+  Result<std::optional<LookupResult>> lookup_packs();
   void trace(const RunResult& run, bool applied, const std::string& error);
 
   std::string real_;
   std::vector<std::string> args_;
   std::string cache_dir_, controls_file_, trace_dir_;
+  std::string store_dir_;          // where store_ lives: the cache, or a pack's index
+  std::vector<std::string> packs_; // CIQ_PACKS
+  std::vector<std::string> counters_;
 
   cache::PtxasCommand command_;
   cache::PtxasIdentity identity_;
@@ -83,6 +94,31 @@ private:
 Result<std::string> PtxasWrapper::read_input(const cache::PtxasInput& input) const {
   if (input.is_string) return input.value;
   return read_file(input.value);
+}
+
+Result<std::optional<LookupResult>> PtxasWrapper::lookup_packs() {
+  for (const auto& pack : packs_) {
+    auto index = open_pack_index(cache_dir_, pack);
+    if (!index) {
+      spdlog::warn("ignoring pack {}: {}", pack, index.error().message);
+      counters_.push_back("pack-refused");
+      continue;
+    }
+    auto found = lookup_controls(index->store, module_, context_);
+    if (!found) {
+      spdlog::warn("ignoring pack {}: {}", pack, found.error().message);
+      continue;
+    }
+    if (*found) {
+      spdlog::debug("hit in pack {}", pack);
+      counters_.push_back("pack-hit");
+      store_.reset();
+      store_.emplace(std::move(index->store));
+      store_dir_ = index->directory;
+      return found;
+    }
+  }
+  return std::optional<LookupResult>{};
 }
 
 Outcome PtxasWrapper::run() {
@@ -106,7 +142,7 @@ Outcome PtxasWrapper::run() {
       if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
     } else if (*store) {
       store_.emplace(std::move(**store));
-    } else if (trace_dir_.empty()) {
+    } else if (trace_dir_.empty() && packs_.empty()) {
       return Outcome::pass("no-cache", {"miss"});
     }
   }
@@ -140,11 +176,16 @@ Outcome PtxasWrapper::run() {
       controls = target_kernels(*parsed, module_, env_or_empty("CIQ_KERNELS"));
       if (controls->empty()) controls.reset();
     }
-  } else if (store_) {
-    auto found = lookup_controls(*store_, module_, context_);
+  } else if (store_ || !packs_.empty()) {
+    auto found = store_ ? lookup_controls(*store_, module_, context_) : Result<std::optional<LookupResult>>(std::nullopt);
     if (!found) {
       spdlog::debug("lookup failed: {}", found.error().message);
       if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
+    } else if (!*found) {
+      found = lookup_packs();
+    }
+    if (!found) {
+      // lookup_packs() logs and skips unusable packs; nothing to do here.
     } else if (*found && (*found)->controls.empty() && trace_dir_.empty()) {
       // Tuned before with no gain: the default is what the entry says.
       return Outcome::pass("tuned-default", {"hit"});
@@ -306,7 +347,7 @@ void PtxasWrapper::quarantine(const std::vector<std::string>& /*matched*/, const
   std::vector<Hash128> keys{cache::module_key(module_, context_)};
   for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
   store_.reset(); // one environment per process: reopen it writable
-  auto store = cache::Store::open_for_writing(cache_dir_);
+  auto store = cache::Store::open_for_writing(store_dir_);
   if (!store) {
     spdlog::warn("cannot quarantine: {}", store.error().message);
     return;
@@ -384,6 +425,7 @@ void run_ciq_ptxas(int argc, char** argv) {
   {
     PtxasWrapper wrapper(real, args);
     outcome = wrapper.run();
+    outcome.counters.insert(outcome.counters.end(), wrapper.extra_counters().begin(), wrapper.extra_counters().end());
   }
   cache::bump_counters(cache_directory(), [&] {
     auto c = outcome.counters;
