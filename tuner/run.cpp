@@ -315,7 +315,7 @@ int run_tuning(TuneOptions o) {
                         ",\"baseline\":" + format_number(verdict.default_values[0]) + ",\"best\":" + format_number(verdict.best_values[0]) +
                         ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys) +
                         ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
-                        ",\"p_value\":" + format_number(verdict.p_value) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
+                        ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
                         ",\"verdict\":" + json_string(verdict.reason) + "}";
   (void)write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;

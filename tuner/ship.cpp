@@ -133,7 +133,7 @@ Result<int> ship(const SearchSpace& space, const EvalRecord& winner, const std::
       {"toolkit", trace.empty() ? "" : "ptxas " + trace.front().ptxas_version},
       {"evaluations", std::to_string(evaluations)},
       {"verification", verdict.how + ": " + verdict.reason},
-      {"p_value", format_number(verdict.p_value)},
+      {"p_value", verdict.how == "welch" ? format_number(verdict.p_value) : "n/a (deterministic objective)"},
       {"run_dir", options.out_dir},
       {"build_digest", to_hex(xxh128(options.setup.build))},
       {"bench_digest", to_hex(xxh128(options.setup.bench))},

@@ -64,10 +64,14 @@ statistical significance, and writes them to the cache ciq-nvcc/ciq-ptxas
 read, with their provenance.
 
 Examples:
-  # GPU benchmark: build into a scratch dir per evaluation, time, check.
-  ciq-tuner run --build 'cmake --build {workdir}/b' \
-      --bench '{workdir}/b/stencil' --metric 'time_ms: ([0-9.]+)' \
-      --check '{workdir}/b/stencil --check' --budget 32
+  # GPU benchmark: build into the evaluation's scratch dir, time, check.
+  ciq-tuner run --build 'ciq-nvcc -O3 -arch=sm_90a stencil.cu -o {workdir}/stencil' \
+      --bench '{workdir}/stencil' --metric 'time_ms: ([0-9.]+)' \
+      --check '{workdir}/stencil --check' --budget 32
+
+  # A CMake project built in place (recompiled for every candidate).
+  ciq-tuner run --build 'cmake --build build --clean-first' \
+      --bench 'build/bench' --metric 'ms=([0-9.]+)' --kernels '*attention*'
 
   # No GPU: minimise spilled bytes that ptxas reports.
   ciq-tuner run --build 'ciq-nvcc -arch=sm_90a -cubin k.cu -o {workdir}/k.cubin' \
