@@ -6,6 +6,7 @@
 #include "tuner/statistics.h"
 #include "utils/config.h"
 #include "utils/files.h"
+#include "utils/process.h"
 #include "utils/text.h"
 
 #include <chrono>
@@ -127,6 +128,12 @@ int run_tuning(TuneOptions o) {
     o.out_dir = name;
   }
   if (auto abs = real_path(dir_name(o.out_dir))) o.out_dir = join_path(*abs, base_name(o.out_dir));
+  // Interrupted: stop the commands in flight too (they run in their own
+  // process groups), and say how to continue. The journal already holds
+  // every finished evaluation.
+  static std::string interrupt_message;
+  interrupt_message = "\nciq-tuner: interrupted; continue with: ciq-tuner run --resume " + o.out_dir + "\n";
+  kill_children_on_interrupt(interrupt_message.c_str());
   o.setup.run_dir = o.out_dir;
   std::string journal_path = join_path(o.out_dir, "journal.jsonl");
   std::vector<EvalRecord> journal;

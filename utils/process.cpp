@@ -3,6 +3,7 @@
 #include "utils/files.h"
 
 #include <cerrno>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -56,6 +57,47 @@ Error exec_replace(const std::string& path, const std::vector<std::string>& argv
   auto args = c_argv(argv);
   ::execv(path.c_str(), args.data());
   return make_error("exec", "cannot run '" + path + "': " + std::strerror(errno));
+}
+
+namespace {
+// Process groups of running children, for the interrupt handler: a fixed
+// table of atomics, because a signal handler may not take locks.
+constexpr int k_child_slots = 256;
+std::atomic<pid_t> g_child_groups[k_child_slots];
+const char* g_interrupt_message = nullptr;
+
+void track_child(pid_t pid) {
+  for (auto& slot : g_child_groups) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void untrack_child(pid_t pid) {
+  for (auto& slot : g_child_groups) {
+    pid_t expected = pid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+extern "C" void on_interrupt(int sig) {
+  for (auto& slot : g_child_groups)
+    if (pid_t pid = slot.load(); pid > 0) ::kill(-pid, SIGKILL);
+  if (g_interrupt_message) {
+    ssize_t ignored = ::write(2, g_interrupt_message, std::strlen(g_interrupt_message));
+    (void)ignored;
+  }
+  std::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+} // namespace
+
+void kill_children_on_interrupt(const char* message) {
+  g_interrupt_message = message;
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
 
 std::string RunResult::describe() const {
@@ -137,6 +179,7 @@ Result<RunResult> run_process(const RunOptions& options) {
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return make_error("exec", "cannot run '" + options.argv[0] + "': " + std::strerror(rc));
 
+  if (options.own_process_group) track_child(pid);
   RunResult result;
   for (Pipe* p : {&out, &err})
     if (p->fd[1] >= 0) {
@@ -192,13 +235,17 @@ Result<RunResult> run_process(const RunOptions& options) {
     pid_t w = ::waitpid(pid, &status, options_flags);
     if (w == pid) break;
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return make_error("exec", std::string("waitpid failed: ") + std::strerror(errno));
+    if (w < 0) {
+      untrack_child(pid);
+      return make_error("exec", std::string("waitpid failed: ") + std::strerror(errno));
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       kill_child();
       continue;
     }
     ::usleep(2000);
   }
+  if (options.own_process_group) untrack_child(pid);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   else result.exit_code = WEXITSTATUS(status);

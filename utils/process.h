@@ -51,6 +51,13 @@ struct RunResult {
 /// Runs a child to completion. Fails only when it cannot be started.
 Result<RunResult> run_process(const RunOptions& options);
 
+/// From now on, SIGINT/SIGTERM/SIGHUP kill the process groups of every child
+/// run_process() started with own_process_group (they do not get the
+/// terminal's signal themselves), write `message` to stderr, and end this
+/// process by the same signal. Without it, an interrupted tuner would leave
+/// its benchmark running on the GPU.
+void kill_children_on_interrupt(const char* message);
+
 /// Ends this process the way the child ended: same exit code, or the same
 /// signal re-raised (default action), so callers see what they would have
 /// seen without the wrapper.

@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Starts a command, waits until its benchmark has started (DIR/started
+exists), sends the command SIGINT, and reports how many benchmark processes
+(objective.py with --sleep) are still alive a moment later. Exits with the
+command's status."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+workdir, cmd = sys.argv[1], sys.argv[2:]
+p = subprocess.Popen(cmd)
+deadline = time.time() + 60
+while not os.path.exists(os.path.join(workdir, "started")) and time.time() < deadline:
+    time.sleep(0.1)
+time.sleep(0.5)
+p.send_signal(signal.SIGINT)
+status = p.wait()
+time.sleep(0.5)
+left = 0
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"objective.py") for a in args) and b"--sleep" in args and workdir.encode() in b" ".join(args):
+            left += 1
+sys.stdout.flush()
+print(f"benchmark processes left: {left}", flush=True)
+sys.exit(0 if status == 0 else 1)
