@@ -232,12 +232,15 @@ int run_tuning(TuneOptions o) {
   auto result = genetic_search(*space, o.search, batch);
   progress.finish();
 
-  // Deterministic objectives: drop every knob of the best that does not
-  // earn its place (a tie on spills must not ship an -O0 along with it).
+  // Drop every knob of the best that does not earn its place (a tie on
+  // spills must not ship an -O0 along with it). Measured objectives allow
+  // a quarter of the minimum effect for noise; the pruned set is what gets
+  // verified against the default.
   bool deterministic = std::all_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.deterministic(); });
-  if (deterministic && result.best.size() == 1) {
+  if (result.best.size() == 1 && result.evaluated[result.best[0]].candidate != space->default_candidate()) {
     const Evaluated& top = result.evaluated[result.best[0]];
-    Candidate pruned = prune(*space, top.candidate, top.evaluation, batch, top.generation + 1);
+    Candidate pruned = prune(*space, top.candidate, top.evaluation, batch, top.generation + 1,
+                             deterministic ? 0.0 : o.min_effect / 4);
     if (!(pruned == top.candidate)) {
       std::fprintf(stderr, "ciq-tuner: pruned the winner to %s\n", space->canonical(pruned).c_str());
       for (std::size_t i = 0; i < evaluator.records().size(); ++i) {

@@ -281,9 +281,8 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
 }
 
 Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluation& score, const EvaluateBatch& evaluate,
-                int generation) {
+                int generation, double tolerance) {
   Candidate best = winner;
-  Evaluation best_score = score;
   bool changed = true;
   while (changed) {
     changed = false;
@@ -293,11 +292,13 @@ Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluat
       trial.genes[i].reset();
       Evaluation e = evaluate({trial}, generation).front();
       if (!e.valid) continue;
+      // Against the original winner's score, so that small losses within
+      // the tolerance cannot add up over several removals.
       bool no_worse = true;
-      for (std::size_t k = 0; k < e.objectives.size(); ++k) no_worse &= e.objectives[k] <= best_score.objectives[k];
+      for (std::size_t k = 0; k < e.objectives.size(); ++k)
+        no_worse &= e.objectives[k] <= score.objectives[k] + tolerance * std::fabs(score.objectives[k]);
       if (no_worse) {
         best = trial;
-        best_score = e;
         changed = true;
       }
     }

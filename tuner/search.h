@@ -56,12 +56,12 @@ SearchResult random_search(const SearchSpace& space, const SearchConfig& config,
 /// lower non-domination rank first, then larger crowding distance.
 std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vector<std::size_t> items);
 
-/// Greedily knocks out knobs of `winner` (scored `score`) while that does
-/// not make any objective worse, re-evaluating each trial: the shipped
-/// control set then holds only knobs that earn their place. For
-/// deterministic objectives, where "not worse" is exact.
+/// Greedily knocks out knobs of `winner` (scored `score`) while no
+/// objective gets worse than the winner's by more than `tolerance`
+/// (relative; 0 for deterministic objectives), re-evaluating each trial:
+/// the shipped control set then holds only knobs that earn their place.
 Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluation& score, const EvaluateBatch& evaluate,
-                int generation);
+                int generation, double tolerance = 0);
 
 /// The best evaluation(s) of `all` (see SearchResult::best); among equal
 /// objectives, the candidate that sets the fewest knobs.

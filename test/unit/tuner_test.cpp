@@ -203,3 +203,30 @@ TEST(Search, ga_beats_random_search_on_synthetic_problems) {
     EXPECT_GT(q.reached_ga, q.reached_random + 0.2) << p.name;
   }
 }
+
+TEST(Search, prune_drops_knobs_that_do_not_earn_their_place) {
+  SearchSpace s;
+  for (const char* name : {"useful", "inert", "harmless"}) {
+    Dimension d{DimensionKind::option, name, "", {"0", "1", "2"}, true, 0.5, 0};
+    s.dimensions.push_back(d);
+  }
+  // `useful` = 2 helps by 10 %; `harmless` = 1 by 0.1 %, which is within a
+  // 0.25 % noise tolerance (dropped) but not within an exact one (kept);
+  // `inert` does nothing (dropped either way).
+  auto cost = [](const Candidate& c) {
+    double f = 1.0;
+    if (c.genes[0] && *c.genes[0] == 2) f -= 0.1;
+    if (c.genes[2] && *c.genes[2] == 1) f -= 0.001;
+    return f;
+  };
+  EvaluateBatch evaluate = [&](const std::vector<Candidate>& batch, int) {
+    std::vector<Evaluation> out;
+    for (const auto& c : batch) out.push_back(Evaluation{true, {cost(c)}, ""});
+    return out;
+  };
+  Candidate winner;
+  winner.genes = {2, 1, 1};
+  Evaluation score{true, {cost(winner)}, ""};
+  EXPECT_EQ(s.canonical(prune(s, winner, score, evaluate, 0, 0.0)), "useful=2;harmless=1");
+  EXPECT_EQ(s.canonical(prune(s, winner, score, evaluate, 0, 0.0025)), "useful=2");
+}
