@@ -14,7 +14,7 @@
 
 namespace ciq::tuner {
 
-inline constexpr const char* k_tuner_version = "ciq-tuner 0.1.0";
+inline constexpr const char* k_tuner_version = "ciq-tuner " CIQ_VERSION;
 
 struct TuneOptions {
   TuningSetup setup;

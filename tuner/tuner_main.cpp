@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/InitLLVM.h>
+#include <llvm/Support/raw_ostream.h>
 
 using namespace llvm;
 namespace tn = ciq::tuner;
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   std::vector<const char*> cargv;
   for (const auto& a : args) cargv.push_back(a.c_str());
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
   cl::ParseCommandLineOptions(int(cargv.size()), cargv.data(), overview);
   ciq::setup_logging("ciq-tuner", "warn");
 

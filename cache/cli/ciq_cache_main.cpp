@@ -8,6 +8,7 @@
 #include <iostream>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/InitLLVM.h>
+#include <llvm/Support/raw_ostream.h>
 
 using namespace llvm;
 namespace cli = ciq::cache::cli;
@@ -93,6 +94,7 @@ Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_SPACES_DIR, CIQ_LOG_LEVEL.
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-cache (ciq) " CIQ_VERSION "\n"; });
   cl::ParseCommandLineOptions(argc, argv, overview);
   ciq::setup_logging("ciq-cache", "warn");
 

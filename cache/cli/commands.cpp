@@ -12,6 +12,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -206,8 +207,18 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
         << "ACF blobs         " << blobs << "\n"
         << "quarantined       " << quarantined << "\n"
         << "database size     " << bytes << " bytes\n";
-    if (counters->empty()) out << "no compiles counted yet\n";
-    else out << "counters (wrappers)\n";
+    if (counters->empty()) {
+      out << "no compiles counted yet\n";
+    } else {
+      auto count = [&](const char* k) { auto it = counters->find(k); return it == counters->end() ? 0.0 : double(it->second); };
+      double lookups = count("hit") + count("miss");
+      if (lookups > 0) {
+        char rate[64];
+        std::snprintf(rate, sizeof rate, "%.1f %% of %.0f lookups", 100 * count("hit") / lookups, lookups);
+        out << "hit rate          " << rate << "\n";
+      }
+      out << "counters (wrappers)\n";
+    }
     for (const auto& [k, v] : *counters) out << "  " << k << std::string(k.size() < 32 ? 32 - k.size() : 1, ' ') << v << "\n";
   }
   if (zero) return reset_counters(cache_dir);
