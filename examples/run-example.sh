@@ -11,6 +11,7 @@
 #
 #   examples/run-example.sh [BIN_DIR]      (default: build/bin)
 #   CIQ_EXAMPLE_BUDGET=N                   evaluations (default 24)
+#   CIQ_EXAMPLE_VERIFY_RUNS=N              interleaved pairs when verifying (default 10)
 #   CIQ_EXAMPLE_OBJECTIVE=gpu|ptxas        force an objective (default: gpu if nvidia-smi sees one)
 #
 # Uses a private cache under $CIQ_EXAMPLE_DIR (default /tmp/ciq-example), so
@@ -49,7 +50,8 @@ else
   step "2. No GPU here: tune the stencil kernel for the fewest spilled bytes ptxas reports ($budget evaluations)"
   args=(--objective ptxas:spill-stores)
 fi
-ciq-tuner run --build "$build" "${args[@]}" --kernels '*stencil25*' --budget "$budget" --out "$work/run" --json |
+ciq-tuner run --build "$build" "${args[@]}" --kernels '*stencil25*' --budget "$budget" \
+  --verify-runs "${CIQ_EXAMPLE_VERIFY_RUNS:-10}" --out "$work/run" --json |
   tail -n 1 | tee "$work/summary.json"
 
 step "3. An ordinary rebuild: ciq-ptxas finds the shipped entry and applies it"
