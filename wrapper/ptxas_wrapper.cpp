@@ -29,6 +29,8 @@ namespace ciq::wrapper {
 
 namespace {
 
+constexpr unsigned k_watchdog_seconds = 5;
+
 // What the wrapper decided: run the real ptxas unchanged (and why), or it
 // already ran ptxas and must end the way that run ended.
 struct Outcome {
@@ -305,6 +307,7 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
   options.argv = argv;
   options.capture_stdout = options.capture_stderr = true;
   spdlog::debug("running: {}", fmt::join(argv, " "));
+  ::alarm(0); // ptxas may take as long as it needs
   auto result = run_process(options);
   if (!result) {
     spdlog::debug("{}", result.error().message);
@@ -415,8 +418,12 @@ void run_ciq_ptxas(int argc, char** argv) {
   std::vector<std::string> plain{real};
   plain.insert(plain.end(), args.begin(), args.end());
   exec_on_crash(real, plain);
+  // Watchdog for ciq's own work (the lookup takes milliseconds); disarmed
+  // before ptxas runs, and before any exec (alarms survive exec).
+  ::alarm(k_watchdog_seconds);
 
   if (ciq_disabled()) {
+    ::alarm(0);
     Error e = exec_replace(real, plain);
     fatal("ciq-ptxas", e.message);
   }
@@ -434,6 +441,7 @@ void run_ciq_ptxas(int argc, char** argv) {
   }());
   if (outcome.finished) exit_like(*outcome.finished);
   spdlog::debug("passing through unchanged ({})", outcome.pass_reason);
+  ::alarm(0);
   Error e = exec_replace(real, plain);
   fatal("ciq-ptxas", e.message);
 }

@@ -33,6 +33,7 @@ char* g_real = nullptr;
 char** g_argv = nullptr;
 
 extern "C" void on_fatal_signal(int) {
+  ::alarm(0); // a pending watchdog would otherwise kill the real tool after exec
   if (g_real) ::execv(g_real, g_argv);
   ::_exit(127);
 }
@@ -46,7 +47,7 @@ void exec_on_crash(const std::string& real, const std::vector<std::string>& argv
   sa.sa_handler = on_fatal_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM}) ::sigaction(sig, &sa, nullptr);
 }
 
 void fatal(const char* tool, const std::string& message) {

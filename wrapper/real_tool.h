@@ -16,7 +16,9 @@ Result<std::string> find_real_tool(const char* env_var, const std::string& name)
 
 /// From now on, a fatal signal in this process (SIGSEGV, SIGBUS, SIGILL,
 /// SIGFPE, SIGABRT) execs `real` with `argv` instead of crashing, so a bug
-/// in ciq or a damaged cache file cannot break a build.
+/// in ciq or a damaged cache file cannot break a build. So does SIGALRM: the
+/// wrapper arms alarm() as a watchdog while it looks things up, so nothing
+/// (a damaged database, a hung probe) can make it hang a build either.
 void exec_on_crash(const std::string& real, const std::vector<std::string>& argv);
 
 /// Prints "<tool>: error: <message>" to stderr and exits with 127 (the

@@ -9,6 +9,7 @@ the same line to the output file. `--version` prints a ptxas-like version
   FAKE_PTXAS_CRASH=1         die of SIGSEGV
   FAKE_PTXAS_EXIT=N          exit N after doing the work
   FAKE_PTXAS_COPY_INPUT=1    also append the input PTX to the output file
+  FAKE_PTXAS_SLOW_VERSION=S  sleep S seconds before answering --version
 """
 import os
 import signal
@@ -21,6 +22,8 @@ if "--apply-controls" in args and os.environ.get("FAKE_PTXAS_NO_ACF") == "1":
     sys.stderr.write("ptxas fatal   : Unknown option '-apply-controls'\n")
     sys.exit(255)
 if "--version" in args or "-V" in args:
+    import time
+    time.sleep(float(os.environ.get("FAKE_PTXAS_SLOW_VERSION", "0")))
     sys.stdout.write("ptxas: NVIDIA (R) Ptx optimizing assembler (fake)\n"
                      f"Cuda compilation tools, release {release}, V{release}.1\n")
     sys.exit(0)
