@@ -103,7 +103,9 @@ Result<Candidate> candidate_from_controls(const SearchSpace& space, const cache:
           c.genes[i] = int(v);
           return {};
         }
-      return make_error("invalid", "value " + value + " of " + d.label() + " is not in the search domain");
+      std::string domain;
+      for (const auto& v : d.values) domain += (domain.empty() ? "" : ", ") + v;
+      return make_error("invalid", "value " + value + " of " + d.label() + " is not in the search domain (" + domain + ")");
     }
     return make_error("invalid", (kernel.empty() ? knob : kernel + ":" + knob) + " is not a dimension of this search");
   };
