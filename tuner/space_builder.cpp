@@ -12,9 +12,16 @@ namespace {
 
 // Big integer ranges are searched on a coarser grid (at most ~32 values,
 // ends included): neighbouring register caps rarely differ in speed.
+// Block-size knobs (dims) are searched over one-dimensional powers of two.
 std::vector<std::string> search_domain(const spaces::Knob& knob) {
+  if (knob.dims) {
+    std::vector<std::string> out;
+    for (long long v = 32; v <= *knob.hi; v *= 2)
+      if (v >= *knob.lo) out.push_back(std::to_string(v));
+    return out;
+  }
   auto all = knob.domain();
-  if (knob.dims || all.size() <= 32) return all.empty() ? knob.values : all;
+  if (all.size() <= 32) return all;
   std::vector<std::string> out;
   std::size_t stride = (all.size() + 31) / 32;
   for (std::size_t i = 0; i < all.size(); i += stride) out.push_back(all[i]);
@@ -66,7 +73,7 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
       d.knob = knob.name;
       d.values = search_domain(knob);
       d.knockout = 0.7; // most knobs do nothing for a given kernel: start near the default
-      space.dimensions.push_back(std::move(d));
+      if (!d.values.empty()) space.dimensions.push_back(std::move(d));
     }
     for (const auto& kernel : kernels)
       for (const auto& knob : found->knobs) {
@@ -77,7 +84,7 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
         d.kernel = kernel;
         d.values = search_domain(knob);
         d.knockout = 0.7;
-        space.dimensions.push_back(std::move(d));
+        if (!d.values.empty()) space.dimensions.push_back(std::move(d));
       }
   }
   for (const auto& spec : request.params) {
