@@ -150,9 +150,9 @@ Result<int> ship(const SearchSpace& space, const EvalRecord& winner, const std::
   if (!store) return store.error();
   int written = 0;
   auto put = [&](const std::string& hex, cache::Record record) -> Result<void> {
-    Hash128 key;
-    if (!from_hex(hex, key.data(), key.size())) return make_error("invalid", "bad key in the trace: " + hex);
-    std::string k(reinterpret_cast<const char*>(key.data()), key.size());
+    auto key = hex_to_bytes(hex, 16);
+    if (!key) return make_error("invalid", "bad key in the trace: " + hex);
+    const std::string& k = *key;
     if (auto r = store->put(cache::Table::records, k, cache::format_record(record)); !r) return r;
     (void)store->remove(cache::Table::quarantine, k);
     ++written;

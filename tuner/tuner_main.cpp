@@ -89,6 +89,11 @@ Placeholders in commands: {controls} {workdir} {gpu} {param:NAME}.
 Results: <run dir>/journal.jsonl, results.csv, best.controls, summary.json.
 )";
 
+static int fail(const std::string& message) {
+  std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
+  return 1;
+}
+
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   // --resume DIR: re-parse the original command line, then what was given now.
@@ -98,10 +103,7 @@ int main(int argc, char** argv) {
     if (args[i] == "--resume" || args[i] == "-resume") dir = args[i + 1];
     if (dir.empty()) continue;
     auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
-    if (!saved) {
-      std::fprintf(stderr, "ciq-tuner: error: '%s' is not a run directory (%s)\n", dir.c_str(), saved.error().message.c_str());
-      return 1;
-    }
+    if (!saved) return fail("'" + dir + "' is not a run directory (" + saved.error().message + ")");
     std::vector<std::string> merged{args[0]};
     for (auto line : ciq::split(*saved, '\n'))
       if (!line.empty()) merged.emplace_back(line);
@@ -130,23 +132,18 @@ int main(int argc, char** argv) {
     if (!g.empty()) o.setup.gpus.emplace_back(g);
   for (const auto& m : metrics) {
     auto obj = tn::metric_objective(m);
-    if (!obj) { std::fprintf(stderr, "ciq-tuner: error: %s\n", obj.error().message.c_str()); return 1; }
+    if (!obj) return fail(obj.error().message);
     o.setup.objectives.push_back(*obj);
   }
   for (const auto& name : objectives) {
     auto obj = tn::builtin_objective(name);
-    if (!obj) { std::fprintf(stderr, "ciq-tuner: error: %s\n", obj.error().message.c_str()); return 1; }
+    if (!obj) return fail(obj.error().message);
     o.setup.objectives.push_back(*obj);
   }
   for (std::size_t i = 0; i < directions.size(); ++i) {
-    if (directions[i] != "min" && directions[i] != "max") {
-      std::fprintf(stderr, "ciq-tuner: error: --direction must be min or max, not '%s'\n", directions[i].c_str());
-      return 1;
-    }
-    if (i >= o.setup.objectives.size()) {
-      std::fprintf(stderr, "ciq-tuner: error: more --direction values than objectives\n");
-      return 1;
-    }
+    if (directions[i] != "min" && directions[i] != "max")
+      return fail("--direction must be min or max, not '" + directions[i] + "'");
+    if (i >= o.setup.objectives.size()) return fail("more --direction values than objectives");
     o.setup.objectives[i].maximize = directions[i] == "max";
   }
   o.space = space;
@@ -170,9 +167,8 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) o.command_line.emplace_back(argv[i]);
 
   if (budget < 1 || pool < 2 || repeats < 1 || jobs < 1 || verify_runs < 2 || cull < 0 || cull >= 1 || mutate_rate < 0 || mutate_rate > 1) {
-    std::fprintf(stderr, "ciq-tuner: error: need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
-                         "0 <= --cull < 1, 0 <= --mutate-rate <= 1\n");
-    return 1;
+    return fail("need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
+                "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   }
   if (sample_cmd) return tn::sample_space(o, sample_count);
   if (quality_cmd) {

@@ -36,7 +36,7 @@ Result<std::string> read_file(const std::string& path) {
   return content;
 }
 
-static bool write_all(int fd, std::string_view data) {
+bool write_all(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {

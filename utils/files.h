@@ -15,6 +15,9 @@ namespace ciq {
 /// Whole content of `path`; an "io" error names the path and the reason.
 Result<std::string> read_file(const std::string& path);
 
+/// Writes all of `data` to `fd`, retrying short writes and EINTR.
+bool write_all(int fd, std::string_view data);
+
 /// Replaces `path` with `content` atomically (same directory temp + rename).
 Result<void> write_file_atomic(const std::string& path, std::string_view content);
 

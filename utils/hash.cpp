@@ -95,6 +95,16 @@ std::string to_hex(const std::uint8_t* data, std::size_t size) {
   return s;
 }
 
+std::string bytes_to_hex(std::string_view bytes) {
+  return to_hex(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+}
+
+std::optional<std::string> hex_to_bytes(std::string_view hex, std::size_t size) {
+  std::string out(size, '\0');
+  if (!from_hex(hex, reinterpret_cast<std::uint8_t*>(out.data()), size)) return std::nullopt;
+  return out;
+}
+
 static int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;

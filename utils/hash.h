@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,5 +40,17 @@ template <std::size_t N> std::string to_hex(const std::array<std::uint8_t, N>& a
 }
 /// Parses exactly 2*N hex digits; false on anything else.
 bool from_hex(std::string_view hex, std::uint8_t* out, std::size_t size);
+
+// Store keys are raw digest bytes; people and files see them as hex.
+
+/// A digest's bytes as a string (an LMDB key).
+template <std::size_t N> std::string digest_bytes(const std::array<std::uint8_t, N>& d) {
+  return std::string(reinterpret_cast<const char*>(d.data()), N);
+}
+/// Hex of raw key bytes.
+std::string bytes_to_hex(std::string_view bytes);
+/// The `size` raw bytes `hex` spells; std::nullopt unless it is exactly
+/// 2 * size hex digits.
+std::optional<std::string> hex_to_bytes(std::string_view hex, std::size_t size);
 
 } // namespace ciq

@@ -11,7 +11,7 @@ namespace {
 
 // The record under `key` unless it is quarantined or unreadable.
 Result<std::optional<cache::Record>> usable_record(const cache::Store& store, const Hash128& key) {
-  std::string k(reinterpret_cast<const char*>(key.data()), key.size());
+  std::string k = digest_bytes(key);
   auto text = store.get(cache::Table::records, k);
   if (!text) return text.error();
   if (!*text) return std::optional<cache::Record>{};

@@ -13,11 +13,8 @@ namespace ciq::wrapper {
 
 namespace {
 
-std::string raw(const std::string& hex, std::size_t size) {
-  std::string k(size, '\0');
-  from_hex(hex, reinterpret_cast<std::uint8_t*>(k.data()), size);
-  return k;
-}
+// Keys and digests were checked by parse_pack.
+std::string raw(const std::string& hex, std::size_t size) { return hex_to_bytes(hex, size).value_or(""); }
 
 // Parses `pack_path` into a fresh store at `dir` (built aside, then renamed
 // into place so concurrent compiles never see half an index).

@@ -44,16 +44,6 @@ struct Outcome {
   }
 };
 
-bool write_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n <= 0) return false;
-    done += std::size_t(n);
-  }
-  return true;
-}
-
 class PtxasWrapper {
 public:
   PtxasWrapper(std::string real, std::vector<std::string> args)
@@ -71,9 +61,9 @@ public:
 private:
   Result<std::string> read_input(const cache::PtxasInput& input) const;
   Outcome compile(const std::optional<cache::ControlSet>& controls, const std::string& source,
-                  std::vector<std::string> keys, std::string controls_error);
-  void quarantine(const std::vector<std::string>& keys, const std::string& why);
-  Result<std::optional<LookupResult>> lookup_packs();
+                  std::string controls_error);
+  void quarantine(const std::string& why);
+  std::optional<LookupResult> lookup_packs();
   void trace(const RunResult& run, bool applied, const std::string& error);
 
   std::string real_;
@@ -98,7 +88,7 @@ Result<std::string> PtxasWrapper::read_input(const cache::PtxasInput& input) con
   return read_file(input.value);
 }
 
-Result<std::optional<LookupResult>> PtxasWrapper::lookup_packs() {
+std::optional<LookupResult> PtxasWrapper::lookup_packs() {
   for (const auto& pack : packs_) {
     auto index = open_pack_index(cache_dir_, pack);
     if (!index) {
@@ -117,10 +107,10 @@ Result<std::optional<LookupResult>> PtxasWrapper::lookup_packs() {
       store_.reset();
       store_.emplace(std::move(index->store));
       store_dir_ = index->directory;
-      return found;
+      return std::move(*found);
     }
   }
-  return std::optional<LookupResult>{};
+  return std::nullopt;
 }
 
 Outcome PtxasWrapper::run() {
@@ -165,7 +155,6 @@ Outcome PtxasWrapper::run() {
   context_ = cache::KeyContext{command_.target, identity_.version_text, command_.canonical_flags()};
 
   std::optional<cache::ControlSet> controls;
-  std::vector<std::string> keys;
   std::string source, error;
   if (tuning) {
     source = "controls-file";
@@ -179,23 +168,27 @@ Outcome PtxasWrapper::run() {
       if (controls->empty()) controls.reset();
     }
   } else if (store_ || !packs_.empty()) {
-    auto found = store_ ? lookup_controls(*store_, module_, context_) : Result<std::optional<LookupResult>>(std::nullopt);
-    if (!found) {
-      spdlog::debug("lookup failed: {}", found.error().message);
-      if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
-    } else if (!*found) {
-      found = lookup_packs();
+    // The local cache first, then the packs (only when the cache answered).
+    std::optional<LookupResult> hit;
+    bool cache_answered = true;
+    if (store_) {
+      auto local = lookup_controls(*store_, module_, context_);
+      if (!local) {
+        spdlog::debug("lookup failed: {}", local.error().message);
+        if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
+        cache_answered = false;
+      } else {
+        hit = std::move(*local);
+      }
     }
-    if (!found) {
-      // lookup_packs() logs and skips unusable packs; nothing to do here.
-    } else if (*found && (*found)->controls.empty() && trace_dir_.empty()) {
+    if (!hit && cache_answered) hit = lookup_packs();
+    if (hit && hit->controls.empty()) {
       // Tuned before with no gain: the default is what the entry says.
-      return Outcome::pass("tuned-default", {"hit"});
-    } else if (*found && !(*found)->controls.empty()) {
+      if (trace_dir_.empty()) return Outcome::pass("tuned-default", {"hit"});
+    } else if (hit) {
       source = "cache";
-      keys = (*found)->keys;
-      controls = std::move((*found)->controls);
-      spdlog::debug("hit ({} key{}) for {}", (*found)->matched, keys.size() > 1 ? "s" : "", command_.inputs.front().value);
+      spdlog::debug("hit ({} key{}) for {}", hit->matched, hit->keys.size() > 1 ? "s" : "", command_.inputs.front().value);
+      controls = std::move(hit->controls);
     }
   }
   if (!controls && trace_dir_.empty()) return Outcome::pass("no-entry", {"miss"});
@@ -221,11 +214,11 @@ Outcome PtxasWrapper::run() {
     }
   }
   controls_source_ = controls ? source : "";
-  return compile(controls, source, std::move(keys), std::move(error));
+  return compile(controls, source, std::move(error));
 }
 
 Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, const std::string& source,
-                              std::vector<std::string> keys, std::string controls_error) {
+                              std::string controls_error) {
   std::vector<std::string> counters;
   if (source == "cache") counters.push_back(controls ? "hit" : "rejected");
   else if (source.empty()) counters.push_back("miss");
@@ -277,14 +270,12 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
         spdlog::debug("ptxas {} does not take --apply-controls; ACF not applied", identity_.version);
         counters.push_back("acf-unsupported");
       } else {
-        Sha256 digest{};
-        from_hex(*controls->acf, digest.data(), digest.size());
         if (!store_) {
           if (auto opened = cache::Store::open_for_reading(cache_dir_); opened && *opened) store_.emplace(std::move(**opened));
         }
-        auto blob = store_ ? store_->get(cache::Table::blobs, std::string(reinterpret_cast<const char*>(digest.data()), 32))
+        auto blob = store_ ? store_->get(cache::Table::blobs, hex_to_bytes(*controls->acf, 32).value_or(""))
                            : Result<std::optional<std::string>>(std::optional<std::string>{});
-        if (!blob || !*blob || sha256(**blob) != digest) {
+        if (!blob || !*blob || to_hex(sha256(**blob)) != *controls->acf) {
           spdlog::warn("ACF blob {} is missing or damaged; not applying these controls", controls->acf->substr(0, 12));
           return Outcome::pass("acf-missing", counters);
         }
@@ -328,7 +319,7 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
     if (rerun->succeeded()) {
       counters.push_back("controls-failed");
       if (source == "cache") {
-        quarantine(keys, why);
+        quarantine(why);
         counters.push_back("quarantined");
       }
     }
@@ -344,7 +335,7 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
   return Outcome{"", std::move(*result), std::move(counters)};
 }
 
-void PtxasWrapper::quarantine(const std::vector<std::string>& /*matched*/, const std::string& why) {
+void PtxasWrapper::quarantine(const std::string& why) {
   // Every entry of this module goes: the module's own and each kernel's,
   // since they were stored together and would fail the same way.
   std::vector<Hash128> keys{cache::module_key(module_, context_)};
@@ -356,7 +347,7 @@ void PtxasWrapper::quarantine(const std::vector<std::string>& /*matched*/, const
     return;
   }
   for (const auto& key : keys) {
-    std::string k(reinterpret_cast<const char*>(key.data()), key.size());
+    std::string k = digest_bytes(key);
     auto present = store->get(cache::Table::records, k);
     if (!present || !*present) continue;
     if (auto r = store->put(cache::Table::quarantine, k, cache::utc_now() + " " + why); !r)

@@ -20,10 +20,6 @@ namespace ciq::cache::cli {
 
 namespace {
 
-std::string raw(const Hash128& h) { return std::string(reinterpret_cast<const char*>(h.data()), h.size()); }
-std::string hex(std::string_view raw_key) {
-  return to_hex(reinterpret_cast<const std::uint8_t*>(raw_key.data()), raw_key.size());
-}
 
 Result<Store> open_existing_writable(const std::string& cache_dir) {
   if (!path_exists(join_path(join_path(cache_dir, "db"), "data.mdb")))
@@ -31,15 +27,11 @@ Result<Store> open_existing_writable(const std::string& cache_dir) {
   return Store::open_for_writing(cache_dir);
 }
 
-Result<std::optional<Store>> open_readable(const std::string& cache_dir) {
-  return Store::open_for_reading(cache_dir);
-}
-
 // Raw keys of the records whose hex form starts with `prefix`.
 Result<std::vector<std::string>> match_keys(const Store& store, const std::string& prefix) {
   std::vector<std::string> keys;
   auto r = store.for_each(Table::records, [&](std::string_view k, std::string_view) {
-    if (starts_with(hex(k), prefix)) keys.emplace_back(k);
+    if (starts_with(bytes_to_hex(k), prefix)) keys.emplace_back(k);
     return true;
   });
   if (!r) return r.error();
@@ -56,7 +48,7 @@ Result<std::string> unique_key(const Store& store, const std::string& prefix) {
 }
 
 std::string record_json(std::string_view key, const Record& r, bool quarantined) {
-  std::string j = "{\"key\":" + json_string(hex(key)) + ",\"kind\":" + json_string(r.kind) +
+  std::string j = "{\"key\":" + json_string(bytes_to_hex(key)) + ",\"kind\":" + json_string(r.kind) +
                   ",\"kernel\":" + json_string(r.kernel) + ",\"target\":" + json_string(r.target) +
                   ",\"ptxas\":" + json_string(r.ptxas) + ",\"flags\":" + json_string(r.flags) +
                   ",\"created\":" + json_string(r.created) + ",\"source\":" + json_string(r.source) +
@@ -138,7 +130,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   if (!store) return store.error();
   if (!acf_blob.empty()) {
     Sha256 digest = sha256(acf_blob);
-    if (auto r = store->put(Table::blobs, std::string(reinterpret_cast<const char*>(digest.data()), 32), acf_blob); !r) return r;
+    if (auto r = store->put(Table::blobs, digest_bytes(digest), acf_blob); !r) return r;
   }
 
   Record base;
@@ -164,8 +156,8 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
     writes.emplace_back(kernel_key(module, kernel, context), std::move(r));
   }
   for (const auto& [key, record] : writes) {
-    if (auto r = store->put(Table::records, raw(key), format_record(record)); !r) return r;
-    (void)store->remove(Table::quarantine, raw(key)); // a fresh entry starts clean
+    if (auto r = store->put(Table::records, digest_bytes(key), format_record(record)); !r) return r;
+    (void)store->remove(Table::quarantine, digest_bytes(key)); // a fresh entry starts clean
     if (json)
       out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":" << json_string(record.kind)
           << ",\"kernel\":" << json_string(record.kernel) << ",\"controls\":"
@@ -181,15 +173,17 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
   auto counters = read_counters(cache_dir);
   if (!counters) return counters.error();
   std::size_t records = 0, blobs = 0, quarantined = 0, bytes = 0;
-  auto store = open_readable(cache_dir);
+  auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   if (*store) {
     auto& s = **store;
     auto n = s.count(Table::records);
     if (!n) return n.error();
     records = *n;
-    blobs = s.count(Table::blobs).ok() ? *s.count(Table::blobs) : 0;
-    quarantined = s.count(Table::quarantine).ok() ? *s.count(Table::quarantine) : 0;
+    auto b = s.count(Table::blobs);
+    auto q = s.count(Table::quarantine);
+    blobs = b.ok() ? *b : 0;
+    quarantined = q.ok() ? *q : 0;
     bytes = s.file_size();
   }
   if (json) {
@@ -226,7 +220,7 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
 }
 
 Result<void> list_records(const std::string& cache_dir, const std::string& glob, bool json, std::ostream& out) {
-  auto store = open_readable(cache_dir);
+  auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   if (!*store) return {};
   std::set<std::string> quarantined;
@@ -236,9 +230,9 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
   });
   if (!q) return q;
   return (*store)->for_each(Table::records, [&](std::string_view k, std::string_view v) {
-    auto r = parse_record(v, "record " + hex(k));
+    auto r = parse_record(v, "record " + bytes_to_hex(k));
     if (!r) {
-      out << hex(k) << "  (unreadable: run 'ciq-cache verify')\n";
+      out << bytes_to_hex(k) << "  (unreadable: run 'ciq-cache verify')\n";
       return true;
     }
     if (!glob.empty() && !(r->kind == "kernel" ? glob_match(glob, r->kernel) : [&] {
@@ -250,7 +244,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
     bool bad = quarantined.count(std::string(k)) > 0;
     if (json) out << record_json(k, *r, bad) << "\n";
     else
-      out << hex(k) << "  " << r->kind << "  " << r->target << "  ptxas " << r->ptxas << "  "
+      out << bytes_to_hex(k) << "  " << r->kind << "  " << r->target << "  ptxas " << r->ptxas << "  "
           << (r->kernel.empty() ? "(module)" : r->kernel) << "  " << summarise_control_set(r->controls)
           << (bad ? "  [quarantined]" : "") << "\n";
     return true;
@@ -258,7 +252,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
 }
 
 Result<void> show_record(const std::string& cache_dir, const std::string& prefix, bool json, std::ostream& out) {
-  auto store = open_readable(cache_dir);
+  auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   if (!*store) return make_error("not-found", "no cache at '" + cache_dir + "'");
   auto key = unique_key(**store, prefix);
@@ -267,13 +261,13 @@ Result<void> show_record(const std::string& cache_dir, const std::string& prefix
   if (!text) return text.error();
   auto q = (*store)->get(Table::quarantine, *key);
   if (!q) return q.error();
-  auto r = parse_record(**text, "record " + hex(*key));
+  auto r = parse_record(**text, "record " + bytes_to_hex(*key));
   if (json) {
     if (!r) return r.error();
     out << record_json(*key, *r, q->has_value()) << "\n";
     return {};
   }
-  out << "# key " << hex(*key) << "\n";
+  out << "# key " << bytes_to_hex(*key) << "\n";
   if (*q) out << "# quarantined: " << **q << "\n";
   out << **text;
   return {};
@@ -299,13 +293,13 @@ Result<void> remove_records(const std::string& cache_dir, const std::vector<std:
   for (const auto& k : keys) {
     if (auto r = store->remove(Table::records, k); !r) return r.error();
     if (auto r = store->remove(Table::quarantine, k); !r) return r.error();
-    out << "removed " << hex(k) << "\n";
+    out << "removed " << bytes_to_hex(k) << "\n";
   }
   return {};
 }
 
 Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std::ostream& out) {
-  auto opened = open_readable(cache_dir);
+  auto opened = Store::open_for_reading(cache_dir);
   if (!opened) return opened.error();
   if (!*opened) {
     out << (json ? "{\"records\":0,\"blobs\":0,\"problems\":0}\n" : "no cache at " + cache_dir + "; nothing to verify\n");
@@ -321,9 +315,8 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
   auto b = store.for_each(Table::blobs, [&](std::string_view k, std::string_view v) {
     ++blobs;
     blob_keys.emplace(k);
-    Sha256 digest = sha256(v);
-    if (k.size() != 32 || std::string_view(reinterpret_cast<const char*>(digest.data()), 32) != k) {
-      problems.emplace_back("blob " + hex(k), "content does not match its sha256");
+    if (digest_bytes(sha256(v)) != k) {
+      problems.emplace_back("blob " + bytes_to_hex(k), "content does not match its sha256");
       broken.emplace_back(Table::blobs, std::string(k));
     }
     return true;
@@ -332,11 +325,11 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
   auto r = store.for_each(Table::records, [&](std::string_view k, std::string_view v) {
     ++records;
     auto fail = [&](const std::string& why) {
-      problems.emplace_back("record " + hex(k), why);
+      problems.emplace_back("record " + bytes_to_hex(k), why);
       broken.emplace_back(Table::records, std::string(k));
     };
     if (k.size() != 16) return fail("key is not 16 bytes"), true;
-    auto rec = parse_record(v, "record " + hex(k));
+    auto rec = parse_record(v, "record " + bytes_to_hex(k));
     if (!rec) return fail(rec.error().message), true;
     const std::string& name = rec->controls.space;
     if (!spaces_by_name.count(name)) {
@@ -349,9 +342,7 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
     if (auto valid = spaces::validate_controls(spaces_by_name.at(name), rec->controls, lenient); !valid)
       return fail(valid.error().message), true;
     if (rec->controls.acf) {
-      Sha256 d{};
-      from_hex(*rec->controls.acf, d.data(), d.size());
-      if (!blob_keys.count(std::string(reinterpret_cast<const char*>(d.data()), 32)))
+      if (!blob_keys.count(hex_to_bytes(*rec->controls.acf, 32).value_or("")))
         fail("its ACF blob " + rec->controls.acf->substr(0, 12) + " is missing");
     }
     return true;
@@ -388,11 +379,8 @@ Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, boo
   std::vector<std::string> unreferenced;
   auto r = store->for_each(Table::records, [&](std::string_view k, std::string_view v) {
     records.emplace(k);
-    if (auto rec = parse_record(v, "record"); rec && rec->controls.acf) {
-      Sha256 d{};
-      from_hex(*rec->controls.acf, d.data(), d.size());
-      referenced.emplace(reinterpret_cast<const char*>(d.data()), 32);
-    }
+    if (auto rec = parse_record(v, "record"); rec && rec->controls.acf)
+      referenced.insert(hex_to_bytes(*rec->controls.acf, 32).value_or(""));
     return true;
   });
   if (!r) return r;

@@ -17,12 +17,9 @@ namespace ciq::cache::cli {
 
 namespace {
 
-std::string raw_key(const std::string& hex, std::size_t size) {
-  std::string k(size, '\0');
-  from_hex(hex, reinterpret_cast<std::uint8_t*>(k.data()), size);
-  return k;
-}
-std::string hex_of(std::string_view raw) { return to_hex(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size()); }
+// Keys and digests in a pack are checked hex (parse_pack), records' ACF
+// digests are checked by parse_record: the conversions cannot fail.
+std::string raw_key(const std::string& hex, std::size_t size) { return hex_to_bytes(hex, size).value_or(""); }
 
 // How good a record's evidence is: a verified tuning result (by its gain)
 // beats a hand-made entry, which beats "tuned, no gain". Ties: newer wins.
@@ -88,7 +85,7 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
   if (*store) {
     Result<void> bad;
     auto r = (*store)->for_each(Table::records, [&](std::string_view k, std::string_view v) {
-      auto rec = parse_record(v, "record " + hex_of(k));
+      auto rec = parse_record(v, "record " + bytes_to_hex(k));
       if (!rec) {
         bad = make_error("invalid", rec.error().message + " (run 'ciq-cache verify --fix' first)");
         return false;
@@ -101,7 +98,7 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
       if (!f.space.empty() && rec->controls.space != f.space) return true;
       if (!f.gpu.empty() && rec->provenance_value("gpu").find(f.gpu) == std::string::npos) return true;
       if (!f.since.empty() && rec->created < f.since) return true;
-      pack.entries.emplace(hex_of(k), std::string(v));
+      pack.entries.emplace(bytes_to_hex(k), std::string(v));
       if (rec->controls.acf) {
         auto blob = (*store)->get(Table::blobs, raw_key(*rec->controls.acf, 32));
         if (blob && *blob) pack.blobs.emplace(*rec->controls.acf, **blob);
