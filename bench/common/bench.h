@@ -1,0 +1,245 @@
+// The benchmark harness shared by bench/kernels/*.cu. Each program builds
+// one kernel (extern "C", so a cubin names it plainly), checks it against a
+// float64 CPU reference on fresh random data and times it:
+//
+//   bench_NAME                  check, then time: `time_ms: M` (median),
+//                               `noise_pct: N` (IQR / median), `samples: S`
+//   bench_NAME --check          check only; exit 1 on a wrong answer
+//   bench_NAME --samples S      timed samples (default 50)
+//   bench_NAME --variants DIR   ground truth: load every DIR/*.cubin (one
+//                               build of the kernel per control set), check
+//                               each, then time them interleaved (a fresh
+//                               shuffled order per round), one CSV row per
+//                               sample: `config,sample,ms`
+//   bench_NAME --seed N         data seed (default: random, printed)
+//
+// Every sample is one launch after the L2 is flushed (a 256 MiB memset),
+// timed with CUDA events on one stream.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <random>
+#include <string>
+#include <vector>
+
+#define BENCH_CUDA(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t err_ = (call);                                                                     \
+    if (err_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
+      std::exit(2);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+namespace bench {
+
+// A fast, seedable generator for large inputs (splitmix64).
+struct Random {
+  std::uint64_t state;
+  explicit Random(std::uint64_t seed) : state(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [lo, hi).
+  float uniform(float lo, float hi) { return lo + (hi - lo) * float(next() >> 40) * (1.0f / 16777216.0f); }
+  std::size_t below(std::size_t n) { return std::size_t(next() % n); }
+};
+
+template <typename T> struct DeviceBuffer {
+  T* ptr = nullptr;
+  std::size_t count = 0;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t n) : count(n) { BENCH_CUDA(cudaMalloc(&ptr, n * sizeof(T))); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { if (ptr) cudaFree(ptr); }
+  void upload(const std::vector<T>& host) { BENCH_CUDA(cudaMemcpy(ptr, host.data(), count * sizeof(T), cudaMemcpyHostToDevice)); }
+  std::vector<T> download() const {
+    std::vector<T> host(count);
+    BENCH_CUDA(cudaMemcpy(host.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  void zero() { BENCH_CUDA(cudaMemset(ptr, 0, count * sizeof(T))); }
+};
+
+// Relative-or-absolute closeness, for float results against float64.
+inline bool close(double got, double want, double rel, double abs_tol) {
+  return std::isfinite(got) && std::fabs(got - want) <= abs_tol + rel * std::fabs(want);
+}
+
+// What one benchmark program provides.
+struct Problem {
+  virtual ~Problem() = default;
+  virtual const char* kernel_name() const = 0;    // the extern "C" kernel
+  virtual const void* builtin_kernel() const = 0; // the linked-in build of it
+  virtual void setup(Random& rng) = 0;            // inputs, device buffers
+  virtual void prepare(const void* kernel) {}     // per-build attributes (dynamic shared memory)
+  virtual void launch(const void* kernel, cudaStream_t stream) = 0;
+  virtual void clear_output() = 0;
+  // Compares the output of one launch with the float64 reference; on a
+  // mismatch, says where in `why`.
+  virtual bool check(std::string& why) = 0;
+};
+
+struct Variant {
+  std::string config;
+  const void* kernel = nullptr;
+};
+
+inline double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  std::size_t lo = std::size_t(pos);
+  std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+class Timer {
+public:
+  Timer() {
+    BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    BENCH_CUDA(cudaEventCreate(&start_));
+    BENCH_CUDA(cudaEventCreate(&stop_));
+    BENCH_CUDA(cudaMalloc(&flush_, flush_bytes));
+  }
+  cudaStream_t stream() const { return stream_; }
+  // One sample: flush the L2, then time one launch.
+  double sample(Problem& problem, const void* kernel, int round) {
+    BENCH_CUDA(cudaMemsetAsync(flush_, round & 0xff, flush_bytes, stream_));
+    BENCH_CUDA(cudaEventRecord(start_, stream_));
+    problem.launch(kernel, stream_);
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaEventRecord(stop_, stream_));
+    BENCH_CUDA(cudaEventSynchronize(stop_));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+private:
+  static constexpr std::size_t flush_bytes = std::size_t(256) << 20;
+  cudaStream_t stream_{};
+  cudaEvent_t start_{}, stop_{};
+  void* flush_ = nullptr;
+};
+
+inline bool run_check(Problem& problem, const void* kernel, cudaStream_t stream, std::string& why) {
+  problem.clear_output();
+  problem.launch(kernel, stream);
+  BENCH_CUDA(cudaGetLastError());
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  return problem.check(why);
+}
+
+inline std::vector<Variant> load_variants(Problem& problem, const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 6 && n.compare(n.size() - 6, 6, ".cubin") == 0) names.push_back(n);
+    }
+    closedir(d);
+  } else {
+    std::fprintf(stderr, "cannot read %s\n", dir.c_str());
+    std::exit(2);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<Variant> variants;
+  for (const auto& n : names) {
+    cudaLibrary_t library;
+    cudaKernel_t kernel;
+    std::string path = dir + "/" + n;
+    BENCH_CUDA(cudaLibraryLoadFromFile(&library, path.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    BENCH_CUDA(cudaLibraryGetKernel(&kernel, library, problem.kernel_name()));
+    variants.push_back({n.substr(0, n.size() - 6), reinterpret_cast<const void*>(kernel)});
+  }
+  return variants;
+}
+
+inline int main(int argc, char** argv, Problem& problem) {
+  int samples = 50;
+  bool check_only = false;
+  std::string variants_dir;
+  std::uint64_t seed = std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
+      return argv[++i];
+    };
+    if (a == "--samples") samples = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--check") check_only = true;
+    else if (a == "--variants") variants_dir = value();
+    else if (a == "--seed") seed = std::strtoull(value().c_str(), nullptr, 10);
+    else {
+      std::fprintf(stderr, "usage: %s [--check] [--samples N] [--variants DIR] [--seed N]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(seed));
+  Random rng(seed);
+  problem.setup(rng);
+  Timer timer;
+
+  std::vector<Variant> variants;
+  if (variants_dir.empty()) variants.push_back({"builtin", problem.builtin_kernel()});
+  else variants = load_variants(problem, variants_dir);
+
+  std::vector<Variant> good;
+  for (const auto& v : variants) {
+    problem.prepare(v.kernel);
+    std::string why;
+    if (run_check(problem, v.kernel, timer.stream(), why)) {
+      good.push_back(v);
+      continue;
+    }
+    std::fprintf(stderr, "WRONG ANSWER (%s): %s\n", v.config.c_str(), why.c_str());
+    if (variants_dir.empty()) return 1;
+  }
+  if (check_only) {
+    std::printf("check: ok\n");
+    return 0;
+  }
+
+  // Warm up every build once more (clocks, instruction caches).
+  for (const auto& v : good) timer.sample(problem, v.kernel, 0);
+
+  std::vector<std::vector<double>> times(good.size());
+  std::vector<std::size_t> order(good.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 shuffle(seed);
+  for (int round = 0; round < samples; ++round) {
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (std::size_t i : order) times[i].push_back(timer.sample(problem, good[i].kernel, round + 1));
+  }
+
+  if (variants_dir.empty()) {
+    double median = percentile(times[0], 0.5);
+    double iqr = percentile(times[0], 0.75) - percentile(times[0], 0.25);
+    std::printf("time_ms: %.6f\nnoise_pct: %.3f\nsamples: %d\n", median, 100.0 * iqr / median, samples);
+    return 0;
+  }
+  std::printf("config,sample,ms\n");
+  for (std::size_t i = 0; i < good.size(); ++i)
+    for (std::size_t s = 0; s < times[i].size(); ++s) std::printf("%s,%zu,%.6f\n", good[i].config.c_str(), s, times[i][s]);
+  return 0;
+}
+
+} // namespace bench
+
+#define BENCH_MAIN(ProblemType)                                                                    \
+  int main(int argc, char** argv) {                                                                \
+    ProblemType problem;                                                                           \
+    return bench::main(argc, argv, problem);                                                       \
+  }

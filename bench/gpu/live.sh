@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Live tuning on the GPU machine (bench/RESULTS.md, steps 4 and 5): ciq-tuner
+# tunes one bench program for real (build, check and time per candidate),
+# ships its winner, then a fresh CMake build through ciq-nvcc applies the
+# cached winner and is timed against a build with ciq disabled, interleaved,
+# one process per run.
+#
+#   bench/gpu/live.sh BIN OUT KERNEL [BUDGET] [JOBS]
+# Writes OUT/KERNEL-jJOBS/: the tuner's run directory, tune.log, gpu-util.csv
+# (nvidia-smi every 200 ms during the tuning), confirm.csv, summary.txt.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$(cd "$1" && pwd) out=$2 kernel=$3 budget=${4:-32} jobs=${5:-1}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$bin:$cuda/bin:$PATH" CIQ_REAL_NVCC="$cuda/bin/nvcc" CIQ_REAL_PTXAS="$cuda/bin/ptxas"
+dir="$out/$kernel-j$jobs"
+rm -rf "$dir" && mkdir -p "$dir"
+export CIQ_CACHE_DIR="$dir/cache"
+
+nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$dir/gpu-util.csv" &
+smi=$!
+t0=$SECONDS
+ciq-tuner run --build "ciq-nvcc -O3 -std=c++17 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu -o {workdir}/bench" \
+  --bench "{workdir}/bench --samples 30" --metric 'time_ms: ([0-9.]+)' --check '{workdir}/bench --check' \
+  --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 10 --out "$dir/run" --json >"$dir/tune.out" 2>"$dir/tune.log"
+rc=$?
+wall=$((SECONDS - t0))
+kill $smi
+busy=$(awk -F', ' '{s += $2; n++} END {if (n) printf "%.1f", s / n}' "$dir/gpu-util.csv")
+evals=$(wc -l <"$dir/run/journal.jsonl" 2>/dev/null || echo 0)
+{
+  echo "kernel=$kernel budget=$budget jobs=$jobs tuner_exit=$rc wall_s=$wall journal_entries=$evals gpu_busy_pct=$busy"
+  tail -n 1 "$dir/tune.out"
+} | tee "$dir/summary.txt"
+tail -n 25 "$dir/tune.log"
+[[ $rc == 0 ]] || exit 0
+
+# Confirmation: a fresh CMake build through ciq-nvcc (the cache applies the
+# winner) against one with ciq off, each timed in 10 fresh processes.
+for side in tuned default; do
+  b="/tmp/ciq-live-$kernel-$side"
+  rm -rf "$b"
+  [[ $side == default ]] && export CIQ_DISABLE=1
+  CUDACXX="$bin/ciq-nvcc" cmake -S "$root/bench" -B "$b" >/dev/null 2>&1 && cmake --build "$b" --target "bench_$kernel" -- VERBOSE=1 >"$dir/build-$side.log" 2>&1
+  unset CIQ_DISABLE
+  grep -E "Used [0-9]+ registers" "$dir/build-$side.log" | sed "s/^/$side: /" | tee -a "$dir/summary.txt"
+done
+ciq-cache stats | grep -E "^ +(hit|applied)" | tee -a "$dir/summary.txt"
+echo "side,process,time_ms" >"$dir/confirm.csv"
+for i in $(seq 1 10); do
+  for side in default tuned; do
+    echo "$side,$i,$("/tmp/ciq-live-$kernel-$side/bench_$kernel" --samples 30 2>/dev/null | sed -n 's/time_ms: //p')" >>"$dir/confirm.csv"
+  done
+done
+python3 - "$dir/confirm.csv" <<'PY' | tee -a "$dir/summary.txt"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+t = {s: [float(r["time_ms"]) for r in rows if r["side"] == s and r["time_ms"]] for s in ("default", "tuned")}
+d, w = statistics.median(t["default"]), statistics.median(t["tuned"])
+print(f"confirm: default {d:.4f} ms, tuned {w:.4f} ms, speedup {d / w:.3f}x "
+      f"(spread default {min(t['default']):.4f}-{max(t['default']):.4f}, tuned {min(t['tuned']):.4f}-{max(t['tuned']):.4f})")
+PY

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Ground truth for the benchmark suite: every kernel built under every
+control set of a grid, each build timed in several processes.
+
+  bench/ground_truth.py compile --bin BUILD/bin --out VARIANTS [--jobs N]
+      (any machine with the CUDA toolkit) For each kernel of bench/kernels,
+      PTX from nvcc once, then one cubin per control set, compiled by
+      ciq-ptxas with the set as CIQ_CONTROLS (so the knobs are rendered as
+      ciq renders them). The Triton kernel gets the control files only; it
+      is compiled on the GPU machine.
+
+  bench/ground_truth.py measure --variants VARIANTS --build BENCH_BUILD
+                        --out DATA [--processes 3] [--samples 20]
+      (the GPU machine) Runs each kernel's program over its cubins
+      (bench_NAME --variants DIR), P times, one fresh process each, kernels
+      interleaved; writes DATA/NAME.csv, one row per sample:
+      kernel,config,controls,process,sample,ms,gpu,driver,toolkit
+
+The grid: maxrregcount x register-usage-level x def-load-cache (96 sets),
+the knobs measured to matter on the H200 (docs in bench/RESULTS.md).
+"""
+import argparse
+import concurrent.futures
+import csv
+import io
+import itertools
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = {  # program -> extern "C" kernel
+    "reduce": "reduce_sum", "softmax": "softmax_rows", "layernorm": "layernorm_rows", "sgemm": "sgemm_tiled",
+    "wmma_gemm": "wmma_gemm", "stencil3d": "wave_step", "attention": "attention_fwd", "histogram": "histogram256",
+}
+TRITON = "triton_matmul"
+GRID = [
+    ("maxrregcount", [None, "32", "48", "64", "96", "128", "168", "255"]),
+    ("register-usage-level", [None, "0", "8", "10"]),
+    ("def-load-cache", [None, "cg", "cs"]),
+]
+ARCH = "sm_90a"
+
+
+def control_sets():
+    """(config id, [(knob, value)]) for the grid; cfg000 is the default."""
+    sets = []
+    for values in itertools.product(*(v for _, v in GRID)):
+        knobs = [(k, v) for (k, _), v in zip(GRID, values) if v is not None]
+        sets.append((f"cfg{len(sets):03d}", knobs))
+    return sets
+
+
+def controls_text(knobs):
+    return "format = ciq-controls/1\nspace = ptxas-13\n" + "".join(f"{k} = {v}\n" for k, v in knobs)
+
+
+def controls_label(knobs):
+    return ";".join(f"{k}={v}" for k, v in knobs)
+
+
+def compile_variants(args):
+    ciq_ptxas = os.path.join(os.path.abspath(args.bin), "ciq-ptxas")
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    sets = control_sets()
+    jobs = []
+    for program in list(KERNELS) + [TRITON]:
+        out = os.path.join(args.out, program)
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "configs.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["config", "controls"])
+            for name, knobs in sets:
+                w.writerow([name, controls_label(knobs)])
+                with open(os.path.join(out, name + ".controls"), "w") as c:
+                    c.write(controls_text(knobs))
+        if program == TRITON:
+            continue
+        ptx = os.path.join(out, program + ".ptx")
+        subprocess.run([f"{cuda}/bin/nvcc", "-O3", "-std=c++17", f"-arch={ARCH}", "-ptx", "-I", f"{HERE}/common",
+                        f"{HERE}/kernels/{program}.cu", "-o", ptx], check=True)
+        for name, knobs in sets:
+            jobs.append((out, ptx, name, knobs))
+
+    cache = tempfile.mkdtemp(prefix="ciq-gt-cache-")
+
+    def one(job):
+        out, ptx, name, knobs = job
+        env = dict(os.environ, CIQ_CACHE_DIR=cache, CIQ_REAL_PTXAS=f"{cuda}/bin/ptxas")
+        if knobs:
+            env["CIQ_CONTROLS"] = os.path.join(out, name + ".controls")
+        r = subprocess.run([ciq_ptxas, f"-arch={ARCH}", ptx, "-o", os.path.join(out, name + ".cubin")], env=env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{out}/{name}: ciq-ptxas failed: {r.stderr}")
+        return name
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for i, _ in enumerate(pool.map(one, jobs), 1):
+            if i % 96 == 0 or i == len(jobs):
+                print(f"compiled {i}/{len(jobs)}", file=sys.stderr)
+    shutil.rmtree(cache)
+
+
+def machine():
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.splitlines()[0]
+    gpu, driver = (x.strip() for x in smi.split(","))
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    version = subprocess.run([f"{cuda}/bin/ptxas", "--version"], capture_output=True, text=True).stdout
+    toolkit = version.strip().split(",")[-1].strip().lstrip("V")
+    return gpu, driver, toolkit
+
+
+def measure(args):
+    gpu, driver, toolkit = machine()
+    programs = [p for p in list(KERNELS) + [TRITON] if not args.only or p in args.only.split(",")]
+    os.makedirs(args.out, exist_ok=True)
+    files = {}
+    for program in programs:
+        f = open(os.path.join(args.out, program + ".csv"), "w", newline="")
+        w = csv.writer(f)
+        w.writerow(["kernel", "config", "controls", "process", "sample", "ms", "gpu", "driver", "toolkit"])
+        files[program] = (f, w)
+    labels = {}
+    for program in programs:
+        with open(os.path.join(args.variants, program, "configs.csv")) as f:
+            labels[program] = {row["config"]: row["controls"] for row in csv.DictReader(f)}
+    for process in range(1, args.processes + 1):
+        for program in programs:
+            vdir = os.path.join(args.variants, program)
+            if program == TRITON:
+                cmd = [sys.executable, f"{HERE}/triton/matmul.py", "--variants", vdir]
+            else:
+                cmd = [os.path.join(args.build, "bench_" + program), "--variants", vdir]
+            cmd += ["--samples", str(args.samples), "--seed", str(random.SystemRandom().randrange(2**31))]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            sys.stderr.write(f"== {program} process {process}: exit {r.returncode}\n{r.stderr[-3000:]}")
+            if r.returncode != 0:
+                continue
+            f, w = files[program]
+            for row in csv.DictReader(io.StringIO(r.stdout)):
+                w.writerow([program, row["config"], labels[program][row["config"]], process, row["sample"], row["ms"],
+                            gpu, driver, toolkit])
+            f.flush()
+    for f, _ in files.values():
+        f.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description="ground truth for ciq's benchmark suite")
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compile")
+    c.add_argument("--bin", required=True, help="directory of ciq-ptxas")
+    c.add_argument("--out", required=True)
+    c.add_argument("--jobs", type=int, default=os.cpu_count())
+    m = sub.add_parser("measure")
+    m.add_argument("--variants", required=True)
+    m.add_argument("--build", required=True, help="CMake build directory of bench/")
+    m.add_argument("--out", required=True)
+    m.add_argument("--processes", type=int, default=3)
+    m.add_argument("--samples", type=int, default=20)
+    m.add_argument("--only", help="comma-separated programs")
+    args = parser.parse_args()
+    compile_variants(args) if args.command == "compile" else measure(args)
+
+
+if __name__ == "__main__":
+    main()
