@@ -73,7 +73,8 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   return r;
 }
 
-Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space) : setup_(std::move(setup)), space_(space) {
+Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
+    : setup_(std::move(setup)), space_(space), replay_rng_(setup_.replay_seed ^ 0x5eedf00dull) {
   idle_gpus_ = setup_.gpus.empty() ? std::vector<std::string>{""} : setup_.gpus;
 }
 
@@ -140,6 +141,7 @@ void Evaluator::release_gpu(const std::string& gpu) {
 }
 
 Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std::string& workdir) {
+  if (setup_.replay) return std::vector<TracedModule>{}; // nothing to build
   if (auto made = make_dirs(workdir); !made) return made.error();
   remove_tree(join_path(workdir, "trace"));
   std::string controls = setup_.compiler ? cache::format_control_set(space_.controls(c)) : "";
@@ -154,6 +156,12 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
 }
 
 Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir) {
+  if (setup_.replay) {
+    std::lock_guard lock(replay_mutex_);
+    auto ms = setup_.replay->draw(c, replay_rng_);
+    if (!ms) return ms.error();
+    return std::vector<double>{*ms};
+  }
   std::string gpu = acquire_gpu();
   auto run = run_command(setup_.bench, c, workdir, gpu, "bench.log");
   release_gpu(gpu);
@@ -236,7 +244,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
       if (!v) return invalid(v.error().message);
       bench_values.push_back(*v);
     }
-    if (setup_.build.empty()) { // the benchmark compiled (JIT): the trace appears now
+    if (setup_.build.empty() && !setup_.replay) { // the benchmark compiled (JIT): the trace appears now
       auto jit = read_trace(join_path(r.workdir, "trace"));
       if (!jit) return invalid(jit.error().message);
       trace = std::move(jit);

@@ -9,12 +9,15 @@
 
 #include "tuner/candidate.h"
 #include "tuner/objectives.h"
+#include "tuner/replay.h"
 #include "tuner/search.h"
 #include "utils/process.h"
 
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
+#include <random>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -33,6 +36,8 @@ struct TuningSetup {
   std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
   int jobs = 1;                    // evaluations in flight
   bool compiler = true;            // the space has compiler knobs (else parameters only)
+  std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
+  std::uint64_t replay_seed = 1;
 };
 
 /// Everything known about one evaluation; a line of the journal.
@@ -89,6 +94,8 @@ private:
   std::vector<EvalRecord> records_;
   std::map<std::string, std::size_t> by_candidate_, by_digest_;
   int next_number_ = 0;
+  std::mutex replay_mutex_;
+  std::mt19937_64 replay_rng_;
 };
 
 } // namespace ciq::tuner

@@ -115,11 +115,26 @@ int fail(const std::string& message) {
 } // namespace
 
 int run_tuning(TuneOptions o) {
-  if (o.setup.bench.empty() && std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(),
+  if (!o.replay.empty()) {
+    if (!o.setup.build.empty() || !o.setup.bench.empty() || !o.setup.check.empty())
+      return fail("--replay answers evaluations from its file: give no --build, --bench or --check");
+    if (!o.setup.objectives.empty()) return fail("--replay's objective is the recorded time: give no --metric or --objective");
+    auto data = ReplayData::load(o.replay);
+    if (!data) return fail(data.error().message);
+    o.setup.replay = *data;
+    o.setup.replay_seed = o.search.seed;
+    auto objective = metric_objective("([0-9.]+)");
+    if (!objective) return fail(objective.error().message);
+    objective->name = "replay:ms";
+    o.setup.objectives = {*objective};
+    o.setup.jobs = 1; // one draw order per seed
+    o.ship = false;
+  }
+  if (o.setup.bench.empty() && !o.setup.replay && std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(),
                                            [](auto& x) { return x.needs_benchmark(); }))
     return fail("--metric needs --bench (the command whose output holds the number)");
   if (o.setup.objectives.empty()) return fail("give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
-  if (o.setup.build.empty() && o.setup.bench.empty()) return fail("give --build CMD and/or --bench CMD");
+  if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return fail("give --build CMD and/or --bench CMD");
   if (o.cache_dir.empty()) o.cache_dir = cache_directory();
   if (o.out_dir.empty()) {
     char name[64];
@@ -156,7 +171,7 @@ int run_tuning(TuneOptions o) {
 
   // Discovery: what does the build compile, with which ptxas?
   std::vector<TracedModule> discovery;
-  if (o.space != "none") {
+  if (o.space != "none" && !o.setup.replay) {
     std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
     SearchSpace empty;
     empty.compiler_space = o.space;
@@ -183,7 +198,7 @@ int run_tuning(TuneOptions o) {
       }
   }
   SpaceRequest request{o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe};
-  auto space = build_search_space(request, discovery);
+  auto space = o.setup.replay ? Result<SearchSpace>(o.setup.replay->space()) : build_search_space(request, discovery);
   if (!space) return fail(space.error().message);
   o.setup.compiler = !space->compiler_space.empty();
   std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
@@ -229,7 +244,7 @@ int run_tuning(TuneOptions o) {
     return fail("the default build itself fails, so nothing can be compared with it: " + first[0].reason);
   }
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
-  auto result = genetic_search(*space, o.search, batch);
+  auto result = o.random_search ? random_search(*space, o.search, batch) : genetic_search(*space, o.search, batch);
   progress.finish();
 
   // Drop every knob of the best that does not earn its place (a tie on

@@ -31,6 +31,8 @@ struct TuneOptions {
   bool ship = true;                  // write the verified winner to the cache
   bool json = false;                 // last stdout line: a JSON summary
   std::string cache_dir;
+  std::string replay;                // recorded samples to answer evaluations from (see replay.h)
+  bool random_search = false;        // the baseline strategy instead of the genetic search
   std::vector<std::string> command_line; // saved for --resume
 };
 

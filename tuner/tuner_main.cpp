@@ -53,6 +53,8 @@ static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per si
 static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
+static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
+static cl::opt<std::string> strategy("strategy", cl::desc("Search strategy: genetic (default; NSGA-II with several objectives) or random (the baseline)"), cl::init("genetic"), cl::value_desc("genetic|random"), RUN);
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache to ship to (default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), RUN);
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
 
@@ -81,6 +83,9 @@ Examples:
   # Parameters only: a general command-line optimiser.
   ciq-tuner run --space none --param x=range:1:20:0.5 --param y=choice:1,2,3 \
       --bench 'python3 f.py {param:x} {param:y}' --metric 'f=([-0-9.e]+)'
+
+  # Replay recorded ground truth (bench/data/*.csv): no build, no GPU.
+  ciq-tuner run --replay bench/data/stencil3d.csv --budget 32 --seed 7
 
   ciq-tuner sample 5 --space ptxas-13
   ciq-tuner run --resume ciq-tune-20261202-101500
@@ -163,6 +168,9 @@ int main(int argc, char** argv) {
   o.ship = !no_ship;
   o.json = json;
   o.cache_dir = cache_dir;
+  o.replay = replay;
+  if (strategy != "genetic" && strategy != "random") return fail("--strategy must be genetic or random, not '" + strategy + "'");
+  o.random_search = strategy == "random";
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) o.command_line.emplace_back(argv[i]);
 
