@@ -22,7 +22,7 @@ smi=$!
 t0=$SECONDS
 ciq-tuner run --build "ciq-nvcc -O3 -std=c++17 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu -o {workdir}/bench" \
   --bench "{workdir}/bench --samples 30" --metric 'time_ms: ([0-9.]+)' --check '{workdir}/bench --check' \
-  --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 10 --out "$dir/run" --json >"$dir/tune.out" 2>"$dir/tune.log"
+  --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 8 --out "$dir/run" --json >"$dir/tune.out" 2>"$dir/tune.log"
 rc=$?
 wall=$((SECONDS - t0))
 kill $smi
@@ -36,7 +36,7 @@ tail -n 25 "$dir/tune.log"
 [[ $rc == 0 ]] || exit 0
 
 # Confirmation: a fresh CMake build through ciq-nvcc (the cache applies the
-# winner) against one with ciq off, each timed in 10 fresh processes.
+# winner) against one with ciq off, each timed in 8 fresh processes.
 for side in tuned default; do
   b="/tmp/ciq-live-$kernel-$side"
   rm -rf "$b"
@@ -47,7 +47,7 @@ for side in tuned default; do
 done
 ciq-cache stats | grep -E "^ +(hit|applied)" | tee -a "$dir/summary.txt"
 echo "side,process,time_ms" >"$dir/confirm.csv"
-for i in $(seq 1 10); do
+for i in $(seq 1 8); do
   for side in default tuned; do
     echo "$side,$i,$("/tmp/ciq-live-$kernel-$side/bench_$kernel" --samples 30 2>/dev/null | sed -n 's/time_ms: //p')" >>"$dir/confirm.csv"
   done
