@@ -111,7 +111,8 @@ def machine():
     gpu, driver = (x.strip() for x in smi.split(","))
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     version = subprocess.run([f"{cuda}/bin/ptxas", "--version"], capture_output=True, text=True).stdout
-    toolkit = version.strip().split(",")[-1].strip().lstrip("V")
+    release = [line for line in version.splitlines() if "release" in line][0]
+    toolkit = release.split(",")[-1].strip().lstrip("V")
     return gpu, driver, toolkit
 
 
