@@ -2,7 +2,7 @@
 #
 # Substitutions: %ciq_ptxas %ciq_nvcc %ciq_cache (the built tools),
 # %fake_ptxas %fake_nvcc (scripted stand-ins that print their argv), %ptxas
-# %nvcc (the real CUDA tools), %python, %inputs, %tools.
+# %nvcc (the real CUDA tools), %python, %inputs, %tools, %bench (the repo's bench/).
 # Feature `cuda`: the real nvcc and ptxas exist (no GPU is needed).
 import os
 import shutil
@@ -38,6 +38,7 @@ config.substitutions.append(("%nvcc", os.path.join(config.cuda_home, "bin", "nvc
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%tools", tools))
+config.substitutions.append(("%bench", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "bench")))
 config.substitutions.append(("%system_path", config.environment["PATH"]))
 
 if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
