@@ -24,6 +24,12 @@ std::string number_json(double v) {
   return buf;
 }
 
+std::string unix_time_json(double t) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.3f", t);
+  return buf;
+}
+
 std::string last_line(const std::string& text) {
   std::string_view t = trim(text);
   auto nl = t.rfind('\n');
@@ -45,7 +51,7 @@ std::string EvalRecord::to_json() const {
   }
   j += "],\"reason\":" + json_string(evaluation.reason) + ",\"digest\":" + json_string(digest) +
        ",\"build_s\":" + number_json(build_seconds) + ",\"bench_s\":" + number_json(bench_seconds) +
-       ",\"workdir\":" + json_string(workdir) + "}";
+       ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir) + "}";
   return j;
 }
 
@@ -68,6 +74,7 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   r.digest = j["digest"].string_or("");
   r.build_seconds = j["build_s"].number_or(0);
   r.bench_seconds = j["bench_s"].number_or(0);
+  r.finished = j["finished"].number_or(0);
   r.workdir = j["workdir"].string_or("");
   if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
   return r;
@@ -307,6 +314,7 @@ std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& 
         number = next_number_++;
       }
       EvalRecord r = evaluate(batch[i], generation, number);
+      r.finished = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       std::lock_guard lock(mutex_);
       out[i] = r.evaluation;
       by_candidate_[r.candidate] = records_.size();

@@ -50,6 +50,7 @@ struct EvalRecord {
   std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
   std::string digest;    // compiled code digest (+ parameters)
   double build_seconds = 0, bench_seconds = 0;
+  double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
   std::string workdir;
 
   std::string to_json() const;
