@@ -46,6 +46,11 @@ struct Record {
 Result<Record> parse_record(std::string_view text, std::string_view origin);
 std::string format_record(const Record& record);
 
+/// How good a record's evidence is, for choosing between two records of one
+/// key (import, merge, push): a verified tuning result (by its gain) beats a
+/// hand-made entry, which beats "tuned, no gain"; ties go to the newer.
+std::pair<double, std::string> record_merit(const Record& record);
+
 /// Current UTC time as 2026-12-02T10:00:00Z.
 std::string utc_now();
 

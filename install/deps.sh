@@ -13,6 +13,7 @@ packages=(
   llvm-14-dev llvm-14-tools     # LLVM Support (cl::opt), lit, FileCheck, not
   zlib1g-dev libtinfo-dev       # what static LLVMSupport links against
   libgtest-dev libgmock-dev     # unit tests
+  redis-server                  # the Redis team tier's tests (a real server on loopback)
 )
 
 missing=()

@@ -17,6 +17,7 @@
 #include "wrapper/lookup.h"
 #include "wrapper/pack_index.h"
 #include "wrapper/real_tool.h"
+#include "wrapper/remote_lookup.h"
 #include "wrapper/trace.h"
 
 #include <chrono>
@@ -49,7 +50,7 @@ public:
   PtxasWrapper(std::string real, std::vector<std::string> args)
       : real_(std::move(real)), args_(std::move(args)), cache_dir_(cache_directory()),
         controls_file_(env_or_empty("CIQ_CONTROLS")), trace_dir_(env_or_empty("CIQ_TRACE")),
-        store_dir_(cache_dir_) {
+        store_dir_(cache_dir_), remote_(env_or_empty("CIQ_REMOTE")) {
     std::string packs = env_or_empty("CIQ_PACKS");
     for (auto p : split(packs, ':'))
       if (!p.empty()) packs_.emplace_back(p);
@@ -64,6 +65,7 @@ private:
                   std::string controls_error);
   void quarantine(const std::string& why);
   std::optional<LookupResult> lookup_packs();
+  std::optional<LookupResult> lookup_remote();
   void trace(const RunResult& run, bool applied, const std::string& error);
 
   std::string real_;
@@ -71,6 +73,7 @@ private:
   std::string cache_dir_, controls_file_, trace_dir_;
   std::string store_dir_;          // where store_ lives: the cache, or a pack's index
   std::vector<std::string> packs_; // CIQ_PACKS
+  std::string remote_;             // CIQ_REMOTE
   std::vector<std::string> counters_;
 
   cache::PtxasCommand command_;
@@ -113,6 +116,34 @@ std::optional<LookupResult> PtxasWrapper::lookup_packs() {
   return std::nullopt;
 }
 
+std::optional<LookupResult> PtxasWrapper::lookup_remote() {
+  auto fail = [&](const std::string& why) -> std::optional<LookupResult> {
+    spdlog::warn("CIQ_REMOTE: {}", why);
+    counters_.push_back("remote-error");
+    return std::nullopt;
+  };
+  auto config = cache::remote_config(remote_, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
+  if (!config) return fail(config.error().message);
+  auto space = spaces::find_space(spaces_directory(), "ptxas", identity_.release);
+  if (!space || !*space) return std::nullopt; // nothing could be applied anyway
+  spaces::Policy policy;
+  policy.allow_unsafe = env_or_empty("CIQ_ALLOW_UNSAFE") == "1";
+  auto fetched = fetch_remote(*config, module_, context_, **space, policy, cache_dir_);
+  if (!fetched) return fail(fetched.error().message);
+  if (fetched->refused) counters_.push_back("remote-refused");
+  if (!fetched->copied) return std::nullopt;
+  auto store = cache::Store::open_for_reading(cache_dir_);
+  if (!store || !*store) return fail("cannot reopen the local cache after copying");
+  store_.reset();
+  store_.emplace(std::move(**store));
+  store_dir_ = cache_dir_;
+  auto found = lookup_controls(*store_, module_, context_);
+  if (!found || !*found) return std::nullopt;
+  spdlog::debug("hit in {} (copied {} record{})", remote_, fetched->copied, fetched->copied == 1 ? "" : "s");
+  counters_.push_back("remote-hit");
+  return std::move(*found);
+}
+
 Outcome PtxasWrapper::run() {
   auto scanned = cache::scan_ptxas_args(args_);
   if (!scanned) {
@@ -134,7 +165,7 @@ Outcome PtxasWrapper::run() {
       if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
     } else if (*store) {
       store_.emplace(std::move(**store));
-    } else if (trace_dir_.empty() && packs_.empty()) {
+    } else if (trace_dir_.empty() && packs_.empty() && remote_.empty()) {
       return Outcome::pass("no-cache", {"miss"});
     }
   }
@@ -167,8 +198,9 @@ Outcome PtxasWrapper::run() {
       controls = target_kernels(*parsed, module_, env_or_empty("CIQ_KERNELS"));
       if (controls->empty()) controls.reset();
     }
-  } else if (store_ || !packs_.empty()) {
-    // The local cache first, then the packs (only when the cache answered).
+  } else if (store_ || !packs_.empty() || !remote_.empty()) {
+    // The local cache first, then the packs, then the team's Redis (only
+    // when the cache answered).
     std::optional<LookupResult> hit;
     bool cache_answered = true;
     if (store_) {
@@ -182,6 +214,7 @@ Outcome PtxasWrapper::run() {
       }
     }
     if (!hit && cache_answered) hit = lookup_packs();
+    if (!hit && cache_answered && !remote_.empty()) hit = lookup_remote();
     if (hit && hit->controls.empty()) {
       // Tuned before with no gain: the default is what the entry says.
       if (trace_dir_.empty()) return Outcome::pass("tuned-default", {"hit"});

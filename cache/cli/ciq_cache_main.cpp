@@ -25,6 +25,7 @@ static cl::SubCommand gc_cmd("gc", "Remove unreferenced ACF blobs and stale quar
 static cl::SubCommand export_cmd("export", "Write entries to a pack file (deterministic text, for review and git)");
 static cl::SubCommand import_cmd("import", "Merge a pack file into the cache (validated; the better result wins)");
 static cl::SubCommand merge_cmd("merge", "Merge two pack files into a third");
+static cl::SubCommand push_cmd("push", "Upload the cache's entries to a team Redis (redis://host:port/db); a better remote result stays");
 
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache directory (default: $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"),
                                       cl::value_desc("dir"), cl::cat(category), cl::sub(*cl::AllSubCommands));
@@ -45,6 +46,7 @@ static cl::opt<std::string> export_since("since", cl::desc("Only entries created
 static cl::opt<std::string> import_file(cl::Positional, cl::desc("<pack file>"), cl::Required, cl::sub(import_cmd));
 static cl::opt<bool> dry_run("dry-run", cl::desc("Report what would change; write nothing"), cl::cat(category), cl::sub(import_cmd));
 static cl::list<std::string> merge_inputs(cl::Positional, cl::desc("<pack A> <pack B>"), cl::sub(merge_cmd));
+static cl::opt<std::string> push_url(cl::Positional, cl::desc("<redis://host:port/db>"), cl::Required, cl::sub(push_cmd));
 static cl::opt<std::string> show_key(cl::Positional, cl::desc("<key prefix>"), cl::Required, cl::sub(show_cmd));
 static cl::list<std::string> rm_keys(cl::Positional, cl::desc("<key prefix>..."), cl::sub(rm_cmd));
 static cl::opt<bool> rm_all("all", cl::desc("Remove every record"), cl::cat(category), cl::sub(rm_cmd));
@@ -86,9 +88,11 @@ Examples:
   ciq-cache export -o kernels.ciqpack --kernels '*attention*'
   ciq-cache import kernels.ciqpack --dry-run
   ciq-cache merge mine.ciqpack theirs.ciqpack -o team.ciqpack
+  ciq-cache push redis://ciq.example.internal:6379/0
 
 Run 'ciq-cache <subcommand> --help' for a subcommand's options.
-Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_SPACES_DIR, CIQ_LOG_LEVEL.
+Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_SPACES_DIR, CIQ_LOG_LEVEL,
+CIQ_REMOTE_TIMEOUT_MS (push: MS or CONNECT_MS,IO_MS).
 )";
 
 int main(int argc, char** argv) {
@@ -107,6 +111,7 @@ int main(int argc, char** argv) {
   else if (verify_cmd) result = cli::verify_cache(dir, fix, json, std::cout);
   else if (gc_cmd) result = cli::collect_garbage(dir, gc_quarantined, json, std::cout);
   else if (export_cmd) result = cli::export_pack(dir, {kernels, export_space, export_gpu, export_since}, output, std::cout);
+  else if (push_cmd) result = cli::push_cache(dir, push_url, std::cout);
   else if (import_cmd) result = cli::import_pack(dir, import_file, dry_run, json, std::cout);
   else if (merge_cmd) {
     if (merge_inputs.size() != 2) {

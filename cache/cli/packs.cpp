@@ -2,6 +2,7 @@
 
 #include "cache/pack.h"
 #include "cache/record.h"
+#include "cache/remote.h"
 #include "cache/store.h"
 #include "spaces/space.h"
 #include "utils/config.h"
@@ -20,22 +21,6 @@ namespace {
 // Keys and digests in a pack are checked hex (parse_pack), records' ACF
 // digests are checked by parse_record: the conversions cannot fail.
 std::string raw_key(const std::string& hex, std::size_t size) { return hex_to_bytes(hex, size).value_or(""); }
-
-// How good a record's evidence is: a verified tuning result (by its gain)
-// beats a hand-made entry, which beats "tuned, no gain". Ties: newer wins.
-std::pair<double, std::string> merit(const Record& r) {
-  std::string result = r.provenance_value("result");
-  double score = 2;
-  if (result == "tuned") {
-    double base = std::strtod(r.provenance_value("baseline0").c_str(), nullptr);
-    double tuned = std::strtod(r.provenance_value("tuned0").c_str(), nullptr);
-    double gain = base != 0 ? std::fabs(base - tuned) / std::fabs(base) : 0;
-    score = 3 + std::min(gain, 1.0);
-  } else if (result == "no-gain") {
-    score = 1;
-  }
-  return {score, r.created};
-}
 
 // Checks one incoming record as the wrapper would before applying it.
 Result<Record> checked_record(const std::string& key, const std::string& text, const std::map<std::string, std::string>& blobs,
@@ -140,7 +125,7 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
       actions.push_back({key, "unchanged"});
     } else {
       auto mine = parse_record(*existing, "local");
-      if (!mine || merit(*incoming) > merit(*mine)) {
+      if (!mine || record_merit(*incoming) > record_merit(*mine)) {
         actions.push_back({key, "replaced (the pack's result is better)"});
         writes.push_back(key);
       } else {
@@ -189,7 +174,7 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
       merged.entries.emplace(key, text);
     } else if (it->second != text) {
       auto mine = parse_record(it->second, "a");
-      if (!mine || merit(*incoming) > merit(*mine)) {
+      if (!mine || record_merit(*incoming) > record_merit(*mine)) {
         it->second = text;
         ++replaced;
       }
@@ -205,6 +190,25 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
   if (auto w = write_output(output, format_pack(merged), out); !w) return w;
   out << "merged " << pa->entries.size() << " + " << pb->entries.size() << " entries into " << merged.entries.size()
       << " (" << replaced << " replaced by a better result) in " << output << "\n";
+  return {};
+}
+
+Result<void> push_cache(const std::string& cache_dir, const std::string& url, std::ostream& out) {
+  auto remote = remote_config(url, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
+  if (!remote) return remote.error();
+  remote->timeouts.io_ms = std::max(remote->timeouts.io_ms, 5000); // uploads may be large; nobody waits on a compile
+  remote->timeouts.connect_ms = std::max(remote->timeouts.connect_ms, 2000);
+  auto store = Store::open_for_reading(cache_dir);
+  if (!store) return store.error();
+  if (!*store) {
+    out << "nothing to push: no cache at " << cache_dir << "\n";
+    return {};
+  }
+  auto report = push_records(**store, *remote, {});
+  if (!report) return report.error();
+  out << "pushed " << report->pushed << " entr" << (report->pushed == 1 ? "y" : "ies") << " (" << report->blobs
+      << " ACF blob" << (report->blobs == 1 ? "" : "s") << ") to " << url << "; " << report->same << " already there, "
+      << report->kept_remote << " kept (the remote result is better)\n";
   return {};
 }
 

@@ -23,6 +23,9 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& filte
                          std::ostream& out);
 Result<void> import_pack(const std::string& cache_dir, const std::string& pack_file, bool dry_run, bool json,
                          std::ostream& out);
+/// `ciq-cache push URL`: every local record (and the ACF blobs they name)
+/// to the team's Redis, keeping remote records with better evidence.
+Result<void> push_cache(const std::string& cache_dir, const std::string& url, std::ostream& out);
 Result<void> merge_packs(const std::string& a, const std::string& b, const std::string& output, std::ostream& out);
 
 } // namespace ciq::cache::cli

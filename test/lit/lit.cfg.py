@@ -38,6 +38,7 @@ config.substitutions.append(("%nvcc", os.path.join(config.cuda_home, "bin", "nvc
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%tools", tools))
+config.substitutions.append(("%redis", config.python + " " + os.path.join(tools, "redis.py")))
 config.substitutions.append(("%bench", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "bench")))
 config.substitutions.append(("%system_path", config.environment["PATH"]))
 
@@ -45,5 +46,7 @@ if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
    os.access(os.path.join(config.cuda_home, "bin", "nvcc"), os.X_OK):
     config.available_features.add("cuda")
     config.environment["CUDA_HOME"] = config.cuda_home
+if shutil.which("redis-server") and shutil.which("redis-cli"):
+    config.available_features.add("redis")
 if shutil.which("cmake"):
     config.available_features.add("cmake")

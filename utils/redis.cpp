@@ -1,0 +1,278 @@
+#include "utils/redis.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace ciq {
+
+namespace {
+
+long long now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+Error redis_error(std::string message) { return make_error("redis", std::move(message)); }
+
+// Waits until `fd` is ready for `events` or the deadline passes.
+Result<void> wait_for(int fd, short events, long long deadline_ms, const char* what) {
+  while (true) {
+    long long left = deadline_ms - now_ms();
+    if (left <= 0) return redis_error(std::string("timed out ") + what);
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, int(left));
+    if (r > 0) return {};
+    if (r < 0 && errno != EINTR) return redis_error(std::string("poll: ") + std::strerror(errno));
+  }
+}
+
+bool parse_int(std::string_view s, long long& out) {
+  if (s.empty() || s.size() > 19) return false;
+  std::string text(s);
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoll(text.c_str(), &end, 10);
+  return errno == 0 && *end == '\0';
+}
+
+} // namespace
+
+Result<RedisUrl> parse_redis_url(std::string_view url) {
+  auto bad = [&](const std::string& why) {
+    return redis_error("bad Redis URL '" + std::string(url) + "': " + why + " (expected redis://[:PASSWORD@]HOST[:PORT][/DB])");
+  };
+  constexpr std::string_view scheme = "redis://";
+  if (url.substr(0, scheme.size()) != scheme) return bad("not redis://");
+  std::string_view rest = url.substr(scheme.size());
+  RedisUrl out;
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view auth = rest.substr(0, at);
+    if (auto colon = auth.find(':'); colon != std::string_view::npos) auth = auth.substr(colon + 1);
+    out.password = std::string(auth);
+    rest = rest.substr(at + 1);
+  }
+  std::string_view hostport = rest;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    hostport = rest.substr(0, slash);
+    std::string_view db = rest.substr(slash + 1);
+    long long n = 0;
+    if (!db.empty()) {
+      if (!parse_int(db, n) || n < 0 || n > 1000000) return bad("the database must be a number");
+      out.db = int(n);
+    }
+  }
+  if (auto colon = hostport.rfind(':'); colon != std::string_view::npos) {
+    long long n = 0;
+    if (!parse_int(hostport.substr(colon + 1), n) || n < 1 || n > 65535) return bad("the port must be 1..65535");
+    out.port = int(n);
+    hostport = hostport.substr(0, colon);
+  }
+  if (hostport.empty()) return bad("no host");
+  out.host = std::string(hostport);
+  return out;
+}
+
+Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts timeouts) {
+  long long deadline = now_ms() + timeouts.connect_ms;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  std::string port = std::to_string(url.port);
+  if (int r = ::getaddrinfo(url.host.c_str(), port.c_str(), &hints, &found); r != 0)
+    return redis_error("cannot resolve " + url.host + ": " + ::gai_strerror(r));
+  std::string last = "no address";
+  int fd = -1;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      bool failed = errno != EINPROGRESS;
+      if (!failed) {
+        auto ready = wait_for(fd, POLLOUT, deadline, "connecting");
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (!ready) {
+          last = ready.error().message;
+          failed = true;
+        } else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+          last = std::strerror(err ? err : errno);
+          failed = true;
+        }
+      } else {
+        last = std::strerror(errno);
+      }
+      if (failed) {
+        ::close(fd);
+        fd = -1;
+      }
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) return redis_error("cannot connect to " + url.host + ":" + port + ": " + last);
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  RedisClient client(fd, timeouts);
+  if (!url.password.empty()) {
+    auto r = client.command({"AUTH", url.password}, 1024);
+    if (!r) return r.error();
+    if (r->type == '-') return redis_error("AUTH refused: " + r->text.value_or(""));
+  }
+  if (url.db != 0) {
+    std::string db = std::to_string(url.db);
+    auto r = client.command({"SELECT", db}, 1024);
+    if (!r) return r.error();
+    if (r->type == '-') return redis_error("SELECT " + db + " refused: " + r->text.value_or(""));
+  }
+  return client;
+}
+
+RedisClient::RedisClient(RedisClient&& other) noexcept
+    : fd_(other.fd_), timeouts_(other.timeouts_), buffer_(std::move(other.buffer_)), used_(other.used_) {
+  other.fd_ = -1;
+}
+
+RedisClient& RedisClient::operator=(RedisClient&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    timeouts_ = other.timeouts_;
+    buffer_ = std::move(other.buffer_);
+    used_ = other.used_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+RedisClient::~RedisClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<void> RedisClient::send_all(std::string_view bytes, long long deadline_ms) {
+  while (!bytes.empty()) {
+    ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes.remove_prefix(std::size_t(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (auto w = wait_for(fd_, POLLOUT, deadline_ms, "sending"); !w) return w;
+      continue;
+    }
+    return redis_error(std::string("send: ") + std::strerror(errno));
+  }
+  return {};
+}
+
+Result<void> RedisClient::fill(long long deadline_ms) {
+  if (used_ > 0 && used_ == buffer_.size()) {
+    buffer_.clear();
+    used_ = 0;
+  }
+  char chunk[16384];
+  while (true) {
+    ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n > 0) {
+      buffer_.append(chunk, std::size_t(n));
+      return {};
+    }
+    if (n == 0) return redis_error("the server closed the connection");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return redis_error(std::string("recv: ") + std::strerror(errno));
+    if (auto w = wait_for(fd_, POLLIN, deadline_ms, "waiting for the reply"); !w) return w;
+  }
+}
+
+Result<std::string> RedisClient::read_line(long long deadline_ms) {
+  while (true) {
+    auto end = buffer_.find("\r\n", used_);
+    if (end != std::string::npos) {
+      std::string line = buffer_.substr(used_, end - used_);
+      used_ = end + 2;
+      return line;
+    }
+    if (buffer_.size() - used_ > 4096) return redis_error("reply line too long");
+    if (auto f = fill(deadline_ms); !f) return f.error();
+  }
+}
+
+Result<std::string> RedisClient::read_exact(std::size_t n, long long deadline_ms) {
+  while (buffer_.size() - used_ < n) {
+    if (auto f = fill(deadline_ms); !f) return f.error();
+  }
+  std::string out = buffer_.substr(used_, n);
+  used_ += n;
+  return out;
+}
+
+Result<RedisClient::Reply> RedisClient::command(const std::vector<std::string_view>& args, std::size_t max_bytes) {
+  if (fd_ < 0) return redis_error("not connected");
+  long long deadline = now_ms() + timeouts_.io_ms;
+  std::string request = "*" + std::to_string(args.size()) + "\r\n";
+  for (auto a : args) {
+    request += "$" + std::to_string(a.size()) + "\r\n";
+    request.append(a.data(), a.size());
+    request += "\r\n";
+  }
+  auto fail = [&](Error e) {
+    ::close(fd_); // the stream is out of step now: never reuse it
+    fd_ = -1;
+    return e;
+  };
+  if (auto s = send_all(request, deadline); !s) return fail(s.error());
+  auto line = read_line(deadline);
+  if (!line) return fail(line.error());
+  if (line->empty()) return fail(redis_error("empty reply"));
+  Reply reply;
+  reply.type = (*line)[0];
+  std::string body = line->substr(1);
+  switch (reply.type) {
+  case '+':
+  case '-':
+  case ':':
+    reply.text = body;
+    return reply;
+  case '$': {
+    long long n = 0;
+    if (!parse_int(body, n) || n < -1) return fail(redis_error("malformed bulk length '" + body + "'"));
+    if (n == -1) return reply; // null: absent
+    if (std::size_t(n) > max_bytes)
+      return fail(redis_error("reply of " + std::to_string(n) + " bytes is over the limit of " + std::to_string(max_bytes)));
+    auto data = read_exact(std::size_t(n) + 2, deadline);
+    if (!data) return fail(data.error());
+    if (data->compare(std::size_t(n), 2, "\r\n") != 0) return fail(redis_error("malformed bulk reply"));
+    data->resize(std::size_t(n));
+    reply.text = std::move(*data);
+    return reply;
+  }
+  default:
+    return fail(redis_error(std::string("unexpected reply type '") + reply.type + "'"));
+  }
+}
+
+Result<std::optional<std::string>> RedisClient::get(std::string_view key, std::size_t max_bytes) {
+  auto r = command({"GET", key}, max_bytes);
+  if (!r) return r.error();
+  if (r->type == '-') return redis_error("GET refused: " + r->text.value_or(""));
+  if (r->type != '$') return redis_error("unexpected reply to GET");
+  return r->text;
+}
+
+Result<void> RedisClient::set(std::string_view key, std::string_view value) {
+  auto r = command({"SET", key, value}, 1024);
+  if (!r) return r.error();
+  if (r->type == '-') return redis_error("SET refused: " + r->text.value_or(""));
+  return {};
+}
+
+} // namespace ciq

@@ -1,0 +1,68 @@
+// A small Redis client (RESP2 over TCP) for ciq's team tier: GET and SET of
+// records and blobs, with a deadline on every step. Written for the
+// wrappers' read path: connect and each reply are bounded by short
+// timeouts, replies are size-limited, and any surprise is an error (the
+// caller then compiles as if Redis did not exist).
+//
+// URL: redis://[:PASSWORD@]HOST[:PORT][/DB]   (default port 6379, db 0)
+#pragma once
+
+#include "utils/result.h"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ciq {
+
+struct RedisUrl {
+  std::string host;
+  int port = 6379;
+  int db = 0;
+  std::string password;
+};
+
+Result<RedisUrl> parse_redis_url(std::string_view url);
+
+struct RedisTimeouts {
+  int connect_ms = 100; // TCP connect
+  int io_ms = 250;      // each command's whole round trip
+};
+
+class RedisClient {
+public:
+  /// Connects, authenticates and selects the database.
+  static Result<RedisClient> connect(const RedisUrl& url, RedisTimeouts timeouts);
+
+  RedisClient(RedisClient&& other) noexcept;
+  RedisClient& operator=(RedisClient&& other) noexcept;
+  RedisClient(const RedisClient&) = delete;
+  RedisClient& operator=(const RedisClient&) = delete;
+  ~RedisClient();
+
+  /// The value of `key`, std::nullopt when absent. Values over
+  /// `max_bytes` are refused (an error), not read.
+  Result<std::optional<std::string>> get(std::string_view key, std::size_t max_bytes);
+  Result<void> set(std::string_view key, std::string_view value);
+
+private:
+  struct Reply {
+    char type = 0; // '+', '-', ':', '$'
+    std::optional<std::string> text;
+  };
+  explicit RedisClient(int fd, RedisTimeouts timeouts) : fd_(fd), timeouts_(timeouts) {}
+  Result<Reply> command(const std::vector<std::string_view>& args, std::size_t max_bytes);
+  Result<void> send_all(std::string_view bytes, long long deadline_ms);
+  Result<std::string> read_line(long long deadline_ms);
+  Result<std::string> read_exact(std::size_t n, long long deadline_ms);
+  Result<void> fill(long long deadline_ms);
+
+  int fd_ = -1;
+  RedisTimeouts timeouts_;
+  std::string buffer_;
+  std::size_t used_ = 0; // bytes of buffer_ already consumed
+};
+
+} // namespace ciq
