@@ -1,6 +1,7 @@
 #include "tuner/run.h"
 
 #include "cache/control_set.h"
+#include "cache/remote.h"
 #include "tuner/ship.h"
 #include "tuner/space_builder.h"
 #include "tuner/statistics.h"
@@ -319,6 +320,7 @@ int run_tuning(TuneOptions o) {
   }
 
   int shipped_keys = 0;
+  std::vector<std::string> shipped_raw_keys;
   bool shipped = false;
   if (o.ship && o.setup.compiler) {
     const EvalRecord* source = winner ? winner : def;
@@ -326,7 +328,8 @@ int run_tuning(TuneOptions o) {
     if (!trace || trace->empty()) trace = discovery;
     auto written = ship(*space, *source, *trace, verdict, o, int(records.size()), winner == nullptr);
     if (!written) return fail("cannot write to the cache: " + written.error().message);
-    shipped_keys = *written;
+    shipped_keys = int(written->size());
+    shipped_raw_keys = *written;
     shipped = winner != nullptr;
     if (winner)
       std::fprintf(stderr, "ciq-tuner: shipped %s to %d cache entr%s in %s\n", winner->candidate.c_str(), shipped_keys,
@@ -334,6 +337,25 @@ int run_tuning(TuneOptions o) {
     else
       std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %d entr%s as tuned with no gain\n", shipped_keys,
                    shipped_keys == 1 ? "y" : "ies");
+  }
+
+  // The team tier: upload exactly what was just written.
+  std::string publish_error;
+  if (!o.publish.empty() && shipped_keys > 0) {
+    auto published = [&]() -> Result<cache::PushReport> {
+      auto remote = cache::remote_config(o.publish, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
+      if (!remote) return remote.error();
+      remote->timeouts = {std::max(remote->timeouts.connect_ms, 2000), std::max(remote->timeouts.io_ms, 5000)};
+      auto store = cache::Store::open_for_reading(o.cache_dir);
+      if (!store) return store.error();
+      if (!*store) return make_error("io", "no cache at " + o.cache_dir);
+      return cache::push_records(**store, *remote, shipped_raw_keys);
+    }();
+    if (published)
+      std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
+                   published->pushed == 1 ? "y" : "ies", o.publish.c_str(), published->kept_remote);
+    else
+      publish_error = published.error().message;
   }
 
   std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[0].name) +
@@ -345,6 +367,9 @@ int run_tuning(TuneOptions o) {
   (void)write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";
+  if (!publish_error.empty())
+    return fail("shipped to the local cache, but publishing to " + o.publish + " failed: " + publish_error +
+                " (retry with: ciq-cache push " + o.publish + ")");
   return 0;
 }
 

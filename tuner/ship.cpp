@@ -118,7 +118,7 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   return v;
 }
 
-Result<int> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
+Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
   auto candidate = space.parse(winner.candidate);
   if (!candidate) return candidate.error();
@@ -148,14 +148,14 @@ Result<int> ship(const SearchSpace& space, const EvalRecord& winner, const std::
 
   auto store = cache::Store::open_for_writing(options.cache_dir);
   if (!store) return store.error();
-  int written = 0;
+  std::vector<std::string> written;
   auto put = [&](const std::string& hex, cache::Record record) -> Result<void> {
     auto key = hex_to_bytes(hex, 16);
     if (!key) return make_error("invalid", "bad key in the trace: " + hex);
     const std::string& k = *key;
     if (auto r = store->put(cache::Table::records, k, cache::format_record(record)); !r) return r;
     (void)store->remove(cache::Table::quarantine, k);
-    ++written;
+    written.push_back(k);
     return {};
   };
   for (const auto& m : trace) {

@@ -27,8 +27,8 @@ struct Verdict {
 Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& default_record,
                const EvalRecord& best_record, const TuneOptions& options);
 
-/// Writes the records; returns how many keys were written.
-Result<int> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
+/// Writes the records; returns the keys written (raw bytes).
+Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain);
 
 } // namespace ciq::tuner
