@@ -78,6 +78,29 @@ inline bool close(double got, double want, double rel, double abs_tol) {
   return std::isfinite(got) && std::fabs(got - want) <= abs_tol + rel * std::fabs(want);
 }
 
+// Checks 512 sampled entries of an n x n matrix product `c` against float64
+// dot products; `product(i, j, k)` is A[i][k] * B[k][j] in double. The
+// tolerance scales with the sum of |products| (fp32 accumulation error).
+template <typename Product>
+bool check_product_samples(const std::vector<float>& c, std::size_t n, std::uint64_t seed, Product product, std::string& why) {
+  Random pick(seed);
+  for (int t = 0; t < 512; ++t) {
+    std::size_t i = pick.below(n), j = pick.below(n);
+    double want = 0, mag = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      double p = product(i, j, k);
+      want += p;
+      mag += std::fabs(p);
+    }
+    if (!close(c[i * n + j], want, 0, 1e-5 * mag)) {
+      why = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(c[i * n + j]) + ", want " +
+            std::to_string(want);
+      return false;
+    }
+  }
+  return true;
+}
+
 // What one benchmark program provides.
 struct Problem {
   virtual ~Problem() = default;

@@ -67,22 +67,9 @@ struct Sgemm : bench::Problem {
   }
   void clear_output() override { c.zero(); }
   bool check(std::string& why) override {
-    std::vector<float> got = c.download();
-    bench::Random pick(13);
-    for (int t = 0; t < 512; ++t) {
-      std::size_t i = pick.below(k_n), j = pick.below(k_n);
-      double want = 0, mag = 0;
-      for (int k = 0; k < k_n; ++k) {
-        want += double(ha[i * k_n + k]) * hb[std::size_t(k) * k_n + j];
-        mag += std::fabs(double(ha[i * k_n + k]) * hb[std::size_t(k) * k_n + j]);
-      }
-      if (!bench::close(got[i * k_n + j], want, 0, 1e-5 * mag)) {
-        why = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got[i * k_n + j]) + ", want " +
-              std::to_string(want);
-        return false;
-      }
-    }
-    return true;
+    return bench::check_product_samples(
+        c.download(), k_n, 13, [&](std::size_t i, std::size_t j, std::size_t k) { return double(ha[i * k_n + k]) * hb[k * k_n + j]; },
+        why);
   }
 };
 

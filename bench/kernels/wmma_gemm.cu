@@ -86,23 +86,10 @@ struct WmmaGemm : bench::Problem {
   }
   void clear_output() override { c.zero(); }
   bool check(std::string& why) override {
-    std::vector<float> got = c.download();
-    bench::Random pick(17);
-    for (int t = 0; t < 512; ++t) {
-      std::size_t i = pick.below(k_n), j = pick.below(k_n);
-      double want = 0, mag = 0;
-      for (int k = 0; k < k_n; ++k) {
-        double p = double(fa[i * k_n + k]) * fb[j * k_n + k];
-        want += p;
-        mag += std::fabs(p);
-      }
-      if (!bench::close(got[i * k_n + j], want, 0, 1e-5 * mag)) {
-        why = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got[i * k_n + j]) + ", want " +
-              std::to_string(want);
-        return false;
-      }
-    }
-    return true;
+    // B is stored column-major: its column j is row j of fb.
+    return bench::check_product_samples(
+        c.download(), k_n, 17, [&](std::size_t i, std::size_t j, std::size_t k) { return double(fa[i * k_n + k]) * fb[j * k_n + k]; },
+        why);
   }
 };
 
