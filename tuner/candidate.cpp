@@ -13,6 +13,7 @@ std::string Dimension::label() const {
   case DimensionKind::option: return knob;
   case DimensionKind::directive: return kernel + ":" + knob;
   case DimensionKind::param: return "param:" + knob;
+  case DimensionKind::acf: return "acf";
   }
   return knob;
 }
@@ -83,6 +84,7 @@ cache::ControlSet SearchSpace::controls(const Candidate& c) const {
     const std::string& v = d.values[std::size_t(*c.genes[i])];
     if (d.kind == DimensionKind::option) set.options[d.knob] = v;
     else if (d.kind == DimensionKind::directive) set.kernels[d.kernel][d.knob] = v;
+    else if (d.kind == DimensionKind::acf) set.acf = v;
   }
   return set;
 }

@@ -15,11 +15,11 @@
 
 namespace ciq::tuner {
 
-enum class DimensionKind { option, directive, param };
+enum class DimensionKind { option, directive, param, acf };
 
 struct Dimension {
   DimensionKind kind = DimensionKind::option;
-  std::string knob;                // knob or parameter name
+  std::string knob;                // knob or parameter name ("acf": which ACF, by sha256)
   std::string kernel;              // directives only
   std::vector<std::string> values; // the domain, without "default"
   bool knockable = true;           // may be left at the default

@@ -117,6 +117,8 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   options.set_env = {{"CIQ_CONTROLS", join_path(workdir, "candidate.controls")},
                      {"CIQ_TRACE", join_path(workdir, "trace")}};
   if (!setup_.kernels.empty()) options.set_env.emplace_back("CIQ_KERNELS", setup_.kernels);
+  // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
+  if (!setup_.acf_cache_dir.empty()) options.set_env.emplace_back("CIQ_CACHE_DIR", setup_.acf_cache_dir);
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
   auto run = run_process(options);
   if (!run) return run;

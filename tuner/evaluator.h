@@ -36,6 +36,7 @@ struct TuningSetup {
   std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
   int jobs = 1;                    // evaluations in flight
   bool compiler = true;            // the space has compiler knobs (else parameters only)
+  std::string acf_cache_dir;       // with ACF candidates: the cache holding their blobs
   std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
   std::uint64_t replay_seed = 1;
 };

@@ -79,6 +79,7 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
     m.controls_error = j["controls_error"].string_or("");
     m.code_digest = j["code_digest"].string_or("");
     m.controls_applied = j["controls_applied"].boolean;
+    m.accepts_controls_file = j["accepts_controls_file"].boolean;
     m.exit_status = int(j["exit_status"].number_or(0));
     m.seconds = j["seconds"].number_or(0);
     for (const auto& k : j["kernels"].array) {

@@ -43,6 +43,7 @@ struct TracedKernel {
 struct TracedModule {
   std::string file, input, output, target, ptxas_version, flags, module_key, controls, controls_error, code_digest;
   bool controls_applied = false;
+  bool accepts_controls_file = false; // the ptxas takes --apply-controls
   int exit_status = 0;
   double seconds = 0;
   std::vector<TracedKernel> kernels;

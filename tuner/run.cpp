@@ -1,5 +1,6 @@
 #include "tuner/run.h"
 
+#include "cache/acf_candidates.h"
 #include "cache/control_set.h"
 #include "cache/remote.h"
 #include "tuner/ship.h"
@@ -108,6 +109,26 @@ Result<std::vector<EvalRecord>> load_journal(const std::string& path) {
   return out;
 }
 
+// "Which ACF, or none": one more categorical dimension, from a candidate set
+// in the cache or a zip/directory imported now. Only for a ptxas that takes
+// --apply-controls; ACFs it refuses make their candidates invalid.
+Result<Dimension> acf_dimension(const TuneOptions& o, const std::vector<TracedModule>& discovery) {
+  if (discovery.empty()) return make_error("invalid", "--acf-candidates needs a build or benchmark that compiles through ciq-ptxas");
+  if (!std::all_of(discovery.begin(), discovery.end(), [](const auto& m) { return m.accepts_controls_file; }))
+    return make_error("invalid", "ptxas " + discovery.front().ptxas_version +
+                                     " does not take --apply-controls, so --acf-candidates cannot be used with it");
+  auto set = path_exists(o.acf_candidates) ? cache::import_acf_candidates(o.cache_dir, o.acf_candidates, "")
+                                           : cache::load_acf_candidates(o.cache_dir, o.acf_candidates);
+  if (!set) return set.error();
+  Dimension d;
+  d.kind = DimensionKind::acf;
+  d.knob = "acf";
+  for (const auto& a : set->acfs) d.values.push_back(a.sha256);
+  std::fprintf(stderr, "ciq-tuner: %zu ACF candidate(s) from set '%s'%s\n", set->acfs.size(), set->name.c_str(),
+               set->cuda_version.empty() ? "" : (" (CUDA " + set->cuda_version + ")").c_str());
+  return d;
+}
+
 int fail(const std::string& message) {
   std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
   return 1;
@@ -202,6 +223,12 @@ int run_tuning(TuneOptions o) {
   auto space = o.setup.replay ? Result<SearchSpace>(o.setup.replay->space()) : build_search_space(request, discovery);
   if (!space) return fail(space.error().message);
   o.setup.compiler = !space->compiler_space.empty();
+  if (!o.acf_candidates.empty()) {
+    auto acfs = acf_dimension(o, discovery);
+    if (!acfs) return fail(acfs.error().message);
+    space->dimensions.push_back(std::move(*acfs));
+    o.setup.acf_cache_dir = o.cache_dir;
+  }
   std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
                space->dimensions.size(), space->size(), o.search.budget);
 

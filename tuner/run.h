@@ -31,6 +31,7 @@ struct TuneOptions {
   bool ship = true;                  // write the verified winner to the cache
   bool json = false;                 // last stdout line: a JSON summary
   std::string cache_dir;
+  std::string acf_candidates;        // an ACF candidate set's name, or a zip/directory to import as one
   std::string publish;               // redis:// URL to upload what ships to (the team tier)
   std::string replay;                // recorded samples to answer evaluations from (see replay.h)
   bool random_search = false;        // the baseline strategy instead of the genetic search

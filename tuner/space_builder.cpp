@@ -121,6 +121,8 @@ Result<Candidate> candidate_from_controls(const SearchSpace& space, const cache:
   for (const auto& [kernel, knobs] : controls.kernels)
     for (const auto& [k, v] : knobs)
       if (auto r = set(DimensionKind::directive, kernel, k, v); !r) return r.error();
+  if (controls.acf)
+    if (auto r = set(DimensionKind::acf, "", "acf", *controls.acf); !r) return r.error();
   return c;
 }
 

@@ -54,6 +54,7 @@ static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per si
 static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
+static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
 static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships to the team's Redis (redis://host:port/db)"), cl::value_desc("url"), RUN);
 static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
 static cl::opt<std::string> strategy("strategy", cl::desc("Search strategy: genetic (default; NSGA-II with several objectives) or random (the baseline)"), cl::init("genetic"), cl::value_desc("genetic|random"), RUN);
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
   o.cache_dir = cache_dir;
   o.replay = replay;
   o.publish = publish;
+  o.acf_candidates = acf_candidates;
   if (!o.publish.empty())
     if (auto url = ciq::parse_redis_url(o.publish); !url) return fail(url.error().message);
   if (strategy != "genetic" && strategy != "random") return fail("--strategy must be genetic or random, not '" + strategy + "'");

@@ -197,6 +197,9 @@ Outcome PtxasWrapper::run() {
     } else {
       controls = target_kernels(*parsed, module_, env_or_empty("CIQ_KERNELS"));
       if (controls->empty()) controls.reset();
+      if (controls && controls->acf && !store_) { // the ACF's bytes live in the cache
+        if (auto store = cache::Store::open_for_reading(cache_dir_); store && *store) store_.emplace(std::move(**store));
+      }
     }
   } else if (store_ || !packs_.empty() || !remote_.empty()) {
     // The local cache first, then the packs, then the team's Redis (only
@@ -396,6 +399,7 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.target = command_.target;
   r.ptxas_path = real_;
   r.ptxas_version = identity_.version;
+  r.accepts_controls_file = identity_.accepts_controls_file;
   r.flags = context_.flags;
   r.module_key = to_hex(cache::module_key(module_, context_));
   auto resources = parse_resources(run.err);

@@ -25,6 +25,7 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
   field("ptxas_path", r.ptxas_path);
   field("ptxas_version", r.ptxas_version);
   field("flags", r.flags);
+  raw("accepts_controls_file", r.accepts_controls_file ? "true" : "false");
   field("module_key", r.module_key);
   json += ",\"kernels\":[";
   for (std::size_t i = 0; i < r.kernels.size(); ++i) {

@@ -23,6 +23,7 @@ struct TraceRecord {
   std::string target;
   std::string ptxas_path;
   std::string ptxas_version;
+  bool accepts_controls_file = false; // this ptxas takes --apply-controls (ACF files)
   std::string flags;
   std::string module_key;    // hex
   std::vector<TraceKernel> kernels;

@@ -25,6 +25,7 @@ static cl::SubCommand gc_cmd("gc", "Remove unreferenced ACF blobs and stale quar
 static cl::SubCommand export_cmd("export", "Write entries to a pack file (deterministic text, for review and git)");
 static cl::SubCommand import_cmd("import", "Merge a pack file into the cache (validated; the better result wins)");
 static cl::SubCommand merge_cmd("merge", "Merge two pack files into a third");
+static cl::SubCommand import_acfs_cmd("import-acfs", "Store the ACFs of a zip or directory (checked against its manifest) as a named candidate set for ciq-tuner --acf-candidates");
 static cl::SubCommand push_cmd("push", "Upload the cache's entries to a team Redis (redis://host:port/db); a better remote result stays");
 
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache directory (default: $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"),
@@ -46,6 +47,9 @@ static cl::opt<std::string> export_since("since", cl::desc("Only entries created
 static cl::opt<std::string> import_file(cl::Positional, cl::desc("<pack file>"), cl::Required, cl::sub(import_cmd));
 static cl::opt<bool> dry_run("dry-run", cl::desc("Report what would change; write nothing"), cl::cat(category), cl::sub(import_cmd));
 static cl::list<std::string> merge_inputs(cl::Positional, cl::desc("<pack A> <pack B>"), cl::sub(merge_cmd));
+static cl::opt<std::string> acf_source(cl::Positional, cl::desc("<zip file or directory>"), cl::Required, cl::sub(import_acfs_cmd));
+static cl::opt<std::string> acf_set_name("name", cl::desc("Name of the candidate set (default: the source's base name)"), cl::value_desc("name"),
+                                         cl::cat(category), cl::sub(import_acfs_cmd));
 static cl::opt<std::string> push_url(cl::Positional, cl::desc("<redis://host:port/db>"), cl::Required, cl::sub(push_cmd));
 static cl::opt<std::string> show_key(cl::Positional, cl::desc("<key prefix>"), cl::Required, cl::sub(show_cmd));
 static cl::list<std::string> rm_keys(cl::Positional, cl::desc("<key prefix>..."), cl::sub(rm_cmd));
@@ -88,6 +92,7 @@ Examples:
   ciq-cache export -o kernels.ciqpack --kernels '*attention*'
   ciq-cache import kernels.ciqpack --dry-run
   ciq-cache merge mine.ciqpack theirs.ciqpack -o team.ciqpack
+  ciq-cache import-acfs booster-pack.zip --name booster
   ciq-cache push redis://ciq.example.internal:6379/0
 
 Run 'ciq-cache <subcommand> --help' for a subcommand's options.
@@ -111,6 +116,7 @@ int main(int argc, char** argv) {
   else if (verify_cmd) result = cli::verify_cache(dir, fix, json, std::cout);
   else if (gc_cmd) result = cli::collect_garbage(dir, gc_quarantined, json, std::cout);
   else if (export_cmd) result = cli::export_pack(dir, {kernels, export_space, export_gpu, export_since}, output, std::cout);
+  else if (import_acfs_cmd) result = cli::import_acfs(dir, acf_source, acf_set_name, std::cout);
   else if (push_cmd) result = cli::push_cache(dir, push_url, std::cout);
   else if (import_cmd) result = cli::import_pack(dir, import_file, dry_run, json, std::cout);
   else if (merge_cmd) {

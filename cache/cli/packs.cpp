@@ -1,5 +1,6 @@
 #include "cache/cli/packs.h"
 
+#include "cache/acf_candidates.h"
 #include "cache/pack.h"
 #include "cache/record.h"
 #include "cache/remote.h"
@@ -209,6 +210,17 @@ Result<void> push_cache(const std::string& cache_dir, const std::string& url, st
   out << "pushed " << report->pushed << " entr" << (report->pushed == 1 ? "y" : "ies") << " (" << report->blobs
       << " ACF blob" << (report->blobs == 1 ? "" : "s") << ") to " << url << "; " << report->same << " already there, "
       << report->kept_remote << " kept (the remote result is better)\n";
+  return {};
+}
+
+Result<void> import_acfs(const std::string& cache_dir, const std::string& path, const std::string& name, std::ostream& out) {
+  auto set = import_acf_candidates(cache_dir, path, name);
+  if (!set) return set.error();
+  out << "imported " << set->acfs.size() << " ACF" << (set->acfs.size() == 1 ? "" : "s") << " as candidate set '" << set->name << "'";
+  if (!set->cuda_version.empty()) out << " (CUDA " << set->cuda_version << ", stage " << (set->controls_stage.empty() ? "?" : set->controls_stage) << ")";
+  out << "\n";
+  for (const auto& a : set->acfs) out << "  " << a.sha256.substr(0, 16) << "  " << a.size << " bytes  " << a.file << "\n";
+  out << "use with: ciq-tuner run --acf-candidates " << set->name << " ...\n";
   return {};
 }
 

@@ -23,6 +23,9 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& filte
                          std::ostream& out);
 Result<void> import_pack(const std::string& cache_dir, const std::string& pack_file, bool dry_run, bool json,
                          std::ostream& out);
+/// `ciq-cache import-acfs PATH [--name NAME]`: an ACF candidate set.
+Result<void> import_acfs(const std::string& cache_dir, const std::string& path, const std::string& name, std::ostream& out);
+
 /// `ciq-cache push URL`: every local record (and the ACF blobs they name)
 /// to the team's Redis, keeping remote records with better evidence.
 Result<void> push_cache(const std::string& cache_dir, const std::string& url, std::ostream& out);

@@ -10,6 +10,8 @@ the same line to the output file. `--version` prints a ptxas-like version
   FAKE_PTXAS_EXIT=N          exit N after doing the work
   FAKE_PTXAS_COPY_INPUT=1    also append the input PTX to the output file
   FAKE_PTXAS_SLOW_VERSION=S  sleep S seconds before answering --version
+  FAKE_PTXAS_ACF_INTO_OUTPUT=1  append the --apply-controls file's bytes to the output
+  FAKE_PTXAS_REFUSE_ACF=TEXT exit 255 when the --apply-controls file contains TEXT
 """
 import os
 import signal
@@ -37,6 +39,13 @@ if fail_on and any(fail_on in a for a in args):
     sys.stderr.write("ptxas fatal   : refused " + fail_on + "\n")
     sys.exit(255)
 
+acf = args[args.index("--apply-controls") + 1] if "--apply-controls" in args[:-1] else None
+acf_bytes = open(acf).read() if acf and os.path.exists(acf) else ""
+refuse = os.environ.get("FAKE_PTXAS_REFUSE_ACF")
+if refuse and refuse in acf_bytes:
+    sys.stderr.write("ptxas fatal   : Advanced controls file not understood\n")
+    sys.exit(255)
+
 out = None
 for i, a in enumerate(args):
     if a == "-o" and i + 1 < len(args):
@@ -46,6 +55,8 @@ for i, a in enumerate(args):
 if out:
     with open(out, "w") as f:
         f.write(line + "\n")
+        if os.environ.get("FAKE_PTXAS_ACF_INTO_OUTPUT") == "1":
+            f.write(acf_bytes)
         if os.environ.get("FAKE_PTXAS_COPY_INPUT") == "1":
             inputs = [a for a in args if a.endswith(".ptx")]
             for path in inputs:

@@ -1,0 +1,218 @@
+#include "cache/acf_candidates.h"
+
+#include "cache/pack.h"
+#include "cache/store.h"
+#include "utils/files.h"
+#include "utils/hash.h"
+#include "utils/json.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <map>
+#include <zlib.h>
+
+namespace ciq::cache {
+
+namespace {
+
+constexpr std::size_t k_max_files = 4096;
+constexpr std::string_view k_set_format = "ciq-acf-candidates/1";
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string line(std::string_view key, std::string_view value) { return format_key_value(key, value) + "\n"; }
+
+Error bad(const std::string& origin, const std::string& why) { return make_error("invalid", origin + ": " + why); }
+
+std::uint32_t le16(const std::string& s, std::size_t at) {
+  return std::uint32_t(std::uint8_t(s[at])) | std::uint32_t(std::uint8_t(s[at + 1])) << 8;
+}
+std::uint32_t le32(const std::string& s, std::size_t at) { return le16(s, at) | le16(s, at + 2) << 16; }
+
+// The files of a zip archive (stored or deflated), by name.
+Result<std::map<std::string, std::string>> read_zip(const std::string& path, const std::string& bytes) {
+  std::size_t eocd = std::string::npos;
+  for (std::size_t i = bytes.size() >= 22 ? bytes.size() - 22 : std::string::npos; i != std::string::npos; --i) {
+    if (le32(bytes, i) == 0x06054b50) {
+      eocd = i;
+      break;
+    }
+    if (bytes.size() - i > 22 + 65535 || i == 0) break;
+  }
+  if (eocd == std::string::npos) return bad(path, "not a zip archive (no end of central directory)");
+  std::size_t count = le16(bytes, eocd + 10), cd_size = le32(bytes, eocd + 12), at = le32(bytes, eocd + 16);
+  if (count == 0xffff || at == 0xffffffff) return bad(path, "ZIP64 archives are not supported");
+  if (count > k_max_files) return bad(path, "more than " + std::to_string(k_max_files) + " files");
+  if (at + cd_size > eocd) return bad(path, "truncated or damaged (central directory out of range)");
+  std::map<std::string, std::string> files;
+  for (std::size_t n = 0; n < count; ++n) {
+    if (at + 46 > eocd || le32(bytes, at) != 0x02014b50) return bad(path, "damaged central directory");
+    std::uint32_t method = le16(bytes, at + 10), crc = le32(bytes, at + 16);
+    std::size_t csize = le32(bytes, at + 20), usize = le32(bytes, at + 24);
+    std::size_t name_len = le16(bytes, at + 28), extra = le16(bytes, at + 30), comment = le16(bytes, at + 32);
+    std::size_t local = le32(bytes, at + 42);
+    if (at + 46 + name_len > eocd) return bad(path, "damaged central directory");
+    std::string name = bytes.substr(at + 46, name_len);
+    at += 46 + name_len + extra + comment;
+    if (!name.empty() && name.back() == '/') continue; // a directory entry
+    if (usize > k_max_blob_bytes) return bad(path, name + " is over the " + std::to_string(k_max_blob_bytes >> 20) + " MiB limit");
+    if (local + 30 > bytes.size() || le32(bytes, local) != 0x04034b50) return bad(path, name + ": damaged local header");
+    std::size_t data = local + 30 + le16(bytes, local + 26) + le16(bytes, local + 28);
+    if (data + csize > bytes.size()) return bad(path, name + ": truncated");
+    std::string out;
+    if (method == 0) {
+      if (csize != usize) return bad(path, name + ": damaged (stored sizes differ)");
+      out = bytes.substr(data, csize);
+    } else if (method == 8) {
+      out.resize(usize);
+      z_stream z{};
+      if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return bad(path, "zlib failed to start");
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + data));
+      z.avail_in = uInt(csize);
+      z.next_out = reinterpret_cast<Bytef*>(out.data());
+      z.avail_out = uInt(usize);
+      int r = inflate(&z, Z_FINISH);
+      std::size_t produced = usize - z.avail_out;
+      inflateEnd(&z);
+      if (r != Z_STREAM_END || produced != usize) return bad(path, name + ": damaged compressed data");
+    } else {
+      return bad(path, name + ": unsupported compression method " + std::to_string(method));
+    }
+    if (crc32(0, reinterpret_cast<const Bytef*>(out.data()), uInt(out.size())) != crc)
+      return bad(path, name + ": CRC mismatch (damaged)");
+    files.emplace(std::move(name), std::move(out));
+  }
+  return files;
+}
+
+// Every regular file directly in `dir` (names only; manifests use names).
+Result<std::map<std::string, std::string>> read_dir(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return make_error("io", "cannot read " + dir + ": " + std::strerror(errno));
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    if (n == "manifest.json" || ends_with(n, ".acf")) names.push_back(n);
+  }
+  ::closedir(d);
+  if (names.size() > k_max_files) return bad(dir, "more than " + std::to_string(k_max_files) + " files");
+  for (const auto& n : names) {
+    auto text = read_file(join_path(dir, n));
+    if (!text) return text.error();
+    if (text->size() > k_max_blob_bytes) return bad(dir, n + " is over the " + std::to_string(k_max_blob_bytes >> 20) + " MiB limit");
+    files.emplace(n, std::move(*text));
+  }
+  return files;
+}
+
+bool safe_set_name(const std::string& name) {
+  return !name.empty() && name.size() <= 100 && name[0] != '.' &&
+         std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; });
+}
+
+std::string set_path(const std::string& cache_dir, const std::string& name) {
+  return join_path(join_path(cache_dir, "acf-candidates"), name + ".list");
+}
+
+} // namespace
+
+Result<AcfCandidateSet> import_acf_candidates(const std::string& cache_dir, const std::string& path, std::string name) {
+  Result<std::map<std::string, std::string>> files = make_error("io", "");
+  if (is_directory(path)) {
+    files = read_dir(path);
+  } else {
+    auto bytes = read_file(path);
+    if (!bytes) return bytes.error();
+    files = read_zip(path, *bytes);
+  }
+  if (!files) return files.error();
+
+  AcfCandidateSet set;
+  set.source = path;
+  if (name.empty()) {
+    name = base_name(path);
+    if (auto dot = name.rfind('.'); dot != std::string::npos && dot > 0) name.resize(dot);
+  }
+  if (!safe_set_name(name)) return bad(path, "'" + name + "' is not a usable set name (letters, digits, '-', '_', '.')");
+  set.name = name;
+
+  std::vector<std::pair<std::string, std::string>> chosen; // file name -> bytes
+  auto manifest = files->find("manifest.json");
+  if (manifest == files->end()) {
+    for (auto& [n, bytes] : *files)
+      if (ends_with(n, ".acf")) chosen.emplace_back(n, bytes);
+  } else {
+    auto j = parse_json(manifest->second);
+    if (!j) return bad(path, "manifest.json: " + j.error().message);
+    set.cuda_version = (*j)["cuda_version"].string_or("");
+    set.controls_stage = (*j)["controls_stage"].string_or("");
+    if (set.cuda_version.empty()) return bad(path, "manifest.json has no cuda_version");
+    const JsonValue& list = (*j)["files"];
+    if (list.kind != JsonValue::Kind::array || list.array.empty()) return bad(path, "manifest.json lists no files");
+    for (const auto& entry : list.array) {
+      std::string file = entry["path"].string_or(""), digest = entry["sha256"].string_or("");
+      auto it = files->find(file);
+      if (it == files->end()) return bad(path, "manifest.json lists '" + file + "', which is not in the source");
+      if (to_hex(sha256(it->second)) != digest)
+        return bad(path, file + ": sha256 does not match the manifest (damaged or altered); nothing imported");
+      chosen.emplace_back(file, it->second);
+    }
+  }
+  if (chosen.empty()) return bad(path, "no .acf files");
+
+  std::vector<std::pair<std::string, std::string>> blobs;
+  for (auto& [file, bytes] : chosen) {
+    if (bytes.empty()) return bad(path, file + " is empty");
+    Sha256 digest = sha256(bytes);
+    set.acfs.push_back({file, to_hex(digest), bytes.size()});
+    blobs.emplace_back(std::string(reinterpret_cast<const char*>(digest.data()), digest.size()), std::move(bytes));
+  }
+  auto store = Store::open_for_writing(cache_dir);
+  if (!store) return store.error();
+  if (auto put = store->put_many(Table::blobs, blobs); !put) return put.error();
+
+  std::string text = "format = " + std::string(k_set_format) + "\nname = " + set.name + "\n" +
+                     line("cuda_version", set.cuda_version) + line("controls_stage", set.controls_stage) + line("source", set.source);
+  for (const auto& a : set.acfs)
+    text += line("acf", a.sha256 + " " + std::to_string(a.size) + " " + a.file);
+  if (auto made = make_dirs(join_path(cache_dir, "acf-candidates")); !made) return made.error();
+  if (auto w = write_file_atomic(set_path(cache_dir, set.name), text); !w) return w.error();
+  return set;
+}
+
+Result<AcfCandidateSet> load_acf_candidates(const std::string& cache_dir, const std::string& name) {
+  if (!safe_set_name(name)) return make_error("invalid", "'" + name + "' is not an ACF candidate set name");
+  std::string path = set_path(cache_dir, name);
+  auto text = read_file(path);
+  if (!text) return make_error("io", "no ACF candidate set '" + name + "' in " + cache_dir + " (import one with: ciq-cache import-acfs ZIP|DIR)");
+  auto kv = parse_key_values(*text, path);
+  if (!kv) return kv.error();
+  AcfCandidateSet set;
+  set.name = name;
+  for (const auto& kv_line : *kv) {
+    const std::string& value = kv_line.value;
+    if (kv_line.key == "cuda_version") set.cuda_version = value;
+    else if (kv_line.key == "controls_stage") set.controls_stage = value;
+    else if (kv_line.key == "source") set.source = value;
+    else if (kv_line.key == "acf") {
+      auto parts = split(value, ' ');
+      if (parts.size() < 3 || parts[0].size() != 64) return make_error("parse", path + ":" + std::to_string(kv_line.line) + ": bad acf line");
+      set.acfs.push_back({value.substr(parts[0].size() + parts[1].size() + 2), std::string(parts[0]),
+                          std::size_t(std::strtoull(std::string(parts[1]).c_str(), nullptr, 10))});
+    }
+  }
+  if (set.acfs.empty()) return make_error("parse", path + ": no ACFs");
+  return set;
+}
+
+} // namespace ciq::cache
