@@ -2,8 +2,9 @@
 // Redis for the module's records, checks each exactly like a local entry
 // (size, syntax, the running ptxas' space and value domains, the ACF blob's
 // sha256) and copies the usable ones into the local cache, where the normal
-// lookup then finds them. Timeouts are short (CIQ_REMOTE_TIMEOUT_MS); any
-// failure is a miss.
+// lookup then finds them. Timeouts are short (CIQ_REMOTE_TIMEOUT_MS), and
+// the whole lookup stops after connect + 2 x reply timeout; any failure is
+// a miss.
 #pragma once
 
 #include "cache/key.h"
