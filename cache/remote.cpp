@@ -2,9 +2,11 @@
 
 #include "cache/pack.h"
 #include "cache/record.h"
+#include "utils/config.h"
 #include "utils/hash.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ciq::cache {
@@ -33,6 +35,21 @@ Result<RemoteConfig> remote_config(std::string_view url, std::string_view timeou
     return make_error("invalid", "bad CIQ_REMOTE_TIMEOUT_MS '" + std::string(timeout_spec) +
                                      "': expected MS or CONNECT_MS,IO_MS (1..60000)");
   return config;
+}
+
+Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url, const std::vector<std::string>& raw_keys) {
+  auto remote = remote_config(url, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
+  if (!remote) return remote.error();
+  remote->timeouts.connect_ms = std::max(remote->timeouts.connect_ms, 2000);
+  remote->timeouts.io_ms = std::max(remote->timeouts.io_ms, 5000);
+  auto store = Store::open_for_reading(cache_dir);
+  if (!store) return store.error();
+  if (!*store) {
+    PushReport none;
+    none.cache_found = false;
+    return none;
+  }
+  return push_records(**store, *remote, raw_keys);
 }
 
 Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<std::string>& raw_keys) {

@@ -33,6 +33,7 @@ struct RemoteConfig {
 Result<RemoteConfig> remote_config(std::string_view url, std::string_view timeout_spec);
 
 struct PushReport {
+  bool cache_found = true; // false: there is no local cache, nothing was sent
   int pushed = 0;       // records written
   int kept_remote = 0;  // the remote record was better
   int same = 0;         // the remote record was identical
@@ -42,5 +43,11 @@ struct PushReport {
 /// Uploads the records under `raw_keys` (all records when empty) and the
 /// ACF blobs they name. A remote record with better evidence stays.
 Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<std::string>& raw_keys);
+
+/// `ciq-cache push` and `ciq-tuner --publish`: push_records from the cache
+/// at `cache_dir` to `url`, with upload timeouts (CIQ_REMOTE_TIMEOUT_MS,
+/// raised to at least 2 s to connect and 5 s a reply: nobody waits on a
+/// compile, and blobs may be large).
+Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url, const std::vector<std::string>& raw_keys);
 
 } // namespace ciq::cache

@@ -346,8 +346,7 @@ int run_tuning(TuneOptions o) {
     (void)write_file_atomic(join_path(o.out_dir, "best.controls"), text);
   }
 
-  int shipped_keys = 0;
-  std::vector<std::string> shipped_raw_keys;
+  std::vector<std::string> shipped_keys; // raw keys written to the cache
   bool shipped = false;
   if (o.ship && o.setup.compiler) {
     const EvalRecord* source = winner ? winner : def;
@@ -355,29 +354,20 @@ int run_tuning(TuneOptions o) {
     if (!trace || trace->empty()) trace = discovery;
     auto written = ship(*space, *source, *trace, verdict, o, int(records.size()), winner == nullptr);
     if (!written) return fail("cannot write to the cache: " + written.error().message);
-    shipped_keys = int(written->size());
-    shipped_raw_keys = *written;
+    shipped_keys = std::move(*written);
     shipped = winner != nullptr;
     if (winner)
-      std::fprintf(stderr, "ciq-tuner: shipped %s to %d cache entr%s in %s\n", winner->candidate.c_str(), shipped_keys,
-                   shipped_keys == 1 ? "y" : "ies", o.cache_dir.c_str());
+      std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", winner->candidate.c_str(), shipped_keys.size(),
+                   shipped_keys.size() == 1 ? "y" : "ies", o.cache_dir.c_str());
     else
-      std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %d entr%s as tuned with no gain\n", shipped_keys,
-                   shipped_keys == 1 ? "y" : "ies");
+      std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %zu entr%s as tuned with no gain\n", shipped_keys.size(),
+                   shipped_keys.size() == 1 ? "y" : "ies");
   }
 
   // The team tier: upload exactly what was just written.
   std::string publish_error;
-  if (!o.publish.empty() && shipped_keys > 0) {
-    auto published = [&]() -> Result<cache::PushReport> {
-      auto remote = cache::remote_config(o.publish, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
-      if (!remote) return remote.error();
-      remote->timeouts = {std::max(remote->timeouts.connect_ms, 2000), std::max(remote->timeouts.io_ms, 5000)};
-      auto store = cache::Store::open_for_reading(o.cache_dir);
-      if (!store) return store.error();
-      if (!*store) return make_error("io", "no cache at " + o.cache_dir);
-      return cache::push_records(**store, *remote, shipped_raw_keys);
-    }();
+  if (!o.publish.empty() && !shipped_keys.empty()) {
+    auto published = cache::push_cache(o.cache_dir, o.publish, shipped_keys);
     if (published)
       std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
                    published->pushed == 1 ? "y" : "ies", o.publish.c_str(), published->kept_remote);
@@ -387,7 +377,7 @@ int run_tuning(TuneOptions o) {
 
   std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[0].name) +
                         ",\"baseline\":" + format_number(verdict.default_values[0]) + ",\"best\":" + format_number(verdict.best_values[0]) +
-                        ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys) +
+                        ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys.size()) +
                         ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
                         ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
                         ",\"verdict\":" + json_string(verdict.reason) + "}";

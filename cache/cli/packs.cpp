@@ -195,18 +195,12 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
 }
 
 Result<void> push_cache(const std::string& cache_dir, const std::string& url, std::ostream& out) {
-  auto remote = remote_config(url, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
-  if (!remote) return remote.error();
-  remote->timeouts.io_ms = std::max(remote->timeouts.io_ms, 5000); // uploads may be large; nobody waits on a compile
-  remote->timeouts.connect_ms = std::max(remote->timeouts.connect_ms, 2000);
-  auto store = Store::open_for_reading(cache_dir);
-  if (!store) return store.error();
-  if (!*store) {
+  auto report = cache::push_cache(cache_dir, url, {});
+  if (!report) return report.error();
+  if (!report->cache_found) {
     out << "nothing to push: no cache at " << cache_dir << "\n";
     return {};
   }
-  auto report = push_records(**store, *remote, {});
-  if (!report) return report.error();
   out << "pushed " << report->pushed << " entr" << (report->pushed == 1 ? "y" : "ies") << " (" << report->blobs
       << " ACF blob" << (report->blobs == 1 ? "" : "s") << ") to " << url << "; " << report->same << " already there, "
       << report->kept_remote << " kept (the remote result is better)\n";
