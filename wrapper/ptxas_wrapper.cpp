@@ -128,6 +128,9 @@ std::optional<LookupResult> PtxasWrapper::lookup_remote() {
   if (!space || !*space) return std::nullopt; // nothing could be applied anyway
   spaces::Policy policy;
   policy.allow_unsafe = env_or_empty("CIQ_ALLOW_UNSAFE") == "1";
+  // fetch_remote opens the cache to write what it copies: one LMDB
+  // environment per process, so close ours (reopened below on a hit).
+  store_.reset();
   auto fetched = fetch_remote(*config, module_, context_, **space, policy, cache_dir_);
   if (!fetched) return fail(fetched.error().message);
   if (fetched->refused) counters_.push_back("remote-refused");
@@ -197,9 +200,6 @@ Outcome PtxasWrapper::run() {
     } else {
       controls = target_kernels(*parsed, module_, env_or_empty("CIQ_KERNELS"));
       if (controls->empty()) controls.reset();
-      if (controls && controls->acf && !store_) { // the ACF's bytes live in the cache
-        if (auto store = cache::Store::open_for_reading(cache_dir_); store && *store) store_.emplace(std::move(**store));
-      }
     }
   } else if (store_ || !packs_.empty() || !remote_.empty()) {
     // The local cache first, then the packs, then the team's Redis (only
