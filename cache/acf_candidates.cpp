@@ -39,13 +39,16 @@ std::uint32_t le32(const std::string& s, std::size_t at) { return le16(s, at) | 
 
 // The files of a zip archive (stored or deflated), by name.
 Result<std::map<std::string, std::string>> read_zip(const std::string& path, const std::string& bytes) {
+  // The end-of-central-directory record: 22 bytes plus a comment of at most
+  // 64 KiB, at the end of the file.
   std::size_t eocd = std::string::npos;
-  for (std::size_t i = bytes.size() >= 22 ? bytes.size() - 22 : std::string::npos; i != std::string::npos; --i) {
-    if (le32(bytes, i) == 0x06054b50) {
-      eocd = i;
-      break;
-    }
-    if (bytes.size() - i > 22 + 65535 || i == 0) break;
+  if (bytes.size() >= 22) {
+    std::size_t lowest = bytes.size() > 22 + 65535 ? bytes.size() - 22 - 65535 : 0;
+    for (std::size_t i = bytes.size() - 22 + 1; i-- > lowest;)
+      if (le32(bytes, i) == 0x06054b50) {
+        eocd = i;
+        break;
+      }
   }
   if (eocd == std::string::npos) return bad(path, "not a zip archive (no end of central directory)");
   std::size_t count = le16(bytes, eocd + 10), cd_size = le32(bytes, eocd + 12), at = le32(bytes, eocd + 16);
@@ -127,14 +130,12 @@ std::string set_path(const std::string& cache_dir, const std::string& name) {
 } // namespace
 
 Result<AcfCandidateSet> import_acf_candidates(const std::string& cache_dir, const std::string& path, std::string name) {
-  Result<std::map<std::string, std::string>> files = make_error("io", "");
-  if (is_directory(path)) {
-    files = read_dir(path);
-  } else {
+  auto files = [&]() -> Result<std::map<std::string, std::string>> {
+    if (is_directory(path)) return read_dir(path);
     auto bytes = read_file(path);
     if (!bytes) return bytes.error();
-    files = read_zip(path, *bytes);
-  }
+    return read_zip(path, *bytes);
+  }();
   if (!files) return files.error();
 
   AcfCandidateSet set;
