@@ -185,6 +185,35 @@ std::vector<std::string> PtxModule::kernel_names() const {
   return names;
 }
 
+long PtxModule::block_threads(std::string_view kernel) const {
+  for (auto i : entries) {
+    if (items[i].name != kernel) continue;
+    // Performance directives sit between the parameter list and the body.
+    std::string_view head(items[i].text);
+    head = head.substr(0, head.find('{'));
+    long declared = 0;
+    for (std::string_view directive : {".reqntid", ".maxntid"}) {
+      std::size_t at = head.find(directive);
+      if (declared || at == std::string_view::npos) continue;
+      long product = 1;
+      int dims = 0;
+      const char* p = head.data() + at + directive.size();
+      const char* end = head.data() + head.size();
+      while (p < end && dims < 3) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n')) ++p;
+        if (p == end || *p < '0' || *p > '9') break;
+        long v = 0;
+        while (p < end && *p >= '0' && *p <= '9' && v <= 1 << 20) v = v * 10 + (*p++ - '0');
+        product *= v;
+        ++dims;
+      }
+      if (dims > 0 && product > 0 && product <= 1 << 20) declared = product;
+    }
+    return declared;
+  }
+  return 0;
+}
+
 std::string PtxModule::kernel_closure_text(std::string_view kernel) const {
   std::map<std::string_view, std::size_t> by_name;
   std::size_t root = items.size();

@@ -30,6 +30,9 @@ struct PtxModule {
   /// The kernel's text plus the header and every item it reaches through
   /// calls and variable references, in source order; "" when absent.
   std::string kernel_closure_text(std::string_view kernel) const;
+  /// Threads per block the kernel declares (`.reqntid`, else `.maxntid`:
+  /// the product of its dimensions); 0 when it declares neither or is absent.
+  long block_threads(std::string_view kernel) const;
 };
 
 /// Drops comments, `.loc`/`.file` lines and blank lines, trims every line

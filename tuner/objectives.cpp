@@ -91,6 +91,7 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
       t.spill_loads = k["spill_loads"].number_or(0);
       t.stack = k["stack"].number_or(0);
       t.shared = k["shared"].number_or(0);
+      t.block_threads = long(k["block_threads"].number_or(0));
       m.kernels.push_back(std::move(t));
     }
     out.push_back(std::move(m));

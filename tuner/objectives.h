@@ -37,6 +37,7 @@ Result<double> extract_metric(const Objective& objective, const std::string& out
 struct TracedKernel {
   std::string name, key;
   double registers = 0, spill_stores = 0, spill_loads = 0, stack = 0, shared = 0;
+  long block_threads = 0; // declared in the PTX (.reqntid/.maxntid); 0 = unknown
 };
 
 /// One trace record (one module ciq-ptxas compiled).

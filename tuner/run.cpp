@@ -3,6 +3,7 @@
 #include "cache/acf_candidates.h"
 #include "cache/control_set.h"
 #include "cache/remote.h"
+#include "tuner/occupancy.h"
 #include "tuner/ship.h"
 #include "tuner/space_builder.h"
 #include "tuner/statistics.h"
@@ -240,6 +241,15 @@ int run_tuning(TuneOptions o) {
     auto c = candidate_from_controls(*space, *set);
     if (!c) return fail("seed " + file + ": " + c.error().message);
     o.search.seeds.push_back(*c);
+  }
+  // The random strategy is the baseline: it gets no informed candidates.
+  if (o.occupancy_probes && !o.random_search) {
+    std::size_t room = std::size_t(std::max(0, o.search.pool / 2 - int(o.search.seeds.size())));
+    for (auto& s : occupancy_seeds(discovery, *space, room)) {
+      std::fprintf(stderr, "ciq-tuner: occupancy probe %s:maxnreg=%d (%s)\n", s.probe.kernel.c_str(), s.probe.maxnreg,
+                   s.probe.why.c_str());
+      o.search.seeds.push_back(std::move(s.candidate));
+    }
   }
 
   Evaluator evaluator(o.setup, *space);

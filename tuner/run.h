@@ -21,6 +21,7 @@ struct TuneOptions {
   std::string space = "";            // "" = the traced ptxas' space; "none" = parameters only
   std::vector<std::string> params;   // --param specs
   std::vector<std::string> seeds;    // control-set files to seed the population with
+  bool occupancy_probes = true;      // seed per-kernel maxnreg at occupancy limits (occupancy.h)
   SearchConfig search;
   std::string out_dir;               // the run directory
   bool resume = false;               // continue the run in out_dir

@@ -52,6 +52,7 @@ static cl::opt<bool> json("json", cl::desc("Print a JSON summary as the last lin
 static cl::opt<double> min_effect("min-effect", cl::desc("Smallest relative gain worth shipping, in percent (default 1)"), cl::init(1.0), RUN);
 static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per side when verifying the winner (default 10)"), cl::init(10), RUN);
 static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
+static cl::opt<bool> occupancy_probes("occupancy-probes", cl::desc("Measure first, per kernel, the maxnreg values at which one more (or half as many) blocks fit per SM (default true; =false to turn off)"), cl::init(true), RUN);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
 static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
   o.space = space;
   o.params.assign(params.begin(), params.end());
   o.seeds.assign(seed_controls.begin(), seed_controls.end());
+  o.occupancy_probes = occupancy_probes;
   o.search.budget = budget;
   o.search.generations = generations;
   o.search.pool = pool;

@@ -404,7 +404,7 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.module_key = to_hex(cache::module_key(module_, context_));
   auto resources = parse_resources(run.err);
   for (const auto& name : module_.kernel_names()) {
-    TraceKernel k{name, to_hex(cache::kernel_key(module_, name, context_)), {}};
+    TraceKernel k{name, to_hex(cache::kernel_key(module_, name, context_)), module_.block_threads(name), {}};
     if (auto it = resources.find(name); it != resources.end()) k.resources = it->second;
     r.kernels.push_back(std::move(k));
   }

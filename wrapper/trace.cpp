@@ -32,6 +32,7 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
     const auto& k = r.kernels[i];
     const auto& res = k.resources;
     json += (i ? "," : "") + std::string("{\"name\":") + json_string(k.name) + ",\"key\":" + json_string(k.key) +
+            ",\"block_threads\":" + std::to_string(k.block_threads) +
             ",\"registers\":" + std::to_string(res.registers) + ",\"spill_stores\":" + std::to_string(res.spill_stores) +
             ",\"spill_loads\":" + std::to_string(res.spill_loads) + ",\"stack\":" + std::to_string(res.stack) +
             ",\"shared\":" + std::to_string(res.shared) + ",\"barriers\":" + std::to_string(res.barriers) +

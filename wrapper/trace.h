@@ -14,6 +14,7 @@ namespace ciq::wrapper {
 struct TraceKernel {
   std::string name;
   std::string key; // hex
+  long block_threads = 0; // from the PTX's .reqntid/.maxntid; 0 = not declared
   KernelResources resources;
 };
 

@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
 # Triton through ciq (bench/RESULTS.md, step 6): TRITON_PTXAS_PATH=ciq-ptxas
-# with the toolkit's ptxas 13.0 behind it; ciq-tuner tunes the Triton matmul
+# with the toolkit's ptxas 13.0 behind it; ciq-tuner tunes a Triton program
 # (the benchmark compiles it: TRITON_ALWAYS_COMPILE=1), ships the winner,
 # then fresh processes show it applied (ciq's trace) and time it against
 # ciq disabled.
 #
-#   bench/gpu/triton-live.sh BIN OUT [BUDGET]
+#   bench/gpu/triton-live.sh BIN OUT [BUDGET] [PROGRAM]    (PROGRAM: matmul (default), attention, histogram)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$(cd "$1" && pwd) out=$2 budget=${3:-16}
+bin=$(cd "$1" && pwd) out=$2 budget=${3:-16} program=${4:-matmul}
 cuda=${CUDA_HOME:-/usr/local/cuda}
-dir="$out/triton"
+dir="$out/triton-$program"
 rm -rf "$dir" && mkdir -p "$dir"
 export PATH="$bin:$cuda/bin:$PATH" CIQ_REAL_PTXAS="$cuda/bin/ptxas" CIQ_CACHE_DIR="$dir/cache"
 export TRITON_PTXAS_PATH="$bin/ciq-ptxas" TRITON_ALWAYS_COMPILE=1
-bench="python3 $root/bench/triton/matmul.py"
+bench="python3 $root/bench/triton/$program.py"
 
 t0=$SECONDS
 ciq-tuner run --bench "$bench --samples 30" --metric 'time_ms: ([0-9.]+)' --repeats 1 --budget "$budget" \
   --verify-runs 8 --out "$dir/run" --json >"$dir/tune.out" 2>"$dir/tune.log"
 rc=$?
-echo "triton tuner_exit=$rc wall_s=$((SECONDS - t0))" | tee "$dir/summary.txt"
+echo "triton $program tuner_exit=$rc wall_s=$((SECONDS - t0))" | tee "$dir/summary.txt"
 tail -n 1 "$dir/tune.out" | tee -a "$dir/summary.txt"
 grep -E "found|searching|verdict|shipped|pruned" "$dir/tune.log" | tee -a "$dir/summary.txt"
 

@@ -8,25 +8,18 @@ Run it with ciq's ptxas wrapper:
   TRITON_PTXAS_PATH=ciq-ptxas CIQ_REAL_PTXAS=/usr/local/cuda/bin/ptxas \\
   TRITON_ALWAYS_COMPILE=1 python3 bench/triton/matmul.py
 
-  (no options)        check, then `time_ms: M`, `noise_pct: N`, `samples: S`
-  --check             check only; exit 1 on a wrong answer
-  --samples S         timed samples (default 50)
-  --variants DIR      ground truth: one build per DIR/*.controls (a ciq
-                      control set, given to ciq-ptxas as CIQ_CONTROLS; each
-                      with its own TRITON_CACHE_DIR under DIR/triton-cache),
-                      checked, then timed interleaved; CSV `config,sample,ms`
-  --compile-only      with --variants: build (into the per-variant caches)
-  --shard I/N         with --variants: only every N-th variant from I
+Options: bench/triton/harness.py (or --help).
 """
-import argparse
 import os
 import random
-import statistics
 import sys
 
 import torch
 import triton
 import triton.language as tl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 M = N = K = 4096
 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 128, 64, 8
@@ -64,9 +57,6 @@ class Problem:
         self.b = (torch.rand(K, N, generator=gen) * 2 - 1).half()
         self.da, self.db = self.a.cuda(), self.b.cuda()
         self.dc = torch.empty(M, N, dtype=torch.float16, device="cuda")
-        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-        self.start = torch.cuda.Event(enable_timing=True)
-        self.stop = torch.cuda.Event(enable_timing=True)
 
     def launch(self, kernel):
         grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
@@ -91,112 +81,6 @@ class Problem:
             return f"C[{rows[r]}][{c}] = {got[rows[r], c].item()}, want {want[r, c].item()}"
         return None
 
-    def sample(self, kernel, round_):
-        self.flush.fill_(round_ & 0xFF)
-        self.start.record()
-        self.launch(kernel)
-        self.stop.record()
-        self.stop.synchronize()
-        return self.start.elapsed_time(self.stop)
-
-
-def load_variants(directory, shard):
-    names = sorted(f[:-len(".controls")] for f in os.listdir(directory) if f.endswith(".controls"))
-    if shard:
-        index, count = (int(x) for x in shard.split("/"))
-        names = names[index::count]
-    return names
-
-
-def build(directory, name):
-    """A fresh JIT function compiled under this variant's controls and cache."""
-    path = os.path.join(directory, name + ".controls")
-    with open(path) as f:
-        knobs = [line for line in f if "=" in line and not line.startswith(("format", "space"))]
-    if knobs:
-        os.environ["CIQ_CONTROLS"] = os.path.abspath(path)
-    else:
-        os.environ.pop("CIQ_CONTROLS", None)
-    os.environ["TRITON_CACHE_DIR"] = os.path.abspath(os.path.join(directory, "triton-cache", name))
-    return triton.jit(matmul_kernel)
-
-
-def resources(kernel):
-    """Registers and spills of a JIT function's compiled kernel, when Triton says."""
-    try:
-        for cache in kernel.device_caches.values():
-            for compiled in cache[0].values():
-                return f"registers {compiled.n_regs}, spills {compiled.n_spills}"
-    except (AttributeError, IndexError, TypeError):
-        pass
-    return "registers unknown"
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true")
-    parser.add_argument("--samples", type=int, default=50)
-    parser.add_argument("--variants")
-    parser.add_argument("--compile-only", action="store_true")
-    parser.add_argument("--shard")
-    parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(2**31))
-    args = parser.parse_args()
-    print(f"seed: {args.seed}", file=sys.stderr)
-    problem = Problem(args.seed)
-
-    if args.variants:
-        names = load_variants(args.variants, args.shard)
-        kernels = []
-        for name in names:
-            kernel = build(args.variants, name)
-            why = problem.check(kernel)  # compiles (or loads the variant's cache)
-            if why:
-                print(f"WRONG ANSWER ({name}): {why}", file=sys.stderr)
-                continue
-            cache = os.environ["TRITON_CACHE_DIR"]
-            if not os.path.isdir(cache) or not os.listdir(cache):
-                # Triton ignored the per-variant cache: variants could share builds.
-                print(f"Triton did not use TRITON_CACHE_DIR={cache}", file=sys.stderr)
-                return 2
-            print(f"{name}: {resources(kernel)}", file=sys.stderr)
-            kernels.append((name, kernel))
-        os.environ.pop("CIQ_CONTROLS", None)
-        if args.compile_only:
-            return 0
-    else:
-        kernel = triton.jit(matmul_kernel)
-        why = problem.check(kernel)
-        if why:
-            print(f"WRONG ANSWER: {why}", file=sys.stderr)
-            return 1
-        if args.check:
-            print("check: ok")
-            return 0
-        kernels = [("default", kernel)]
-
-    for _, kernel in kernels:  # warm up
-        problem.sample(kernel, 0)
-    times = {name: [] for name, _ in kernels}
-    order = list(range(len(kernels)))
-    shuffle = random.Random(args.seed)
-    for round_ in range(args.samples):
-        shuffle.shuffle(order)
-        for i in order:
-            name, kernel = kernels[i]
-            times[name].append(problem.sample(kernel, round_ + 1))
-
-    if not args.variants:
-        t = times["default"]
-        q = statistics.quantiles(t, n=4)
-        median = statistics.median(t)
-        print(f"time_ms: {median:.6f}\nnoise_pct: {100 * (q[2] - q[0]) / median:.3f}\nsamples: {len(t)}")
-        return 0
-    print("config,sample,ms")
-    for name, _ in kernels:
-        for s, ms in enumerate(times[name]):
-            print(f"{name},{s},{ms:.6f}")
-    return 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.main(__doc__, matmul_kernel, Problem))

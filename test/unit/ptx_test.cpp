@@ -113,3 +113,18 @@ TEST(Ptx, target_identity_and_flags_split_keys) {
   EXPECT_NE(base, module_key(m, other));
   EXPECT_NE(module_key(m, c), kernel_key(m, "first", c));
 }
+
+TEST(Ptx, block_threads_from_reqntid_or_maxntid) {
+  PtxModule m = scan_ptx(k_module);
+  EXPECT_EQ(m.block_threads("first"), 128);
+  EXPECT_EQ(m.block_threads("second"), 0); // declares nothing
+  EXPECT_EQ(m.block_threads("helper"), 0); // not a kernel
+  EXPECT_EQ(m.block_threads("absent"), 0);
+  PtxModule both = scan_ptx(".version 9.0\n.target sm_90a\n.visible .entry k(.param .u64 p)\n.maxntid 1024\n"
+                            ".reqntid 16, 8, 2\n.minnctapersm 2\n{\nret;\n}\n");
+  EXPECT_EQ(both.block_threads("k"), 256); // .reqntid wins: the block size is exact
+  // A directive in the body is not the kernel's (there are none, but a
+  // stray mention must not count).
+  PtxModule body = scan_ptx(".version 9.0\n.target sm_90a\n.visible .entry k(.param .u64 p)\n{\n// .maxntid 64\nret;\n}\n");
+  EXPECT_EQ(body.block_threads("k"), 0);
+}

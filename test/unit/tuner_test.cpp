@@ -1,6 +1,7 @@
 #include "tuner/candidate.h"
 #include "tuner/command.h"
 #include "tuner/objectives.h"
+#include "tuner/occupancy.h"
 #include "tuner/search.h"
 #include "tuner/statistics.h"
 #include "tuner/synthetic.h"
@@ -229,4 +230,66 @@ TEST(Search, prune_drops_knobs_that_do_not_earn_their_place) {
   Evaluation score{true, {cost(winner)}, ""};
   EXPECT_EQ(s.canonical(prune(s, winner, score, evaluate, 0, 0.0)), "useful=2;harmless=1");
   EXPECT_EQ(s.canonical(prune(s, winner, score, evaluate, 0, 0.0025)), "useful=2");
+}
+
+TEST(Occupancy, register_limits_per_blocks_per_sm) {
+  SmLimits h200 = sm_limits("sm_90a");
+  EXPECT_EQ(register_limit(h200, 8, 1), 255); // 256 threads: one block may use them all
+  EXPECT_EQ(register_limit(h200, 8, 2), 128);
+  EXPECT_EQ(register_limit(h200, 8, 3), 80);  // 85 rounded down to the allocation unit of 8
+  EXPECT_EQ(register_limit(h200, 8, 8), 32);
+  EXPECT_EQ(register_limit(h200, 8, 9), 0);   // 72 warps do not fit
+  EXPECT_EQ(register_limit(h200, 1, 32), 64);
+  EXPECT_EQ(register_limit(h200, 1, 33), 0);  // 32 blocks at most
+  EXPECT_EQ(register_limit(sm_limits("sm_89"), 8, 6), 40);
+  EXPECT_EQ(register_limit(sm_limits("sm_89"), 8, 7), 0); // 48 warps there
+}
+
+namespace {
+TracedKernel traced(const char* name, double registers, long threads) {
+  TracedKernel k;
+  k.name = name;
+  k.registers = registers;
+  k.block_threads = threads;
+  return k;
+}
+std::vector<int> limits(const std::vector<OccupancyProbe>& probes) {
+  std::vector<int> v;
+  for (const auto& p : probes) v.push_back(p.maxnreg);
+  return v;
+}
+} // namespace
+
+TEST(Occupancy, probes_one_more_block_and_twice_the_registers) {
+  SmLimits h200 = sm_limits("sm_90a");
+  // The Triton attention kernel of bench/: 142 registers, 256 threads, one
+  // block per SM; 128 fits two (measured 1.38x on the H200).
+  auto attention = kernel_probes(traced("attn_fwd", 142, 256), h200);
+  EXPECT_EQ(limits(attention), std::vector<int>{128});
+  EXPECT_EQ(attention[0].why, "2 blocks of 256 threads per SM (now 1)");
+  // bench/'s stencil: 56 registers, 128 threads, nine blocks; 48 fits ten,
+  // 128 gives four blocks the registers it wants (measured 2.5x at 160).
+  EXPECT_EQ(limits(kernel_probes(traced("wave_step", 56, 128), h200)), (std::vector<int>{48, 128}));
+  // No declared block size: warp-level limits below and at about twice.
+  EXPECT_EQ(limits(kernel_probes(traced("k", 100, 0), h200)), (std::vector<int>{96, 255}));
+  EXPECT_EQ(limits(kernel_probes(traced("k", 40, 0), h200)), (std::vector<int>{32, 80}));
+  // Nothing reported, nothing to probe; no block more fits 1024 threads of
+  // 16 registers (two blocks already use the SM's 64 warps).
+  EXPECT_TRUE(kernel_probes(traced("k", 0, 256), h200).empty());
+  EXPECT_EQ(limits(kernel_probes(traced("k", 16, 1024), h200)), std::vector<int>{64});
+}
+
+TEST(Occupancy, seeds_only_kernels_with_a_maxnreg_dimension) {
+  SearchSpace space;
+  Dimension other{DimensionKind::option, "maxrregcount", "", {"32", "128"}};
+  Dimension mine{DimensionKind::directive, "maxnreg", "hot", {}};
+  for (int v = 16; v <= 255; ++v) mine.values.push_back(std::to_string(v));
+  space.dimensions = {other, mine};
+  TracedModule m;
+  m.target = "sm_90a";
+  m.kernels = {traced("cold", 200, 256), traced("hot", 142, 256)};
+  auto seeds = occupancy_seeds({m}, space, 4);
+  ASSERT_EQ(seeds.size(), 1u); // "cold" has no maxnreg dimension in this space
+  EXPECT_EQ(space.canonical(seeds[0].candidate), "hot:maxnreg=128");
+  EXPECT_TRUE(occupancy_seeds({m}, space, 0).empty());
 }

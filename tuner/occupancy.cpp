@@ -1,0 +1,109 @@
+#include "tuner/occupancy.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ciq::tuner {
+
+SmLimits sm_limits(std::string_view target) {
+  SmLimits sm;
+  if (target.substr(0, 3) != "sm_") return sm;
+  int arch = std::atoi(std::string(target.substr(3)).c_str());
+  if (arch == 75) {
+    sm.warps = 32;
+    sm.blocks = 16;
+  } else if (arch == 86 || arch == 87) {
+    sm.warps = 48;
+    sm.blocks = 16;
+  } else if (arch == 89) {
+    sm.warps = 48;
+    sm.blocks = 24;
+  } else if (arch == 120 || arch == 121) {
+    sm.warps = 48;
+  }
+  return sm;
+}
+
+int register_limit(const SmLimits& sm, int warps_per_block, int blocks) {
+  if (warps_per_block <= 0 || blocks <= 0 || blocks > sm.blocks || blocks * warps_per_block > sm.warps) return 0;
+  // Registers are allocated per warp in units of 256: 8 per thread.
+  int per_thread = sm.registers / (blocks * warps_per_block * 32) / 8 * 8;
+  return std::min(per_thread, 255);
+}
+
+namespace {
+
+std::string threads_text(long threads) { return threads ? " of " + std::to_string(threads) + " threads" : ""; }
+
+} // namespace
+
+std::vector<OccupancyProbe> kernel_probes(const TracedKernel& kernel, const SmLimits& sm) {
+  std::vector<OccupancyProbe> probes;
+  int used = int(kernel.registers);
+  if (used <= 0) return probes;
+  int allocated = (used + 7) / 8 * 8;
+  auto add = [&](int limit, std::string why) {
+    if (limit < 16 || limit == allocated) return;
+    for (const auto& p : probes)
+      if (p.maxnreg == limit) return;
+    probes.push_back({kernel.name, limit, std::move(why)});
+  };
+  if (kernel.block_threads > 0) {
+    int warps = int((kernel.block_threads + 31) / 32);
+    int now = 0;
+    while (register_limit(sm, warps, now + 1) >= allocated) ++now;
+    std::string threads = threads_text(kernel.block_threads);
+    std::string now_text = " per SM (now " + std::to_string(now) + ")";
+    if (int more = register_limit(sm, warps, now + 1); more > 0)
+      add(more, std::to_string(now + 1) + " blocks" + threads + now_text);
+    if (now >= 2) add(register_limit(sm, warps, now / 2), std::to_string(now / 2) + " blocks" + threads + now_text);
+    return probes;
+  }
+  // The block size is not declared: the limits at which whole warps fit.
+  std::vector<int> levels;
+  for (int warps : {8, 12, 16, 20, 24, 32, 40, 48, 64})
+    if (warps <= sm.warps) levels.push_back(std::min(sm.registers / (warps * 32) / 8 * 8, 255));
+  for (int level : levels)
+    if (level < allocated) {
+      add(level, std::to_string(sm.registers / (level * 32)) + " warps per SM (block size not declared)");
+      break;
+    }
+  for (auto it = levels.rbegin(); it != levels.rend(); ++it)
+    if (*it >= 2 * allocated) {
+      add(*it, std::to_string(sm.registers / (*it * 32)) + " warps per SM (block size not declared)");
+      break;
+    }
+  return probes;
+}
+
+std::vector<OccupancySeed> occupancy_seeds(const std::vector<TracedModule>& trace, const SearchSpace& space,
+                                           std::size_t max) {
+  struct Found {
+    double registers;
+    OccupancySeed seed;
+  };
+  std::vector<Found> found;
+  for (const auto& module : trace)
+    for (const auto& kernel : module.kernels) {
+      auto dim = std::find_if(space.dimensions.begin(), space.dimensions.end(), [&](const Dimension& d) {
+        return d.kind == DimensionKind::directive && d.knob == "maxnreg" && d.kernel == kernel.name;
+      });
+      if (dim == space.dimensions.end()) continue;
+      for (auto& probe : kernel_probes(kernel, sm_limits(module.target))) {
+        auto value = std::find(dim->values.begin(), dim->values.end(), std::to_string(probe.maxnreg));
+        if (value == dim->values.end()) continue;
+        Candidate c = space.default_candidate();
+        c.genes[std::size_t(dim - space.dimensions.begin())] = int(value - dim->values.begin());
+        bool duplicate = false;
+        for (const auto& f : found) duplicate = duplicate || f.seed.candidate == c;
+        if (!duplicate) found.push_back({kernel.registers, {std::move(c), std::move(probe)}});
+      }
+    }
+  std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.registers > b.registers; });
+  std::vector<OccupancySeed> seeds;
+  for (auto& f : found)
+    if (seeds.size() < max) seeds.push_back(std::move(f.seed));
+  return seeds;
+}
+
+} // namespace ciq::tuner
