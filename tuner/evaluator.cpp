@@ -202,6 +202,15 @@ static std::string trace_problem(const std::vector<TracedModule>& trace, const c
   return "";
 }
 
+std::string Evaluator::code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const {
+  std::string digest;
+  for (const auto& m : trace) digest += m.code_digest.empty() ? "?" : m.code_digest.substr(0, 16);
+  if (trace.empty() || digest.find('?') != std::string::npos) return "";
+  for (const auto& d : space_.dimensions)
+    if (d.kind == DimensionKind::param) digest += ";" + d.knob + "=" + space_.param(c, d.knob);
+  return digest;
+}
+
 EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   EvalRecord r;
   r.number = number;
@@ -228,12 +237,9 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   }
 
   // Same code and same parameters as something measured: reuse it.
-  std::string digest;
-  for (const auto& m : *trace) digest += m.code_digest.empty() ? "?" : m.code_digest.substr(0, 16);
-  if (!trace->empty() && digest.find('?') == std::string::npos) {
-    for (const auto& d : space_.dimensions)
-      if (d.kind == DimensionKind::param) digest += ";" + d.knob + "=" + space_.param(c, d.knob);
-    r.digest = digest;
+  r.digest = code_digest(*trace, c);
+  if (!r.digest.empty()) {
+    const std::string& digest = r.digest;
     std::lock_guard lock(mutex_);
     if (auto it = by_digest_.find(digest); it != by_digest_.end() && !setup_.build.empty()) {
       const EvalRecord& same = records_[it->second];
@@ -258,6 +264,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
       if (!jit) return invalid(jit.error().message);
       trace = std::move(jit);
       if (auto problem = trace_problem(*trace, space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
+      r.digest = code_digest(*trace, c); // measured anyway, but pruning compares code
     }
   }
   if (!setup_.check.empty()) {

@@ -77,10 +77,18 @@ public:
   Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir);
 
   const std::vector<EvalRecord>& records() const { return records_; }
+  /// The record of a candidate (by canonical text), or null; call between batches.
+  const EvalRecord* find(const std::string& canonical) const {
+    auto it = by_candidate_.find(canonical);
+    return it == by_candidate_.end() ? nullptr : &records_[it->second];
+  }
   const TuningSetup& setup() const { return setup_; }
 
 private:
   EvalRecord evaluate(const Candidate& c, int generation, int number);
+  /// The digest that identifies what a candidate compiled to (every module's
+  /// code plus the parameters); "" when a module has none.
+  std::string code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const;
   std::map<std::string, std::string> placeholders(const Candidate& c, const std::string& workdir,
                                                   const std::string& gpu) const;
   Result<RunResult> run_command(const std::string& command, const Candidate& c, const std::string& workdir,

@@ -90,10 +90,20 @@ std::vector<OccupancySeed> occupancy_seeds(const std::vector<TracedModule>& trac
       });
       if (dim == space.dimensions.end()) continue;
       for (auto& probe : kernel_probes(kernel, sm_limits(module.target))) {
-        auto value = std::find(dim->values.begin(), dim->values.end(), std::to_string(probe.maxnreg));
-        if (value == dim->values.end()) continue;
+        // The dimension may hold a grid of values: the largest not above the
+        // limit still fits the blocks.
+        int chosen = -1, chosen_value = 0;
+        for (std::size_t v = 0; v < dim->values.size(); ++v) {
+          int value = std::atoi(dim->values[v].c_str());
+          if (value <= probe.maxnreg && value > chosen_value) {
+            chosen = int(v);
+            chosen_value = value;
+          }
+        }
+        if (chosen < 0) continue;
+        probe.maxnreg = chosen_value;
         Candidate c = space.default_candidate();
-        c.genes[std::size_t(dim - space.dimensions.begin())] = int(value - dim->values.begin());
+        c.genes[std::size_t(dim - space.dimensions.begin())] = chosen;
         bool duplicate = false;
         for (const auto& f : found) duplicate = duplicate || f.seed.candidate == c;
         if (!duplicate) found.push_back({kernel.registers, {std::move(c), std::move(probe)}});

@@ -66,8 +66,10 @@ public:
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     int fresh = done_ - replayed_;
     double eta = fresh > 0 ? elapsed / fresh * std::max(0, budget_ - done_) : 0;
-    std::string line = "ciq-tuner: [gen " + std::to_string(r.generation) + "] " + std::to_string(done_) + "/" +
-                       std::to_string(budget_) + " ";
+    // Pruning trials come after the budget: they are counted, not budgeted.
+    std::string line = pruning_ ? "ciq-tuner: [prune] " + std::to_string(done_) + " "
+                                : "ciq-tuner: [gen " + std::to_string(r.generation) + "] " + std::to_string(done_) + "/" +
+                                      std::to_string(budget_) + " ";
     if (r.evaluation.valid) {
       line += format_number(shown(o_, r, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, r, 0)) : "");
       if (r.status == "same-code") line += " (same code)";
@@ -76,7 +78,7 @@ public:
     }
     if (best) line += " | best " + format_number(shown(o_, *best, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, *best, 0)) : "");
     line += " | " + std::to_string(failed_) + " failed";
-    if (fresh > 0 && done_ < budget_) line += " | ETA " + std::to_string(int(eta)) + "s";
+    if (fresh > 0 && done_ < budget_ && !pruning_) line += " | ETA " + std::to_string(int(eta)) + "s";
     if (from_journal) line += " (from journal)";
     if (tty_) {
       std::fprintf(stderr, "\r\033[K%s", line.c_str());
@@ -88,11 +90,13 @@ public:
   void finish() {
     if (tty_) std::fprintf(stderr, "\n");
   }
+  void pruning() { pruning_ = true; }
   int failed() const { return failed_; }
 
 private:
   const TuneOptions& o_;
   int budget_, done_ = 0, failed_ = 0, replayed_ = 0;
+  bool pruning_ = false;
   std::set<std::string> seen_;
   bool tty_;
   std::chrono::steady_clock::time_point start_;
@@ -292,16 +296,19 @@ int run_tuning(TuneOptions o) {
   bool deterministic = std::all_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.deterministic(); });
   if (result.best.size() == 1 && result.evaluated[result.best[0]].candidate != space->default_candidate()) {
     const Evaluated& top = result.evaluated[result.best[0]];
+    auto same_code = [&](const Candidate& a, const Candidate& b) {
+      const EvalRecord* ra = evaluator.find(space->canonical(a));
+      const EvalRecord* rb = evaluator.find(space->canonical(b));
+      return ra && rb && !ra->digest.empty() && ra->digest == rb->digest;
+    };
+    progress.pruning();
     Candidate pruned = prune(*space, top.candidate, top.evaluation, batch, top.generation + 1,
-                             deterministic ? 0.0 : o.min_effect / 4);
+                             deterministic ? 0.0 : o.min_effect / 4, same_code);
     if (!(pruned == top.candidate)) {
       std::fprintf(stderr, "ciq-tuner: pruned the winner to %s\n", space->canonical(pruned).c_str());
-      for (std::size_t i = 0; i < evaluator.records().size(); ++i) {
-        const auto& r = evaluator.records()[i];
-        if (r.candidate == space->canonical(pruned)) {
-          result.evaluated.push_back(Evaluated{pruned, r.evaluation, r.generation});
-          result.best = {result.evaluated.size() - 1};
-        }
+      if (const EvalRecord* r = evaluator.find(space->canonical(pruned))) {
+        result.evaluated.push_back(Evaluated{pruned, r->evaluation, r->generation});
+        result.best = {result.evaluated.size() - 1};
       }
     }
   }

@@ -281,7 +281,7 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
 }
 
 Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluation& score, const EvaluateBatch& evaluate,
-                int generation, double tolerance) {
+                int generation, double tolerance, const SameCode& same_code) {
   Candidate best = winner;
   bool changed = true;
   while (changed) {
@@ -297,7 +297,7 @@ Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluat
       bool no_worse = true;
       for (std::size_t k = 0; k < e.objectives.size(); ++k)
         no_worse &= e.objectives[k] <= score.objectives[k] + tolerance * std::fabs(score.objectives[k]);
-      if (no_worse) {
+      if (no_worse || (same_code && same_code(trial, best))) {
         best = trial;
         changed = true;
       }

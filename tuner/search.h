@@ -60,8 +60,12 @@ std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vect
 /// objective gets worse than the winner's by more than `tolerance`
 /// (relative; 0 for deterministic objectives), re-evaluating each trial:
 /// the shipped control set then holds only knobs that earn their place.
+/// A knob whose removal leaves the compiled code as it was (`same_code`,
+/// when given, says so after the trial's evaluation) is dropped whatever
+/// the timings say: measured noise must not keep a knob that did nothing.
+using SameCode = std::function<bool(const Candidate& a, const Candidate& b)>;
 Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluation& score, const EvaluateBatch& evaluate,
-                int generation, double tolerance = 0);
+                int generation, double tolerance = 0, const SameCode& same_code = {});
 
 /// The best evaluation(s) of `all` (see SearchResult::best); among equal
 /// objectives, the candidate that sets the fewest knobs.
