@@ -41,6 +41,13 @@ static std::pair<long long, long long> release_pair(std::string_view r) {
   return {*a, *b};
 }
 
+bool Conflict::hit(const std::map<std::string, std::string>& options) const {
+  auto a = options.find(knob), b = options.find(excluded);
+  return a != options.end() && b != options.end() &&
+         std::find(values.begin(), values.end(), a->second) != values.end() &&
+         std::find(excluded_values.begin(), excluded_values.end(), b->second) != excluded_values.end();
+}
+
 bool Space::covers(std::string_view t, std::string_view release) const {
   auto r = release_pair(release);
   return t == tool && r.first >= 0 && release_pair(min_release) <= r && r <= release_pair(max_release);
@@ -69,9 +76,32 @@ Result<Space> parse_space(std::string_view text, std::string_view origin) {
       } else return fail("unknown key '" + kv.key + "' in [space]");
       continue;
     }
+    if (starts_with(kv.section, "conflict.")) {
+      std::string name = kv.section.substr(9);
+      if (space.conflicts.empty() || space.conflicts.back().name != name) {
+        if (!seen.insert(kv.section).second) return fail("[" + kv.section + "] defined twice");
+        space.conflicts.push_back(Conflict{name});
+      }
+      Conflict& c = space.conflicts.back();
+      if (kv.key == "when" || kv.key == "excludes") {
+        auto colon = kv.value.find(':');
+        if (colon == std::string::npos) return fail(kv.key + " must be KNOB: VALUE, ...");
+        std::string& knob_name = kv.key == "when" ? c.knob : c.excluded;
+        auto& values = kv.key == "when" ? c.values : c.excluded_values;
+        knob_name = std::string(trim(std::string_view(kv.value).substr(0, colon)));
+        for (auto v : split(std::string_view(kv.value).substr(colon + 1), ','))
+          if (!trim(v).empty()) values.emplace_back(trim(v));
+      } else if (kv.key == "note") {
+        c.note = kv.value;
+      } else {
+        return fail("unknown key '" + kv.key + "' for a conflict");
+      }
+      knob = nullptr;
+      continue;
+    }
     bool is_option = starts_with(kv.section, "option.");
     if (!is_option && !starts_with(kv.section, "directive."))
-      return fail("unexpected section [" + kv.section + "] (expected [space], [option.NAME] or [directive.NAME])");
+      return fail("unexpected section [" + kv.section + "] (expected [space], [option.NAME], [directive.NAME] or [conflict.NAME])");
     std::string name = kv.section.substr(is_option ? 7 : 10);
     if (!knob || knob->name != name || (knob->level == KnobLevel::option) != is_option) {
       if (!seen.insert(kv.section).second) return fail("knob [" + kv.section + "] defined twice");
@@ -118,6 +148,17 @@ Result<Space> parse_space(std::string_view text, std::string_view origin) {
     if (!flag && k.render.find("{}") == std::string::npos) return make_error("parse", at + "render must contain {}");
     if (k.values.empty() && !k.lo) return make_error("parse", at + "needs values or range");
     if (!k.values.empty() && k.lo) return make_error("parse", at + "has both values and range");
+  }
+  for (const auto& c : space.conflicts) {
+    std::string at = std::string(origin) + ": conflict '" + c.name + "': ";
+    if (c.values.empty() || c.excluded_values.empty()) return make_error("parse", at + "needs when and excludes, each with values");
+    for (auto [knob_name, values] : {std::pair{&c.knob, &c.values}, std::pair{&c.excluded, &c.excluded_values}}) {
+      const Knob* k = space.find(*knob_name, KnobLevel::option);
+      if (!k) return make_error("parse", at + "'" + *knob_name + "' is not an option of this space");
+      for (const auto& v : *values)
+        if (auto ok = check_value(*k, v); !ok) return make_error("parse", at + ok.error().message);
+    }
+    if (c.knob == c.excluded) return make_error("parse", at + "names one knob twice");
   }
   return space;
 }
@@ -214,6 +255,11 @@ Result<void> validate_controls(const Space& space, const cache::ControlSet& set,
   for (const auto& [kernel, knobs] : set.kernels)
     for (const auto& [name, value] : knobs)
       if (auto r = check_knob(space, name, value, KnobLevel::directive, policy); !r) return r;
+  for (const auto& c : space.conflicts)
+    if (c.hit(set.options))
+      return make_error("invalid", "knobs " + c.knob + "=" + set.options.at(c.knob) + " and " + c.excluded + "=" +
+                                       set.options.at(c.excluded) + " conflict in space " + space.name + " (" +
+                                       c.name + ")");
   return {};
 }
 

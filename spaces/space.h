@@ -9,6 +9,7 @@
 #include "cache/control_set.h"
 #include "utils/result.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,11 +40,26 @@ struct Knob {
   std::vector<std::string> domain() const;
 };
 
+/// Two module options the compiler refuses together: a set with `knob`
+/// at one of `values` and `excluded` at one of `excluded_values` (both set
+/// explicitly) fails to compile. Written `[conflict.NAME]` with
+/// `when = KNOB: V, ...` and `excludes = KNOB: V, ...`.
+struct Conflict {
+  std::string name;
+  std::string knob, excluded;
+  std::vector<std::string> values, excluded_values;
+  std::string note;
+
+  /// Whether `options` (knob -> value) hits this conflict.
+  bool hit(const std::map<std::string, std::string>& options) const;
+};
+
 struct Space {
   std::string name;  // "ptxas-13"
   std::string tool;  // "ptxas"
   std::string min_release, max_release; // inclusive, "13.0" .. "13.99"
   std::vector<Knob> knobs;
+  std::vector<Conflict> conflicts;
 
   const Knob* find(std::string_view knob, KnobLevel level) const;
   bool covers(std::string_view tool, std::string_view release) const;
@@ -71,8 +87,9 @@ Result<void> check_value(const Knob& knob, std::string_view value);
 
 /// Checks every knob of `set` against `space`: the set's space name must be
 /// this space's, each knob must exist at the right level (options at module
-/// level, directives per kernel), each value must be in its domain, and its
-/// safety class must be allowed by `policy`.
+/// level, directives per kernel), each value must be in its domain, its
+/// safety class must be allowed by `policy`, and no two options may be a
+/// conflict of the space.
 Result<void> validate_controls(const Space& space, const cache::ControlSet& set, const Policy& policy);
 
 } // namespace ciq::spaces

@@ -37,7 +37,21 @@ Candidate SearchSpace::random_candidate(std::mt19937_64& rng) const {
       c.genes.emplace_back(pick(rng));
     }
   }
+  repair(c);
   return c;
+}
+
+bool SearchSpace::repair(Candidate& c) const {
+  bool changed = false;
+  for (const auto& x : exclusions) {
+    const auto& when = c.genes[x.when];
+    auto& drop = c.genes[x.drop];
+    if (when && x.when_values[std::size_t(*when)] && drop && x.drop_values[std::size_t(*drop)]) {
+      drop.reset();
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 std::string SearchSpace::canonical(const Candidate& c) const {

@@ -36,12 +36,24 @@ struct Candidate {
   bool operator==(const Candidate&) const = default;
 };
 
+/// Values of two dimensions the compiler refuses together (a space file's
+/// [conflict]): when dimension `when` holds one of `when_values`, dimension
+/// `drop` must not hold one of `drop_values`.
+struct Exclusion {
+  std::size_t when = 0, drop = 0;
+  std::vector<bool> when_values, drop_values; // per value index
+};
+
 struct SearchSpace {
   std::string compiler_space; // e.g. "ptxas-13"; "" when only parameters are tuned
   std::vector<Dimension> dimensions;
+  std::vector<Exclusion> exclusions;
 
   Candidate default_candidate() const;
   Candidate random_candidate(std::mt19937_64& rng) const;
+  /// Leaves at the default each gene an exclusion forbids; returns whether
+  /// it changed anything. Every candidate the search proposes passes here.
+  bool repair(Candidate& c) const;
   /// Stable text naming a candidate: "label=value;..." of its set genes, or
   /// "default". Equal candidates give equal keys (the memo key).
   std::string canonical(const Candidate& c) const;

@@ -244,6 +244,9 @@ int run_tuning(TuneOptions o) {
     if (!set) return fail(set.error().message);
     auto c = candidate_from_controls(*space, *set);
     if (!c) return fail("seed " + file + ": " + c.error().message);
+    if (space->repair(*c))
+      std::fprintf(stderr, "ciq-tuner: warning: seed %s sets options ptxas refuses together; seeding %s instead\n",
+                   file.c_str(), space->canonical(*c).c_str());
     o.search.seeds.push_back(*c);
   }
   // The random strategy is the baseline: it gets no informed candidates.

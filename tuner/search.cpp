@@ -252,6 +252,7 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
       } else {
         child.genes[i] = std::uniform_int_distribution<int>(0, n - 1)(rng);
       }
+      space.repair(child);
       std::string key = space.canonical(child);
       if (memo.seen(child) || in_next.count(key)) continue;
       in_next.insert(key);
@@ -267,6 +268,7 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
         if (coin(rng) < 0.5) child.genes[i] = b.genes[i];
       child = mutate(space, std::move(child), cfg.mutate_rate, rng);
       if (attempts > pool * 30) child = mutate(space, std::move(child), 0.5, rng); // stuck: shake harder
+      space.repair(child);
       std::string key = space.canonical(child);
       if (memo.seen(child) || in_next.count(key)) continue;
       in_next.insert(key);

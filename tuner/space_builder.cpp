@@ -86,6 +86,24 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
         d.knockout = 0.7;
         if (!d.values.empty()) space.dimensions.push_back(std::move(d));
       }
+    for (const auto& conflict : found->conflicts) {
+      auto index = [&](const std::string& knob) {
+        for (std::size_t i = 0; i < space.dimensions.size(); ++i)
+          if (space.dimensions[i].kind == DimensionKind::option && space.dimensions[i].knob == knob) return i;
+        return space.dimensions.size();
+      };
+      auto marks = [](const Dimension& d, const std::vector<std::string>& values) {
+        std::vector<bool> m(d.values.size());
+        for (std::size_t v = 0; v < d.values.size(); ++v)
+          m[v] = std::find(values.begin(), values.end(), d.values[v]) != values.end();
+        return m;
+      };
+      Exclusion x{index(conflict.knob), index(conflict.excluded)};
+      if (x.when == space.dimensions.size() || x.drop == space.dimensions.size()) continue; // a knob not searched
+      x.when_values = marks(space.dimensions[x.when], conflict.values);
+      x.drop_values = marks(space.dimensions[x.drop], conflict.excluded_values);
+      space.exclusions.push_back(std::move(x));
+    }
   }
   for (const auto& spec : request.params) {
     auto d = parse_param(spec);

@@ -55,6 +55,9 @@ def parse_space(path):
             current = {"level": m.group(1), "name": m.group(2), "values": [], "range": None, "dims": False}
             knobs.append(current)
             continue
+        if line.startswith("["):
+            current = None
+            continue
         if current is None or "=" not in line:
             continue
         key, value = (s.strip() for s in line.split("=", 1))
@@ -74,6 +77,46 @@ def parse_space(path):
             else:
                 k["values"] = [str(v) for v in sorted({lo, 32, 64, 128, hi}) if lo <= v <= hi]
     return knobs
+
+
+def parse_conflicts(path):
+    """[(name, (knob, values), (knob, values))] and {option: render} from a space file."""
+    conflicts, renders, section = [], {}, None
+    for raw in open(path):
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("["):
+            section = line.strip("[]")
+            if section.startswith("conflict."):
+                conflicts.append({"name": section[9:]})
+            continue
+        if section is None or "=" not in line:
+            continue
+        key, value = (s.strip() for s in line.split("=", 1))
+        if section.startswith("option.") and key == "render":
+            renders[section[7:]] = value
+        elif section.startswith("conflict.") and key in ("when", "excludes"):
+            knob, values = value.split(":", 1)
+            conflicts[-1][key] = (knob.strip(), [v.strip() for v in values.split(",") if v.strip()])
+    return conflicts, renders
+
+
+def conflicts_hold(space, ptxas, ptx, out):
+    """Every pair a conflict names is refused by the real ptxas; returns the pairs it accepted."""
+    conflicts, renders = parse_conflicts(space)
+    accepted = []
+    for c in conflicts:
+        (knob, values), (excluded, excluded_values) = c["when"], c["excludes"]
+        refused = 0
+        for v in values:
+            for e in excluded_values:
+                args = [renders[knob].replace("{}", v), renders[excluded].replace("{}", e)]
+                r = subprocess.run([ptxas, "-arch=sm_90a", *args, ptx, "-o", out], capture_output=True, text=True)
+                if r.returncode == 0:
+                    accepted.append(f"{c['name']}: {' '.join(args)}")
+                else:
+                    refused += 1
+        print(f"conflict {c['name']}: ptxas refused {refused} of {len(values) * len(excluded_values)} pairs")
+    return accepted
 
 
 def compile_with(ciq_ptxas, ptxas, ptx, controls, out, workdir):
@@ -131,7 +174,10 @@ def main():
             useless.append(knob["name"])
             print(f"{knob['level']} {knob['name']} no effect on: " + ", ".join(os.path.basename(p) for p in a.ptx)
                   + (" (" + "; ".join(effects) + ")" if effects else ""))
-    sys.exit(1 if useless else 0)
+    accepted = conflicts_hold(a.space, a.ptxas, a.ptx[0], os.path.join(work, "conflict.cubin"))
+    for pair in accepted:
+        print(f"conflict {pair}: ptxas accepts it")
+    sys.exit(1 if useless or accepted else 0)
 
 
 if __name__ == "__main__":

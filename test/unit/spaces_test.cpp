@@ -104,6 +104,32 @@ TEST(Space, validation_is_the_whitelist) {
   EXPECT_FALSE(validate_controls(s, other, policy).ok());
 }
 
+TEST(Space, conflicts_refuse_pairs_the_compiler_refuses) {
+  std::string text = std::string(k_space) + "\n[conflict.fast]\nwhen = level: 8, 10\nexcludes = maxrregcount: 16, 32\nnote = x\n";
+  auto parsed = parse_space(text, "test.space");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Space& s = *parsed;
+  ASSERT_EQ(s.conflicts.size(), 1u);
+  EXPECT_EQ(s.conflicts[0].excluded_values, (std::vector<std::string>{"16", "32"}));
+  Policy policy;
+  auto bad = validate_controls(s, controls({"level=10", "maxrregcount=32"}), policy);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "knobs level=10 and maxrregcount=32 conflict in space test-1 (fast)");
+  EXPECT_TRUE(validate_controls(s, controls({"level=6", "maxrregcount=32"}), policy).ok());  // other value
+  EXPECT_TRUE(validate_controls(s, controls({"level=10", "maxrregcount=64"}), policy).ok());
+  EXPECT_TRUE(validate_controls(s, controls({"level=10"}), policy).ok()); // only one of the two
+  EXPECT_TRUE(validate_controls(s, controls({"level=10", "k:maxnreg=32"}), policy).ok());
+
+  std::string head = std::string(k_space) + "\n[conflict.c]\n";
+  EXPECT_FALSE(parse_space(head + "when = level: 8\n", "f").ok());                          // no excludes
+  EXPECT_FALSE(parse_space(head + "when = level: 8\nexcludes = nosuch: 1\n", "f").ok());   // unknown knob
+  EXPECT_FALSE(parse_space(head + "when = level: 9\nexcludes = fmad: false\n", "f").ok()); // off-step value
+  EXPECT_FALSE(parse_space(head + "when = level: 8\nexcludes = maxnreg: 32\n", "f").ok()); // a directive
+  EXPECT_FALSE(parse_space(head + "when = level 8\nexcludes = fmad: false\n", "f").ok());  // no colon
+  EXPECT_FALSE(parse_space(head + "when = level: 8\nexcludes = level: 6\n", "f").ok());    // one knob
+  EXPECT_FALSE(parse_space(head + "when = level: 8\nexcludes = fmad: false\nwhy = x\n", "f").ok());
+}
+
 TEST(Space, safety_classes_follow_the_policy) {
   Space s = space();
   Policy strict;

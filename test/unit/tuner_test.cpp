@@ -310,3 +310,44 @@ TEST(Occupancy, seeds_only_kernels_with_a_maxnreg_dimension) {
   EXPECT_EQ(space.canonical(seeds[0].candidate), "hot:maxnreg=120");
   EXPECT_EQ(seeds[0].probe.maxnreg, 120);
 }
+
+TEST(Search, exclusions_keep_every_proposed_candidate_compilable) {
+  SearchSpace s;
+  s.dimensions.push_back(Dimension{DimensionKind::option, "fast", "", {"min", "max"}, true, 0.2, 0});
+  s.dimensions.push_back(Dimension{DimensionKind::option, "level", "", {"0", "1", "2", "3"}, true, 0.2, 0});
+  s.dimensions.push_back(Dimension{DimensionKind::option, "other", "", {"a", "b"}, true, 0.5, 0});
+  // fast=min refuses level 0, 2, 3; fast=max refuses 1, 2, 3.
+  s.exclusions.push_back(Exclusion{0, 1, {true, false}, {true, false, true, true}});
+  s.exclusions.push_back(Exclusion{0, 1, {false, true}, {false, true, true, true}});
+  auto refused = [](const Candidate& c) {
+    if (!c.genes[0] || !c.genes[1]) return false;
+    return *c.genes[0] == 0 ? *c.genes[1] != 1 : *c.genes[1] != 0;
+  };
+  Candidate c;
+  c.genes = {0, 3, 1};
+  EXPECT_TRUE(s.repair(c));
+  EXPECT_EQ(s.canonical(c), "fast=min;other=b");
+  EXPECT_FALSE(s.repair(c));
+  c.genes = {0, 1, std::nullopt};
+  EXPECT_FALSE(s.repair(c)); // min with level 1 compiles
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 500; ++i) EXPECT_FALSE(refused(s.random_candidate(rng)));
+  // Nothing the genetic search evaluates is refused either.
+  SearchConfig cfg;
+  cfg.budget = 10; // the space has 3 x 5 x 3 = 45 points, 15 of them refused
+  int evaluated_refused = 0;
+  EvaluateBatch evaluate = [&](const std::vector<Candidate>& batch, int) {
+    std::vector<Evaluation> out;
+    for (const auto& x : batch) {
+      evaluated_refused += refused(x);
+      out.push_back(Evaluation{true, {double(s.canonical(x).size())}, ""});
+    }
+    return out;
+  };
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    cfg.seed = seed;
+    genetic_search(s, cfg, evaluate);
+  }
+  EXPECT_EQ(evaluated_refused, 0);
+}
+
