@@ -32,6 +32,29 @@ namespace {
 
 constexpr unsigned k_watchdog_seconds = 5;
 
+// ptxas' own word on why it failed: its first `fatal` or `error` line,
+// blanks collapsed, at most 200 characters; "" when it said none.
+std::string first_error_line(std::string_view err) {
+  while (!err.empty()) {
+    std::size_t end = err.find('\n');
+    std::string_view line = err.substr(0, end);
+    err = end == std::string_view::npos ? std::string_view{} : err.substr(end + 1);
+    if (line.find("fatal") == std::string_view::npos && line.find("error") == std::string_view::npos) continue;
+    std::string out;
+    for (char c : line) {
+      if (c == '\r') continue;
+      if (c == ' ' || c == '\t') {
+        if (!out.empty() && out.back() != ' ') out += ' ';
+      } else {
+        out += c;
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out.size() > 200 ? out.substr(0, 200) : out;
+  }
+  return "";
+}
+
 // What the wrapper decided: run the real ptxas unchanged (and why), or it
 // already ran ptxas and must end the way that run ended.
 struct Outcome {
@@ -344,6 +367,7 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
     // The controls broke the compile (or ptxas failed anyway): run plain.
     spdlog::warn("ptxas failed with controls ({}); rerunning it without them", result->describe());
     std::string why = "ptxas " + identity_.version + " " + result->describe() + " with " + controls_summary_;
+    if (std::string said = first_error_line(result->err); !said.empty()) why += " (" + said + ")";
     scratch.reset();
     RunOptions plain;
     plain.argv = {real_};
