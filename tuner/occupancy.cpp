@@ -12,16 +12,29 @@ SmLimits sm_limits(std::string_view target) {
   if (arch == 75) {
     sm.warps = 32;
     sm.blocks = 16;
+    sm.shared = 65536;
+    sm.shared_reserved = 0;
+  } else if (arch == 80) {
+    sm.shared = 167936;
   } else if (arch == 86 || arch == 87) {
     sm.warps = 48;
     sm.blocks = 16;
+    sm.shared = 102400;
   } else if (arch == 89) {
     sm.warps = 48;
     sm.blocks = 24;
+    sm.shared = 102400;
   } else if (arch == 120 || arch == 121) {
     sm.warps = 48;
+    sm.shared = 102400;
   }
   return sm;
+}
+
+int shared_memory_blocks(const SmLimits& sm, double shared_bytes) {
+  if (shared_bytes <= 0) return sm.blocks;
+  long per_block = long(shared_bytes) + sm.shared_reserved;
+  return int(std::min<long>(sm.blocks, sm.shared / per_block));
 }
 
 int register_limit(const SmLimits& sm, int warps_per_block, int blocks) {
@@ -54,8 +67,9 @@ std::vector<OccupancyProbe> kernel_probes(const TracedKernel& kernel, const SmLi
     while (register_limit(sm, warps, now + 1) >= allocated) ++now;
     std::string threads = threads_text(kernel.block_threads);
     std::string now_text = " per SM (now " + std::to_string(now) + ")";
-    if (int more = register_limit(sm, warps, now + 1); more > 0)
-      add(more, std::to_string(now + 1) + " blocks" + threads + now_text);
+    // Registers cannot buy a block that shared memory does not allow.
+    int more = now + 1 <= shared_memory_blocks(sm, kernel.shared) ? register_limit(sm, warps, now + 1) : 0;
+    if (more > 0) add(more, std::to_string(now + 1) + " blocks" + threads + now_text);
     if (now >= 2) add(register_limit(sm, warps, now / 2), std::to_string(now / 2) + " blocks" + threads + now_text);
     return probes;
   }

@@ -4,8 +4,9 @@
 // maxnreg 16..255 rarely lands on those few values within a small budget.
 // From the discovery trace (registers, the block size the PTX declares, the
 // target) the first generation gets, per kernel, the limit that fits one
-// more block per SM and the one that gives each thread about twice the
-// registers at half the blocks. They are ordinary candidates: measured,
+// more block per SM (unless its static shared memory leaves no room for
+// one) and the one that gives each thread about twice the registers at
+// half the blocks. They are ordinary candidates: measured,
 // verified and shipped (or not) like any other.
 #pragma once
 
@@ -19,10 +20,16 @@
 namespace ciq::tuner {
 
 struct SmLimits {
-  int registers = 65536; // per SM
-  int warps = 64;        // resident warps per SM
-  int blocks = 32;       // resident blocks per SM
+  int registers = 65536;   // per SM
+  int warps = 64;          // resident warps per SM
+  int blocks = 32;         // resident blocks per SM
+  long shared = 233472;    // shared memory per SM, bytes
+  long shared_reserved = 1024; // the runtime's share per block
 };
+
+/// Blocks per SM that a kernel's static shared memory allows (`sm.blocks`
+/// when it uses none; dynamic shared memory is not in the trace).
+int shared_memory_blocks(const SmLimits& sm, double shared_bytes);
 
 /// The per-SM limits of an `sm_XY[a|f]` target; unknown targets get the
 /// sm_90 ones.

@@ -281,6 +281,15 @@ TEST(Occupancy, probes_one_more_block_and_twice_the_registers) {
   // bench/'s stencil: 56 registers, 128 threads, nine blocks; 48 fits ten,
   // 128 gives four blocks the registers it wants (measured 2.5x at 160).
   EXPECT_EQ(limits(kernel_probes(traced("wave_step", 56, 128), h200)), (std::vector<int>{48, 128}));
+  // Shared memory allows no second block: no probe below (80 KiB static
+  // plus 1 KiB reserved, twice, fits 228 KiB; three times does not).
+  TracedKernel smem = traced("smem", 142, 256);
+  smem.shared = 120 * 1024;
+  EXPECT_TRUE(kernel_probes(smem, h200).empty());
+  smem.shared = 80 * 1024;
+  EXPECT_EQ(limits(kernel_probes(smem, h200)), std::vector<int>{128});
+  EXPECT_EQ(shared_memory_blocks(h200, 80 * 1024), 2);
+  EXPECT_EQ(shared_memory_blocks(h200, 0), 32);
   // No declared block size: warp-level limits below and at about twice.
   EXPECT_EQ(limits(kernel_probes(traced("k", 100, 0), h200)), (std::vector<int>{96, 255}));
   EXPECT_EQ(limits(kernel_probes(traced("k", 40, 0), h200)), (std::vector<int>{32, 80}));
