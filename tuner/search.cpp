@@ -284,26 +284,44 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
 
 Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluation& score, const EvaluateBatch& evaluate,
                 int generation, double tolerance, const SameCode& same_code) {
+  // Against the original winner's score, so that small losses within the
+  // tolerance cannot add up over several removals.
+  auto earns_nothing = [&](const Candidate& trial, const Candidate& from, const Evaluation& e) {
+    if (!e.valid) return false;
+    bool no_worse = true;
+    for (std::size_t k = 0; k < e.objectives.size(); ++k)
+      no_worse &= e.objectives[k] <= score.objectives[k] + tolerance * std::fabs(score.objectives[k]);
+    return no_worse || (same_code && same_code(trial, from));
+  };
   Candidate best = winner;
-  bool changed = true;
-  while (changed) {
-    changed = false;
+  while (true) {
+    // Every single knock-out of the current best, as one batch (in
+    // parallel under --jobs).
+    std::vector<std::size_t> genes;
+    std::vector<Candidate> trials;
     for (std::size_t i = 0; i < best.genes.size(); ++i) {
       if (!best.genes[i] || !space.dimensions[i].knockable) continue;
-      Candidate trial = best;
-      trial.genes[i].reset();
-      Evaluation e = evaluate({trial}, generation).front();
-      if (!e.valid) continue;
-      // Against the original winner's score, so that small losses within
-      // the tolerance cannot add up over several removals.
-      bool no_worse = true;
-      for (std::size_t k = 0; k < e.objectives.size(); ++k)
-        no_worse &= e.objectives[k] <= score.objectives[k] + tolerance * std::fabs(score.objectives[k]);
-      if (no_worse || (same_code && same_code(trial, best))) {
-        best = trial;
-        changed = true;
+      genes.push_back(i);
+      trials.push_back(best);
+      trials.back().genes[i].reset();
+    }
+    if (trials.empty()) break;
+    std::vector<Evaluation> scores = evaluate(trials, generation);
+    std::vector<std::size_t> removable;
+    for (std::size_t j = 0; j < trials.size(); ++j)
+      if (earns_nothing(trials[j], best, scores[j])) removable.push_back(genes[j]);
+    if (removable.empty()) break;
+    if (removable.size() > 1) {
+      // Usually they all go together; when they do not (knobs that only
+      // act in combination), one at a time.
+      Candidate without = best;
+      for (auto g : removable) without.genes[g].reset();
+      if (earns_nothing(without, best, evaluate({without}, generation).front())) {
+        best = std::move(without);
+        continue;
       }
     }
+    best.genes[removable.front()].reset();
   }
   return best;
 }

@@ -56,10 +56,12 @@ SearchResult random_search(const SearchSpace& space, const SearchConfig& config,
 /// lower non-domination rank first, then larger crowding distance.
 std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vector<std::size_t> items);
 
-/// Greedily knocks out knobs of `winner` (scored `score`) while no
-/// objective gets worse than the winner's by more than `tolerance`
-/// (relative; 0 for deterministic objectives), re-evaluating each trial:
-/// the shipped control set then holds only knobs that earn their place.
+/// Knocks out knobs of `winner` (scored `score`) while no objective gets
+/// worse than the winner's by more than `tolerance` (relative; 0 for
+/// deterministic objectives): each round evaluates every single knock-out
+/// of the current set as one batch, then drops all that passed together if
+/// that passes too, else the first. The shipped control set then holds
+/// only knobs that earn their place.
 /// A knob whose removal leaves the compiled code as it was (`same_code`,
 /// when given, says so after the trial's evaluation) is dropped whatever
 /// the timings say: measured noise must not keep a knob that did nothing.

@@ -243,6 +243,31 @@ TEST(Search, prune_drops_knobs_that_do_not_earn_their_place) {
   EXPECT_EQ(s.canonical(prune(s, winner, score, evaluate, 0, 0.0, never)), "useful=2;harmless=1");
 }
 
+TEST(Search, prune_tries_knock_outs_as_one_batch_and_respects_combinations) {
+  SearchSpace s;
+  for (const char* name : {"a", "b", "c"}) s.dimensions.push_back(Dimension{DimensionKind::option, name, "", {"0", "1"}});
+  // a and b each do nothing alone, but the gain needs one of them
+  // (either will do); c does nothing at all.
+  auto cost = [](const Candidate& c) { return (c.genes[0] || c.genes[1]) ? 0.9 : 1.0; };
+  std::vector<std::size_t> batches;
+  EvaluateBatch evaluate = [&](const std::vector<Candidate>& batch, int) {
+    batches.push_back(batch.size());
+    std::vector<Evaluation> out;
+    for (const auto& c : batch) out.push_back(Evaluation{true, {cost(c)}, ""});
+    return out;
+  };
+  Candidate winner;
+  winner.genes = {1, 1, 1};
+  Candidate pruned = prune(s, winner, Evaluation{true, {0.9}, ""}, evaluate, 0, 0.0);
+  // Round 1: the three knock-outs in one batch (all pass), then all three
+  // together (fails: no gain left), so only `a` goes; round 2: `b` is now
+  // needed, `c` goes.
+  EXPECT_EQ(s.canonical(pruned), "b=1");
+  ASSERT_GE(batches.size(), 2u);
+  EXPECT_EQ(batches[0], 3u);
+  EXPECT_EQ(batches[1], 1u);
+}
+
 TEST(Occupancy, register_limits_per_blocks_per_sm) {
   SmLimits h200 = sm_limits("sm_90a");
   EXPECT_EQ(register_limit(h200, 8, 1), 255); // 256 threads: one block may use them all
