@@ -44,12 +44,6 @@ int register_limit(const SmLimits& sm, int warps_per_block, int blocks) {
   return std::min(per_thread, 255);
 }
 
-namespace {
-
-std::string threads_text(long threads) { return threads ? " of " + std::to_string(threads) + " threads" : ""; }
-
-} // namespace
-
 std::vector<OccupancyProbe> kernel_probes(const TracedKernel& kernel, const SmLimits& sm) {
   std::vector<OccupancyProbe> probes;
   int used = int(kernel.registers);
@@ -65,8 +59,8 @@ std::vector<OccupancyProbe> kernel_probes(const TracedKernel& kernel, const SmLi
     int warps = int((kernel.block_threads + 31) / 32);
     int now = 0;
     while (register_limit(sm, warps, now + 1) >= allocated) ++now;
-    std::string threads = threads_text(kernel.block_threads);
-    std::string now_text = " per SM (now " + std::to_string(now) + ")";
+    std::string threads = " of " + std::to_string(kernel.block_threads) + " threads";
+    std::string now_text = " per SM, now " + std::to_string(now);
     // Registers cannot buy a block that shared memory does not allow.
     int more = now + 1 <= shared_memory_blocks(sm, kernel.shared) ? register_limit(sm, warps, now + 1) : 0;
     if (more > 0) add(more, std::to_string(now + 1) + " blocks" + threads + now_text);

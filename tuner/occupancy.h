@@ -42,7 +42,7 @@ int register_limit(const SmLimits& sm, int warps_per_block, int blocks);
 struct OccupancyProbe {
   std::string kernel;
   int maxnreg = 0;
-  std::string why; // "2 blocks of 256 threads per SM (now 1)"
+  std::string why; // "2 blocks of 256 threads per SM, now 1"
 };
 
 /// The probes for one kernel: none when ptxas reported no registers.

@@ -302,7 +302,7 @@ TEST(Occupancy, probes_one_more_block_and_twice_the_registers) {
   // block per SM; 128 fits two (measured 1.38x on the H200).
   auto attention = kernel_probes(traced("attn_fwd", 142, 256), h200);
   EXPECT_EQ(limits(attention), std::vector<int>{128});
-  EXPECT_EQ(attention[0].why, "2 blocks of 256 threads per SM (now 1)");
+  EXPECT_EQ(attention[0].why, "2 blocks of 256 threads per SM, now 1");
   // bench/'s stencil: 56 registers, 128 threads, nine blocks; 48 fits ten,
   // 128 gives four blocks the registers it wants (measured 2.5x at 160).
   EXPECT_EQ(limits(kernel_probes(traced("wave_step", 56, 128), h200)), (std::vector<int>{48, 128}));
