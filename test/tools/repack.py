@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Makes hostile or damaged variants of a ciq pack for tests.
 
-  repack.py IN OUT replace OLD NEW   body edit, checksum recomputed (a "valid" hostile pack)
+  repack.py IN OUT replace OLD NEW   body edit, checksum recomputed (a "valid" hostile pack);
+                                     a literal \\n in NEW is a line break
   repack.py IN OUT tamper OLD NEW    body edit, checksum left stale
   repack.py IN OUT truncate N        keep the first N bytes
   repack.py IN OUT bigblob N         add an N-byte blob (digest and checksum valid)
@@ -30,7 +31,7 @@ def header(body, entries_delta=0, blobs_delta=0):
 
 
 if op == "replace":
-    body = body.replace(sys.argv[4], sys.argv[5])
+    body = body.replace(sys.argv[4], sys.argv[5].replace("\\n", "\n"))
     out = header(body) + body
 elif op == "tamper":
     out = head + "\n" + body.replace(sys.argv[4], sys.argv[5])
