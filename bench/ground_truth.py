@@ -2,22 +2,30 @@
 """Ground truth for the benchmark suite: every kernel built under every
 control set of a grid, each build timed in several processes.
 
-  bench/ground_truth.py compile --bin BUILD/bin --out VARIANTS [--jobs N]
+  bench/ground_truth.py compile --bin BUILD/bin --out VARIANTS [--jobs N] [--grid G] [--only P,...]
       (any machine with the CUDA toolkit) For each kernel of bench/kernels,
       PTX from nvcc once, then one cubin per control set, compiled by
       ciq-ptxas with the set as CIQ_CONTROLS (so the knobs are rendered as
-      ciq renders them). The Triton kernel gets the control files only; it
-      is compiled on the GPU machine.
+      ciq renders them); its trace must say the set was applied. A set ptxas
+      refuses (ciq-ptxas then builds the default instead) is left out and
+      listed in VARIANTS/NAME/refused.txt. The Triton kernel gets the
+      control files only; it is compiled on the GPU machine.
 
   bench/ground_truth.py measure --variants VARIANTS --build BENCH_BUILD
-                        --out DATA [--processes 3] [--samples 20]
+                        --out DATA [--processes 3] [--samples 20] [--grid G]
       (the GPU machine) Runs each kernel's program over its cubins
       (bench_NAME --variants DIR), P times, one fresh process each, kernels
       interleaved; writes DATA/NAME.csv, one row per sample:
       kernel,config,controls,process,sample,ms,gpu,driver,toolkit
+      (DATA/NAME-registers.csv for --grid registers)
 
-The grid: maxrregcount x register-usage-level x def-load-cache (96 sets),
-the knobs measured to matter on the H200 (docs in bench/RESULTS.md).
+Grids (--grid):
+  knobs      maxrregcount x register-usage-level x def-load-cache (96 sets),
+             the module-wide knobs measured to matter on the H200
+             (bench/RESULTS.md; the data in bench/data/NAME.csv)
+  registers  per-kernel maxnreg (11 values and none) x register-usage-level
+             {none, 0, 10} x def-load-cache {none, cs} (72 sets): the axis
+             that holds stencil3d's 2.5x and Triton attention's 1.4x
 """
 import argparse
 import concurrent.futures
@@ -32,24 +40,36 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ciq_trace  # noqa: E402
+
 KERNELS = {  # program -> extern "C" kernel
     "reduce": "reduce_sum", "softmax": "softmax_rows", "layernorm": "layernorm_rows", "sgemm": "sgemm_tiled",
     "wmma_gemm": "wmma_gemm", "stencil3d": "wave_step", "attention": "attention_fwd", "histogram": "histogram256",
 }
 TRITON = "triton_matmul"
-GRID = [
-    ("maxrregcount", [None, "32", "48", "64", "96", "128", "168", "255"]),
-    ("register-usage-level", [None, "0", "8", "10"]),
-    ("def-load-cache", [None, "cg", "cs"]),
-]
+TRITON_KERNEL = "matmul_kernel"
+GRIDS = {
+    "knobs": [
+        ("maxrregcount", [None, "32", "48", "64", "96", "128", "168", "255"]),
+        ("register-usage-level", [None, "0", "8", "10"]),
+        ("def-load-cache", [None, "cg", "cs"]),
+    ],
+    "registers": [  # KERNEL: the program's kernel
+        ("KERNEL:maxnreg", [None, "32", "40", "48", "56", "64", "80", "96", "128", "160", "200", "255"]),
+        ("register-usage-level", [None, "0", "10"]),
+        ("def-load-cache", [None, "cs"]),
+    ],
+}
 ARCH = "sm_90a"
 
 
-def control_sets():
-    """(config id, [(knob, value)]) for the grid; cfg000 is the default."""
+def control_sets(grid="knobs", kernel=None):
+    """(config id, [(knob, value)]) for a grid; cfg000 is the default."""
+    axes = [(k.replace("KERNEL", kernel or "KERNEL"), v) for k, v in GRIDS[grid]]
     sets = []
-    for values in itertools.product(*(v for _, v in GRID)):
-        knobs = [(k, v) for (k, _), v in zip(GRID, values) if v is not None]
+    for values in itertools.product(*(v for _, v in axes)):
+        knobs = [(k, v) for (k, _), v in zip(axes, values) if v is not None]
         sets.append((f"cfg{len(sets):03d}", knobs))
     return sets
 
@@ -65,9 +85,11 @@ def controls_label(knobs):
 def compile_variants(args):
     ciq_ptxas = os.path.join(os.path.abspath(args.bin), "ciq-ptxas")
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    sets = control_sets()
     jobs = []
     for program in list(KERNELS) + [TRITON]:
+        if args.only and program not in args.only.split(","):
+            continue
+        sets = control_sets(args.grid, TRITON_KERNEL if program == TRITON else KERNELS[program])
         out = os.path.join(args.out, program)
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "configs.csv"), "w", newline="") as f:
@@ -89,19 +111,33 @@ def compile_variants(args):
 
     def one(job):
         out, ptx, name, knobs = job
-        env = dict(os.environ, CIQ_CACHE_DIR=cache, CIQ_REAL_PTXAS=f"{cuda}/bin/ptxas")
+        trace = os.path.join(cache, "trace", os.path.basename(out), name)
+        env = dict(os.environ, CIQ_CACHE_DIR=cache, CIQ_REAL_PTXAS=f"{cuda}/bin/ptxas", CIQ_TRACE=trace)
         if knobs:
             env["CIQ_CONTROLS"] = os.path.join(out, name + ".controls")
-        r = subprocess.run([ciq_ptxas, f"-arch={ARCH}", ptx, "-o", os.path.join(out, name + ".cubin")], env=env,
-                           capture_output=True, text=True)
+        cubin = os.path.join(out, name + ".cubin")
+        r = subprocess.run([ciq_ptxas, f"-arch={ARCH}", ptx, "-o", cubin], env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{out}/{name}: ciq-ptxas failed: {r.stderr}")
-        return name
+        why = ciq_trace.not_applied(trace) if knobs else ""
+        if why is None:
+            why = "no trace record"
+        if why:  # ptxas refused the set and ciq-ptxas built the default: not this variant
+            os.remove(cubin)
+            os.remove(os.path.join(out, name + ".controls"))
+        return out, name, knobs, why
 
+    refused = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for i, _ in enumerate(pool.map(one, jobs), 1):
+        for i, (out, name, knobs, why) in enumerate(pool.map(one, jobs), 1):
+            if why:
+                refused.setdefault(out, []).append(f"{name} {controls_label(knobs)}: {why}")
             if i % 96 == 0 or i == len(jobs):
                 print(f"compiled {i}/{len(jobs)}", file=sys.stderr)
+    for out, lines in refused.items():
+        with open(os.path.join(out, "refused.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        print(f"{out}: {len(lines)} set(s) refused by ptxas (refused.txt)", file=sys.stderr)
     shutil.rmtree(cache)
 
 
@@ -122,7 +158,8 @@ def measure(args):
     os.makedirs(args.out, exist_ok=True)
     files = {}
     for program in programs:
-        f = open(os.path.join(args.out, program + ".csv"), "w", newline="")
+        suffix = "" if args.grid == "knobs" else "-" + args.grid
+        f = open(os.path.join(args.out, program + suffix + ".csv"), "w", newline="")
         w = csv.writer(f)
         w.writerow(["kernel", "config", "controls", "process", "sample", "ms", "gpu", "driver", "toolkit"])
         files[program] = (f, w)
@@ -158,6 +195,8 @@ def main():
     c.add_argument("--bin", required=True, help="directory of ciq-ptxas")
     c.add_argument("--out", required=True)
     c.add_argument("--jobs", type=int, default=os.cpu_count())
+    c.add_argument("--grid", choices=sorted(GRIDS), default="knobs")
+    c.add_argument("--only", help="comma-separated programs")
     m = sub.add_parser("measure")
     m.add_argument("--variants", required=True)
     m.add_argument("--build", required=True, help="CMake build directory of bench/")
@@ -165,6 +204,7 @@ def main():
     m.add_argument("--processes", type=int, default=3)
     m.add_argument("--samples", type=int, default=20)
     m.add_argument("--only", help="comma-separated programs")
+    m.add_argument("--grid", choices=sorted(GRIDS), default="knobs", help="names the data files (NAME-GRID.csv)")
     args = parser.parse_args()
     compile_variants(args) if args.command == "compile" else measure(args)
 

@@ -7,7 +7,8 @@
 #     BIN       ciq's binaries (ciq-nvcc, ciq-ptxas, ...)
 #     VARIANTS  from `bench/ground_truth.py compile`
 #     OUT       where the data and logs go
-# Env: GT_PROCESSES (3), GT_SAMPLES (20), GT_ONLY (programs, comma-separated)
+# Env: GT_PROCESSES (3), GT_SAMPLES (20), GT_ONLY (programs, comma-separated),
+#      GT_GRID (the grid VARIANTS was compiled with, when not "knobs": names the files)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "$1" && pwd) variants=$(cd "$2" && pwd) out=$3
@@ -49,7 +50,7 @@ head -n 5 "$out/triton-variants.txt"; grep -c registers "$out/triton-variants.tx
 echo "== ground truth"
 t0=$SECONDS
 python3 "$root/bench/ground_truth.py" measure --variants "$variants" --build "$build" --out "$out/data" \
-  --processes "${GT_PROCESSES:-3}" --samples "${GT_SAMPLES:-20}" ${GT_ONLY:+--only "$GT_ONLY"} 2>"$out/measure.log"
+  --processes "${GT_PROCESSES:-3}" --samples "${GT_SAMPLES:-20}" ${GT_ONLY:+--only "$GT_ONLY"} ${GT_GRID:+--grid "$GT_GRID"} 2>"$out/measure.log"
 echo "measured in $((SECONDS - t0)) s"
 grep -E "^==|WRONG" "$out/measure.log" | head -n 60
 wc -l "$out"/data/*.csv

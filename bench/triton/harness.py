@@ -26,6 +26,9 @@ import sys
 import torch
 import triton
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ciq_trace  # noqa: E402
+
 
 class Timer:
     def __init__(self):
@@ -51,7 +54,9 @@ def load_variants(directory, shard):
 
 
 def build(function, directory, name):
-    """A fresh JIT function compiled under this variant's controls and cache."""
+    """A fresh JIT function to be compiled under this variant's controls,
+    Triton cache and ciq trace directory; and whether the variant sets any
+    knob."""
     path = os.path.join(directory, name + ".controls")
     with open(path) as f:
         knobs = [line for line in f if "=" in line and not line.startswith(("format", "space"))]
@@ -60,7 +65,8 @@ def build(function, directory, name):
     else:
         os.environ.pop("CIQ_CONTROLS", None)
     os.environ["TRITON_CACHE_DIR"] = os.path.abspath(os.path.join(directory, "triton-cache", name))
-    return triton.jit(function)
+    os.environ["CIQ_TRACE"] = os.path.abspath(os.path.join(directory, "trace", name))
+    return triton.jit(function), bool(knobs)
 
 
 def resources(kernel):
@@ -90,11 +96,16 @@ def main(doc, function, problem_class):
     if args.variants:
         kernels = []
         for name in load_variants(args.variants, args.shard):
-            kernel = build(function, args.variants, name)
+            kernel, has_knobs = build(function, args.variants, name)
             try:
                 why = problem.check(kernel)  # compiles (or loads the variant's cache)
-            except Exception as e:  # a control set ptxas refuses fails the compile
+            except Exception as e:
                 why = f"build failed: {str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}"
+            # A set ptxas refuses makes ciq-ptxas build the default instead:
+            # the trace of the compile (kept with the variants) says so.
+            refused = ciq_trace.not_applied(os.environ["CIQ_TRACE"]) if has_knobs else None
+            if not why and refused:
+                why = "controls not applied: " + refused
             if why:
                 print(f"WRONG ANSWER ({name}): {why}", file=sys.stderr)
                 continue
@@ -106,6 +117,7 @@ def main(doc, function, problem_class):
             print(f"{name}: {resources(kernel)}", file=sys.stderr)
             kernels.append((name, kernel))
         os.environ.pop("CIQ_CONTROLS", None)
+        os.environ.pop("CIQ_TRACE", None)
         if args.compile_only:
             return 0
     else:

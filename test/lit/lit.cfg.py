@@ -2,7 +2,8 @@
 #
 # Substitutions: %ciq_ptxas %ciq_nvcc %ciq_cache (the built tools),
 # %fake_ptxas %fake_nvcc (scripted stand-ins that print their argv), %ptxas
-# %nvcc (the real CUDA tools), %python, %inputs, %tools, %bench (the repo's bench/).
+# %nvcc (the real CUDA tools), %python, %inputs, %tools, %bench (the repo's bench/),
+# %ciq_bin (the directory of the built tools).
 # Feature `cuda`: the real nvcc and ptxas exist (no GPU is needed).
 import os
 import shutil
@@ -40,6 +41,7 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 config.substitutions.append(("%tools", tools))
 config.substitutions.append(("%redis", config.python + " " + os.path.join(tools, "redis.py")))
 config.substitutions.append(("%bench", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "bench")))
+config.substitutions.append(("%ciq_bin", config.ciq_bin_dir))
 config.substitutions.append(("%system_path", config.environment["PATH"]))
 
 if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
