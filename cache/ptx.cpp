@@ -185,31 +185,31 @@ std::vector<std::string> PtxModule::kernel_names() const {
   return names;
 }
 
+// The product of the one to three integers after `directive` in `head`
+// (".maxntid 128, 2, 1" -> 256); 0 when absent, malformed or implausible.
+static long directive_product(std::string_view head, std::string_view directive) {
+  std::size_t at = head.find(directive);
+  if (at == std::string_view::npos) return 0;
+  std::string_view rest = head.substr(at + directive.size());
+  long product = 1;
+  int dims = 0;
+  for (auto part : split(rest.substr(0, rest.find_first_of(";\n")), ',')) {
+    auto v = parse_integer(trim(part));
+    if (!v || *v <= 0 || *v > (1 << 20) || ++dims > 3) return 0;
+    product *= long(*v);
+  }
+  return dims > 0 && product <= (1 << 20) ? product : 0;
+}
+
 long PtxModule::block_threads(std::string_view kernel) const {
   for (auto i : entries) {
     if (items[i].name != kernel) continue;
-    // Performance directives sit between the parameter list and the body.
+    // Performance directives sit between the parameter list and the body;
+    // .reqntid is exact, .maxntid a bound.
     std::string_view head(items[i].text);
     head = head.substr(0, head.find('{'));
-    long declared = 0;
-    for (std::string_view directive : {".reqntid", ".maxntid"}) {
-      std::size_t at = head.find(directive);
-      if (declared || at == std::string_view::npos) continue;
-      long product = 1;
-      int dims = 0;
-      const char* p = head.data() + at + directive.size();
-      const char* end = head.data() + head.size();
-      while (p < end && dims < 3) {
-        while (p < end && (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n')) ++p;
-        if (p == end || *p < '0' || *p > '9') break;
-        long v = 0;
-        while (p < end && *p >= '0' && *p <= '9' && v <= 1 << 20) v = v * 10 + (*p++ - '0');
-        product *= v;
-        ++dims;
-      }
-      if (dims > 0 && product > 0 && product <= 1 << 20) declared = product;
-    }
-    return declared;
+    long required = directive_product(head, ".reqntid");
+    return required ? required : directive_product(head, ".maxntid");
   }
   return 0;
 }
