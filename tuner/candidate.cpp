@@ -103,11 +103,15 @@ cache::ControlSet SearchSpace::controls(const Candidate& c) const {
   return set;
 }
 
-std::string SearchSpace::param(const Candidate& c, const std::string& name) const {
+std::size_t SearchSpace::find(DimensionKind kind, std::string_view knob, std::string_view kernel) const {
   for (std::size_t i = 0; i < dimensions.size(); ++i)
-    if (dimensions[i].kind == DimensionKind::param && dimensions[i].knob == name)
-      return c.genes[i] ? dimensions[i].values[std::size_t(*c.genes[i])] : "";
-  return "";
+    if (dimensions[i].kind == kind && dimensions[i].knob == knob && dimensions[i].kernel == kernel) return i;
+  return dimensions.size();
+}
+
+std::string SearchSpace::param(const Candidate& c, const std::string& name) const {
+  std::size_t i = find(DimensionKind::param, name);
+  return i < dimensions.size() && c.genes[i] ? dimensions[i].values[std::size_t(*c.genes[i])] : "";
 }
 
 double SearchSpace::size() const {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::tuner {
@@ -61,6 +62,9 @@ struct SearchSpace {
   Result<Candidate> parse(const std::string& canonical_text) const;
   /// The compiler part of a candidate as a control set.
   cache::ControlSet controls(const Candidate& c) const;
+  /// Index of the dimension of this kind, knob and kernel (directives
+  /// only), or dimensions.size() when the search has none.
+  std::size_t find(DimensionKind kind, std::string_view knob, std::string_view kernel = "") const;
   /// Value of parameter `name` in `c`: its value, or "" when knocked out.
   std::string param(const Candidate& c, const std::string& name) const;
   /// Total number of distinct candidates (saturating).

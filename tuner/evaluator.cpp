@@ -239,9 +239,8 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   // Same code and same parameters as something measured: reuse it.
   r.digest = code_digest(*trace, c);
   if (!r.digest.empty()) {
-    const std::string& digest = r.digest;
     std::lock_guard lock(mutex_);
-    if (auto it = by_digest_.find(digest); it != by_digest_.end() && !setup_.build.empty()) {
+    if (auto it = by_digest_.find(r.digest); it != by_digest_.end() && !setup_.build.empty()) {
       const EvalRecord& same = records_[it->second];
       r.evaluation = same.evaluation;
       r.samples = same.samples;

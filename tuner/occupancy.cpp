@@ -93,10 +93,9 @@ std::vector<OccupancySeed> occupancy_seeds(const std::vector<TracedModule>& trac
   std::vector<Found> found;
   for (const auto& module : trace)
     for (const auto& kernel : module.kernels) {
-      auto dim = std::find_if(space.dimensions.begin(), space.dimensions.end(), [&](const Dimension& d) {
-        return d.kind == DimensionKind::directive && d.knob == "maxnreg" && d.kernel == kernel.name;
-      });
-      if (dim == space.dimensions.end()) continue;
+      std::size_t index = space.find(DimensionKind::directive, "maxnreg", kernel.name);
+      if (index == space.dimensions.size()) continue;
+      const Dimension* dim = &space.dimensions[index];
       for (auto& probe : kernel_probes(kernel, sm_limits(module.target))) {
         // The dimension may hold a grid of values: the largest not above the
         // limit still fits the blocks.
@@ -111,7 +110,7 @@ std::vector<OccupancySeed> occupancy_seeds(const std::vector<TracedModule>& trac
         if (chosen < 0) continue;
         probe.maxnreg = chosen_value;
         Candidate c = space.default_candidate();
-        c.genes[std::size_t(dim - space.dimensions.begin())] = chosen;
+        c.genes[index] = chosen;
         bool duplicate = false;
         for (const auto& f : found) duplicate = duplicate || f.seed.candidate == c;
         if (!duplicate) found.push_back({kernel.registers, {std::move(c), std::move(probe)}});

@@ -87,18 +87,13 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
         if (!d.values.empty()) space.dimensions.push_back(std::move(d));
       }
     for (const auto& conflict : found->conflicts) {
-      auto index = [&](const std::string& knob) {
-        for (std::size_t i = 0; i < space.dimensions.size(); ++i)
-          if (space.dimensions[i].kind == DimensionKind::option && space.dimensions[i].knob == knob) return i;
-        return space.dimensions.size();
-      };
       auto marks = [](const Dimension& d, const std::vector<std::string>& values) {
         std::vector<bool> m(d.values.size());
         for (std::size_t v = 0; v < d.values.size(); ++v)
           m[v] = std::find(values.begin(), values.end(), d.values[v]) != values.end();
         return m;
       };
-      Exclusion x{index(conflict.knob), index(conflict.excluded)};
+      Exclusion x{space.find(DimensionKind::option, conflict.knob), space.find(DimensionKind::option, conflict.excluded)};
       if (x.when == space.dimensions.size() || x.drop == space.dimensions.size()) continue; // a knob not searched
       x.when_values = marks(space.dimensions[x.when], conflict.values);
       x.drop_values = marks(space.dimensions[x.drop], conflict.excluded_values);
@@ -120,19 +115,18 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
 Result<Candidate> candidate_from_controls(const SearchSpace& space, const cache::ControlSet& controls) {
   Candidate c = space.default_candidate();
   auto set = [&](DimensionKind kind, const std::string& kernel, const std::string& knob, const std::string& value) -> Result<void> {
-    for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
-      const auto& d = space.dimensions[i];
-      if (d.kind != kind || d.knob != knob || d.kernel != kernel) continue;
-      for (std::size_t v = 0; v < d.values.size(); ++v)
-        if (d.values[v] == value) {
-          c.genes[i] = int(v);
-          return {};
-        }
-      std::string domain;
-      for (const auto& v : d.values) domain += (domain.empty() ? "" : ", ") + v;
-      return make_error("invalid", "value " + value + " of " + d.label() + " is not in the search domain (" + domain + ")");
-    }
-    return make_error("invalid", (kernel.empty() ? knob : kernel + ":" + knob) + " is not a dimension of this search");
+    std::size_t i = space.find(kind, knob, kernel);
+    if (i == space.dimensions.size())
+      return make_error("invalid", (kernel.empty() ? knob : kernel + ":" + knob) + " is not a dimension of this search");
+    const auto& d = space.dimensions[i];
+    for (std::size_t v = 0; v < d.values.size(); ++v)
+      if (d.values[v] == value) {
+        c.genes[i] = int(v);
+        return {};
+      }
+    std::string domain;
+    for (const auto& v : d.values) domain += (domain.empty() ? "" : ", ") + v;
+    return make_error("invalid", "value " + value + " of " + d.label() + " is not in the search domain (" + domain + ")");
   };
   for (const auto& [k, v] : controls.options)
     if (auto r = set(DimensionKind::option, "", k, v); !r) return r.error();
