@@ -46,14 +46,16 @@ def text_sections(cubin):
 
 
 def parse_space(path):
-    """[(level, name, values)] from a space file (only what this script needs)."""
-    knobs, current = [], None
+    """(knobs, conflicts) from a space file, only what this script needs:
+    knobs as {level, name, render, values, ...}, conflicts as {name, when,
+    excludes} with when/excludes = (knob, [values])."""
+    knobs, conflicts, current = [], [], None
     for raw in open(path):
         line = raw.split("#", 1)[0].strip()
-        m = re.match(r"\[(option|directive)\.(.+)\]$", line)
+        m = re.match(r"\[(option|directive|conflict)\.(.+)\]$", line)
         if m:
             current = {"level": m.group(1), "name": m.group(2), "values": [], "range": None, "dims": False}
-            knobs.append(current)
+            (conflicts if m.group(1) == "conflict" else knobs).append(current)
             continue
         if line.startswith("["):
             current = None
@@ -67,6 +69,11 @@ def parse_space(path):
             lo, hi = (int(v) for v in value.split(".."))
             current["range"] = (lo, hi)
             current["dims"] = key == "dims"
+        elif key == "render":
+            current["render"] = value
+        elif key in ("when", "excludes"):
+            knob, values = value.split(":", 1)
+            current[key] = (knob.strip(), [v.strip() for v in values.split(",") if v.strip()])
     for k in knobs:
         if k["range"]:
             lo, hi = k["range"]
@@ -76,33 +83,12 @@ def parse_space(path):
                 k["values"] = [str(v) for v in range(lo, hi + 1)]
             else:
                 k["values"] = [str(v) for v in sorted({lo, 32, 64, 128, hi}) if lo <= v <= hi]
-    return knobs
+    return knobs, conflicts
 
 
-def parse_conflicts(path):
-    """[(name, (knob, values), (knob, values))] and {option: render} from a space file."""
-    conflicts, renders, section = [], {}, None
-    for raw in open(path):
-        line = raw.split("#", 1)[0].strip()
-        if line.startswith("["):
-            section = line.strip("[]")
-            if section.startswith("conflict."):
-                conflicts.append({"name": section[9:]})
-            continue
-        if section is None or "=" not in line:
-            continue
-        key, value = (s.strip() for s in line.split("=", 1))
-        if section.startswith("option.") and key == "render":
-            renders[section[7:]] = value
-        elif section.startswith("conflict.") and key in ("when", "excludes"):
-            knob, values = value.split(":", 1)
-            conflicts[-1][key] = (knob.strip(), [v.strip() for v in values.split(",") if v.strip()])
-    return conflicts, renders
-
-
-def conflicts_hold(space, ptxas, ptx, out):
+def conflicts_hold(knobs, conflicts, ptxas, ptx, out):
     """Every pair a conflict names is refused by the real ptxas; returns the pairs it accepted."""
-    conflicts, renders = parse_conflicts(space)
+    renders = {k["name"]: k["render"] for k in knobs if k["level"] == "option"}
     accepted = []
     for c in conflicts:
         (knob, values), (excluded, excluded_values) = c["when"], c["excludes"]
@@ -150,7 +136,8 @@ def main():
     kernels = {p: re.findall(r"\.entry\s+([\w$]+)\s*\(", open(p).read()) for p in a.ptx}
 
     useless = []
-    for knob in parse_space(a.space):
+    knobs, conflicts = parse_space(a.space)
+    for knob in knobs:
         effects = []
         for value in knob["values"]:
             for ptx in a.ptx:
@@ -174,7 +161,7 @@ def main():
             useless.append(knob["name"])
             print(f"{knob['level']} {knob['name']} no effect on: " + ", ".join(os.path.basename(p) for p in a.ptx)
                   + (" (" + "; ".join(effects) + ")" if effects else ""))
-    accepted = conflicts_hold(a.space, a.ptxas, a.ptx[0], os.path.join(work, "conflict.cubin"))
+    accepted = conflicts_hold(knobs, conflicts, a.ptxas, a.ptx[0], os.path.join(work, "conflict.cubin"))
     for pair in accepted:
         print(f"conflict {pair}: ptxas accepts it")
     sys.exit(1 if useless or accepted else 0)
