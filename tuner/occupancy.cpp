@@ -67,10 +67,11 @@ std::vector<OccupancyProbe> kernel_probes(const TracedKernel& kernel, const SmLi
     if (now >= 2) add(register_limit(sm, warps, now / 2), std::to_string(now / 2) + " blocks" + threads + now_text);
     return probes;
   }
-  // The block size is not declared: the limits at which whole warps fit.
+  // The block size is not declared: the limits at which whole warps fit
+  // (as if the SM's warps were one block).
   std::vector<int> levels;
   for (int warps : {8, 12, 16, 20, 24, 32, 40, 48, 64})
-    if (warps <= sm.warps) levels.push_back(std::min(sm.registers / (warps * 32) / 8 * 8, 255));
+    if (int level = register_limit(sm, warps, 1)) levels.push_back(level);
   for (int level : levels)
     if (level < allocated) {
       add(level, std::to_string(sm.registers / (level * 32)) + " warps per SM (block size not declared)");
