@@ -126,9 +126,9 @@ std::optional<std::string> file_fingerprint(const std::string& path) {
          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
-Result<ScratchDir> ScratchDir::create(std::string_view prefix) {
+Result<ScratchDir> ScratchDir::create(std::string_view prefix, std::string_view parent) {
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string base = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  std::string base = !parent.empty() ? std::string(parent) : tmpdir && *tmpdir ? tmpdir : "/tmp";
   std::string pattern = join_path(base, std::string(prefix) + ".XXXXXX");
   if (!::mkdtemp(pattern.data())) return io_error("cannot create a scratch directory in", base);
   return ScratchDir(pattern);

@@ -39,11 +39,11 @@ std::string join_path(std::string_view a, std::string_view b);
 /// size and modification time. Changes when a toolkit is replaced in place.
 std::optional<std::string> file_fingerprint(const std::string& path);
 
-/// A fresh private directory under $TMPDIR (or /tmp), removed with its
-/// content when the object dies.
+/// A fresh private directory under `parent` (default: $TMPDIR, else /tmp),
+/// removed with its content when the object dies.
 class ScratchDir {
 public:
-  static Result<ScratchDir> create(std::string_view prefix);
+  static Result<ScratchDir> create(std::string_view prefix, std::string_view parent = {});
   ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
   ScratchDir& operator=(ScratchDir&&) = delete;
   ScratchDir(const ScratchDir&) = delete;

@@ -7,9 +7,14 @@
 #include "utils/process.h"
 #include "utils/text.h"
 #include "wrapper/real_tool.h"
+#include "wrapper/step_memo.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+extern char** environ;
 
 namespace ciq::wrapper {
 
@@ -33,6 +38,45 @@ bool is_lto_device_link(const std::vector<std::string>& args) {
   // Without a compile-only phase option nvcc links, device link included.
   return !has_any(args, {"-c", "--compile", "-cubin", "--cubin", "-ptx", "--ptx", "-fatbin", "--fatbin", "-E",
                          "--preprocess", "-M", "-MM", "-lib", "--lib", "-dc", "--device-c"});
+}
+
+/// What a memoised build did, for the tuner's journal: <CIQ_TRACE>/steps/.
+static void write_memo_report(const MemoOutcome& outcome) {
+  std::string trace = env_or_empty("CIQ_TRACE");
+  if (trace.empty() || !make_dirs(join_path(trace, "steps"))) return;
+  std::string reused;
+  for (const auto& tool : outcome.reused) reused += (reused.empty() ? "" : ",") + json_string(tool);
+  std::string json = "{\"steps_run\":" + std::to_string(outcome.steps_run) +
+                     ",\"steps_reused\":" + std::to_string(outcome.steps_reused) + ",\"reused\":[" + reused + "]}\n";
+  auto path = join_path(join_path(trace, "steps"), "nvcc-" + std::to_string(::getpid()) + ".json");
+  if (auto w = write_file_atomic(path, json); !w) spdlog::warn("{}", w.error().message);
+}
+
+/// In tuning mode (the tuner sets CIQ_MEMO_DIR beside CIQ_CONTROLS and
+/// CIQ_TRACE), runs nvcc's steps reusing what the candidate does not change;
+/// returns only when that was not possible, with this process's environment
+/// as it was, so that the caller runs nvcc itself.
+static void try_memoised_build(const std::vector<std::string>& nvcc_argv, const std::vector<std::string>& args,
+                               std::vector<std::string>& counters) {
+  std::string memo_dir = env_or_empty("CIQ_MEMO_DIR");
+  bool tuning = !env_or_empty("CIQ_CONTROLS").empty() || !env_or_empty("CIQ_TRACE").empty();
+  if (memo_dir.empty() || !tuning) return;
+  if (memo_unsuitable(args)) {
+    counters.push_back("nvcc.memo.unsuitable");
+    return;
+  }
+  std::vector<std::string> saved_environment;
+  for (char** e = environ; *e; ++e) saved_environment.emplace_back(*e);
+  if (auto outcome = run_nvcc_memoised(nvcc_argv, memo_dir)) {
+    counters.push_back("nvcc.memo.builds");
+    counters.insert(counters.end(), outcome->steps_reused, "nvcc.memo.steps-reused");
+    write_memo_report(*outcome);
+    cache::bump_counters(cache_directory(), counters);
+    std::exit(0);
+  }
+  ::clearenv();
+  for (const auto& kv : saved_environment) ::putenv(::strdup(kv.c_str()));
+  counters.push_back("nvcc.memo.fallback");
 }
 
 void run_ciq_nvcc(int argc, char** argv) {
@@ -74,6 +118,7 @@ void run_ciq_nvcc(int argc, char** argv) {
       counters.push_back("nvcc.lto-link");
     }
     argv_out.insert(argv_out.begin() + 1, "--ptxas-prefix=" + shell_quote(ciq_ptxas));
+    try_memoised_build(argv_out, args, counters);
   }
   if (!ciq_disabled()) cache::bump_counters(cache_directory(), counters);
   spdlog::debug("running: {}", fmt::join(argv_out, " "));

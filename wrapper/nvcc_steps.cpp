@@ -1,0 +1,69 @@
+#include "wrapper/nvcc_steps.h"
+
+#include <cstdlib>
+#include <regex>
+#include <wordexp.h>
+
+namespace ciq::wrapper {
+
+static Result<std::vector<std::string>> shell_words(const std::string& line) {
+  wordexp_t words;
+  int rc = ::wordexp(line.c_str(), &words, WRDE_NOCMD | WRDE_UNDEF);
+  if (rc != 0) {
+    if (rc == WRDE_NOSPACE) ::wordfree(&words);
+    return make_error("parse", "nvcc --dryrun line needs a shell (wordexp status " + std::to_string(rc) + "): " + line);
+  }
+  std::vector<std::string> out(words.we_wordv, words.we_wordv + words.we_wordc);
+  ::wordfree(&words);
+  return out;
+}
+
+static bool is_assignment(std::string_view line, std::size_t& eq) {
+  eq = line.find('=');
+  if (eq == std::string_view::npos || eq == 0) return false;
+  for (std::size_t i = 0; i < eq; ++i) {
+    char c = line[i];
+    bool ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<NvccPlan> parse_dryrun(std::string_view listing) {
+  static const std::regex temp_stem("tmpxft_[0-9a-f]{8}_[0-9a-f]{8}");
+  std::string renamed = std::regex_replace(std::string(listing), temp_stem, std::string(kFixedTempStem));
+  NvccPlan plan;
+  std::size_t start = 0;
+  while (start < renamed.size()) {
+    std::size_t end = renamed.find('\n', start);
+    if (end == std::string::npos) end = renamed.size();
+    std::string_view line(renamed.data() + start, end - start);
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.substr(0, 3) != "#$ ") {
+      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+      return make_error("parse", "unexpected line in nvcc --dryrun output: " + std::string(line));
+    }
+    line.remove_prefix(3);
+    std::size_t eq;
+    if (is_assignment(line, eq)) {
+      std::string name(line.substr(0, eq));
+      auto value = shell_words(std::string(line.substr(eq + 1)));
+      // Multi-word values (INCLUDES="..." "...") are nvcc's own bookkeeping,
+      // already expanded into the command lines; a shell would not export them.
+      if (!value || value->size() > 1) continue;
+      std::string v = value->empty() ? "" : value->front();
+      ::setenv(name.c_str(), v.c_str(), 1);
+      plan.environment.emplace_back(std::move(name), std::move(v));
+      continue;
+    }
+    auto argv = shell_words(std::string(line));
+    if (!argv) return argv.error();
+    if (argv->empty()) continue;
+    plan.steps.push_back(std::move(*argv));
+  }
+  if (plan.steps.empty()) return make_error("parse", "nvcc --dryrun listed no steps");
+  return plan;
+}
+
+} // namespace ciq::wrapper

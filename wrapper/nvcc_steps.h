@@ -1,0 +1,38 @@
+// nvcc's compilation as a list of steps, read from what `nvcc --dryrun`
+// prints: `#$ NAME=value` lines that set up the environment of the tools,
+// then one `#$ command` line per tool run (cudafe++, cicc, ptxas, fatbinary,
+// the host compiler, nvlink, the link), in the order nvcc runs them. nvcc
+// runs each line through /bin/sh; we split them with wordexp(3), the libc's
+// own shell word expansion (quotes, $VARS), with command substitution off
+// and shell operators refused, so a line that needs more than argv is a
+// parse failure and the caller runs nvcc itself.
+#pragma once
+
+#include "utils/result.h"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ciq::wrapper {
+
+struct NvccPlan {
+  /// nvcc's environment assignments with a single-word value, in order
+  /// (PATH, LD_LIBRARY_PATH, CICC_PATH, NVVMIR_LIBRARY_DIR, ...).
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::vector<std::vector<std::string>> steps; // argv of each tool run
+};
+
+/// nvcc names its temporaries tmpxft_<pid>_<counter>-N_...; in a private
+/// directory they need no pid, and fixed names let the outputs of a step
+/// (which mention them) be reused by another build.
+inline constexpr std::string_view kFixedTempStem = "tmpxft_00000000_00000000";
+
+/// Parses a --dryrun listing, renaming every temporary to kFixedTempStem.
+/// Applies the environment assignments to this process as it goes: later
+/// lines refer to them ($CICC_PATH) and the steps must run with them.
+/// Fails on a line it cannot turn into argv, or when there is no step.
+Result<NvccPlan> parse_dryrun(std::string_view listing);
+
+} // namespace ciq::wrapper
