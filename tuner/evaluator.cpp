@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <dirent.h>
 #include <thread>
 
 namespace ciq::tuner {
@@ -28,6 +29,23 @@ std::string unix_time_json(double t) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.3f", t);
   return buf;
+}
+
+/// Adds up what ciq-nvcc's memoised builds reported in <trace>/steps/.
+void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
+  std::string dir = join_path(trace_dir, "steps");
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    auto text = read_file(join_path(dir, e->d_name));
+    if (!text) continue;
+    auto json = parse_json(*text);
+    if (!json) continue;
+    r.steps_run += int((*json)["steps_run"].number_or(0));
+    r.steps_reused += int((*json)["steps_reused"].number_or(0));
+  }
+  ::closedir(d);
 }
 
 std::string last_line(const std::string& text) {
@@ -50,7 +68,8 @@ std::string EvalRecord::to_json() const {
     j += "]";
   }
   j += "],\"reason\":" + json_string(evaluation.reason) + ",\"digest\":" + json_string(digest) +
-       ",\"build_s\":" + number_json(build_seconds) + ",\"bench_s\":" + number_json(bench_seconds) +
+       ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
+       ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) +
        ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir) + "}";
   return j;
 }
@@ -73,6 +92,8 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   r.evaluation.reason = j["reason"].string_or("");
   r.digest = j["digest"].string_or("");
   r.build_seconds = j["build_s"].number_or(0);
+  r.steps_run = int(j["steps_run"].number_or(0));
+  r.steps_reused = int(j["steps_reused"].number_or(0));
   r.bench_seconds = j["bench_s"].number_or(0);
   r.finished = j["finished"].number_or(0);
   r.workdir = j["workdir"].string_or("");
@@ -120,6 +141,7 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
   if (!setup_.acf_cache_dir.empty()) options.set_env.emplace_back("CIQ_CACHE_DIR", setup_.acf_cache_dir);
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
+  if (setup_.memo && !setup_.run_dir.empty()) options.set_env.emplace_back("CIQ_MEMO_DIR", join_path(setup_.run_dir, "memo"));
   auto run = run_process(options);
   if (!run) return run;
   std::string joined;
@@ -230,6 +252,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   auto started = std::chrono::steady_clock::now();
   auto trace = build(c, r.workdir);
   r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  count_memo_steps(join_path(r.workdir, "trace"), r);
   if (!trace) return invalid(trace.error().message);
   bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
   if (!setup_.build.empty() || !benchmarks) {

@@ -37,6 +37,7 @@ struct TuningSetup {
   int jobs = 1;                    // evaluations in flight
   bool compiler = true;            // the space has compiler knobs (else parameters only)
   std::string acf_cache_dir;       // with ACF candidates: the cache holding their blobs
+  bool memo = true;                // ciq-nvcc reuses the steps a candidate does not change (<run_dir>/memo)
   std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
   std::uint64_t replay_seed = 1;
 };
@@ -51,6 +52,7 @@ struct EvalRecord {
   std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
   std::string digest;    // compiled code digest (+ parameters)
   double build_seconds = 0, bench_seconds = 0;
+  int steps_run = 0, steps_reused = 0; // nvcc steps ciq-nvcc ran and reused from the memo (wrapper/step_memo.h)
   double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
   std::string workdir;
 

@@ -53,6 +53,7 @@ static cl::opt<double> min_effect("min-effect", cl::desc("Smallest relative gain
 static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per side when verifying the winner (default 10)"), cl::init(10), RUN);
 static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
 static cl::opt<bool> occupancy_probes("occupancy-probes", cl::desc("Measure first, per kernel, the maxnreg values at which one more (or half as many) blocks fit per SM (default true; =false to turn off)"), cl::init(true), RUN);
+static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
 static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
@@ -136,6 +137,7 @@ int main(int argc, char** argv) {
   o.setup.repeats = repeats;
   o.setup.kernels = kernels;
   o.setup.jobs = jobs;
+  o.setup.memo = memo;
   std::string gpu_list = gpus;
   for (auto g : ciq::split(gpu_list, ','))
     if (!g.empty()) o.setup.gpus.emplace_back(g);
