@@ -5,7 +5,9 @@
 
 For each run: the evaluations in the journal, the time from the first to
 the last one finishing (the journal's `finished` Unix times), the rate over
-those intervals, and the mean build and benchmark seconds per evaluation.
+those intervals (and its inverse, seconds per evaluation), the mean build
+and benchmark seconds per evaluation, and the mean number of nvcc steps
+ciq-nvcc reused from the step memo per build.
 Journals written before `finished` existed are reported as such.
 """
 import json
@@ -24,11 +26,15 @@ def stats(path):
     build = sum(e.get("build_s", 0) for e in entries) / len(entries)
     bench = sum(e.get("bench_s", 0) for e in entries) / len(entries)
     line = f"{path}: {len(entries)} evaluations, mean build {build:.2f} s, mean benchmark {bench:.2f} s"
+    if any("steps_reused" in e for e in entries):
+        reused = sum(e.get("steps_reused", 0) for e in entries) / len(entries)
+        ran = sum(e.get("steps_run", 0) for e in entries) / len(entries)
+        line += f", nvcc steps per build {ran:.1f} run + {reused:.1f} reused"
     if len(finished) < 2:
         return line + "; no `finished` times (an older journal)"
     span = finished[-1] - finished[0]
     rate = (len(finished) - 1) / span * 60 if span > 0 else float("inf")
-    return line + f"; first to last {span:.1f} s, {rate:.1f} evaluations/min"
+    return line + f"; first to last {span:.1f} s, {rate:.1f} evaluations/min ({60 / rate:.2f} s/evaluation)"
 
 
 def main():

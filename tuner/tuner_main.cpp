@@ -7,7 +7,9 @@
 #include "utils/redis.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/InitLLVM.h>
 #include <llvm/Support/raw_ostream.h>
@@ -44,7 +46,7 @@ static cl::opt<double> mutate_rate("mutate-rate", cl::desc("Per-knob mutation pr
 static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed (default 1)"), cl::init(1), BOTH);
 static cl::opt<int> repeats("repeats", cl::desc("Benchmark runs per evaluation (default 3)"), cl::init(3), RUN);
 static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expiry its whole process group is killed (default: none)"), cl::init(0), RUN);
-static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default 1)"), cl::init(1), RUN);
+static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default: half the CPUs, 1 to 8)"), cl::init(0), RUN);
 static cl::opt<std::string> gpus("gpus", cl::desc("GPUs to benchmark on, e.g. 0,1 (CUDA_VISIBLE_DEVICES per benchmark)"), cl::value_desc("list"), RUN);
 static cl::opt<std::string> out("out", cl::desc("Run directory (default ./ciq-tune-<date>-<time>)"), cl::value_desc("dir"), RUN);
 static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this directory with its original options"), cl::value_desc("dir"), RUN);
@@ -136,7 +138,9 @@ int main(int argc, char** argv) {
   o.setup.timeout = timeout;
   o.setup.repeats = repeats;
   o.setup.kernels = kernels;
-  o.setup.jobs = jobs;
+  // Builds take one CPU each and benchmarks queue for the GPUs: half the
+  // CPUs keeps the GPU fed and leaves room for the benchmark's own host side.
+  o.setup.jobs = jobs != 0 ? int(jobs) : std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8);
   o.setup.memo = memo;
   std::string gpu_list = gpus;
   for (auto g : ciq::split(gpu_list, ','))
@@ -185,7 +189,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) o.command_line.emplace_back(argv[i]);
 
-  if (budget < 1 || pool < 2 || repeats < 1 || jobs < 1 || verify_runs < 2 || cull < 0 || cull >= 1 || mutate_rate < 0 || mutate_rate > 1) {
+  if (budget < 1 || pool < 2 || repeats < 1 || o.setup.jobs < 1 || verify_runs < 2 || cull < 0 || cull >= 1 || mutate_rate < 0 || mutate_rate > 1) {
     return fail("need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
                 "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   }

@@ -6,6 +6,8 @@
 # one process per run.
 #
 #   bench/gpu/live.sh BIN OUT KERNEL [BUDGET] [JOBS]
+# TUNER_ARGS adds options to ciq-tuner run (e.g. --memo=false); CONFIRM=0
+# skips the confirmation builds and timings.
 # Writes OUT/KERNEL-jJOBS/: the tuner's run directory, tune.log, gpu-util.csv
 # (nvidia-smi every 200 ms during the tuning), confirm.csv, summary.txt.
 set -uo pipefail
@@ -22,7 +24,7 @@ smi=$!
 t0=$SECONDS
 ciq-tuner run --build "ciq-nvcc -O3 -std=c++17 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu -o {workdir}/bench" \
   --bench "{workdir}/bench --samples 30" --metric 'time_ms: ([0-9.]+)' --check '{workdir}/bench --check' \
-  --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 8 --out "$dir/run" --json >"$dir/tune.out" 2>"$dir/tune.log"
+  --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 8 --out "$dir/run" --json ${TUNER_ARGS:-} >"$dir/tune.out" 2>"$dir/tune.log"
 rc=$?
 wall=$((SECONDS - t0))
 kill $smi
@@ -33,7 +35,7 @@ evals=$(wc -l <"$dir/run/journal.jsonl" 2>/dev/null || echo 0)
   tail -n 1 "$dir/tune.out"
 } | tee "$dir/summary.txt"
 tail -n 25 "$dir/tune.log"
-[[ $rc == 0 ]] || exit 0
+[[ $rc == 0 && ${CONFIRM:-1} != 0 ]] || exit 0
 
 # Confirmation: a fresh CMake build through ciq-nvcc (the cache applies the
 # winner) against one with ciq off, each timed in 8 fresh processes.
