@@ -1,0 +1,44 @@
+#include "wrapper/nvcc_steps.h"
+#include "wrapper/step_memo.h"
+
+#include <cstdlib>
+#include <gtest/gtest.h>
+
+using namespace ciq::wrapper;
+
+TEST(NvccSteps, splits_steps_and_applies_environment) {
+  const char* listing = "#$ _NVVM_BRANCH_=nvvm\n"
+                        "#$ CIQ_TEST_CICC_PATH=/opt/cuda/nvvm/bin\n"
+                        "#$ INCLUDES=\"-I/a\" \"-I/b\"\n"
+                        "#$ \"$CIQ_TEST_CICC_PATH/cicc\" --orig_src_file_name \"/src/my file.cu\" -o "
+                        "\"/tmp/x/tmpxft_00001a0a_00000000-7_k.ptx\"\n"
+                        "#$ '/bin/ciq-ptxas' ptxas -arch=sm_90a \"/tmp/x/tmpxft_00001a0a_00000000-7_k.ptx\"\n";
+  auto plan = parse_dryrun(listing);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->steps.size(), 2u);
+  EXPECT_EQ(plan->steps[0][0], "/opt/cuda/nvvm/bin/cicc");
+  EXPECT_EQ(plan->steps[0][2], "/src/my file.cu");
+  EXPECT_EQ(plan->steps[0][4], "/tmp/x/tmpxft_00000000_00000000-7_k.ptx"); // the pid is gone
+  EXPECT_EQ(plan->steps[1][0], "/bin/ciq-ptxas");
+  EXPECT_EQ(plan->steps[1][1], "ptxas");
+  // Single-word assignments are applied and kept; multi-word ones are not.
+  ASSERT_EQ(plan->environment.size(), 2u);
+  EXPECT_EQ(plan->environment[1].second, "/opt/cuda/nvvm/bin");
+  EXPECT_STREQ(std::getenv("CIQ_TEST_CICC_PATH"), "/opt/cuda/nvvm/bin");
+}
+
+TEST(NvccSteps, refuses_what_needs_a_shell) {
+  EXPECT_FALSE(parse_dryrun("#$ gcc -c a.c > log\n").ok());
+  EXPECT_FALSE(parse_dryrun("#$ gcc $(whoami)\n").ok());
+  EXPECT_FALSE(parse_dryrun("#$ gcc $CIQ_TEST_UNSET_VARIABLE\n").ok());
+  EXPECT_FALSE(parse_dryrun("nvcc warning : something\n#$ gcc -c a.c\n").ok());
+  EXPECT_FALSE(parse_dryrun("#$ PATH=/bin\n").ok()); // no step at all
+}
+
+TEST(StepMemo, options_it_cannot_reproduce_run_nvcc_itself) {
+  EXPECT_TRUE(memo_unsuitable({"-c", "--keep", "a.cu"}));
+  EXPECT_TRUE(memo_unsuitable({"--keep-dir=/tmp/k", "a.cu"}));
+  EXPECT_TRUE(memo_unsuitable({"-v", "a.cu"}));
+  EXPECT_TRUE(memo_unsuitable({"--time", "t.csv", "a.cu"}));
+  EXPECT_FALSE(memo_unsuitable({"-O3", "-arch=sm_90a", "a.cu", "-o", "a"}));
+}
