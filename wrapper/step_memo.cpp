@@ -22,6 +22,9 @@ namespace {
 
 constexpr std::string_view kFormat = "ciq-nvcc-step 1";
 constexpr std::string_view kTempMark = "@CIQ_TMP@";
+// The host object's own path (-o) is not part of what it contains: a
+// candidate building into its own directory still reuses it.
+constexpr std::string_view kOutputMark = "@CIQ_OUTPUT@";
 
 struct FileState {
   long long size = 0, mtime_ns = 0;
@@ -185,7 +188,8 @@ std::optional<std::string> StepRunner::key(const std::vector<std::string>& argv,
   h.add_field(kFormat);
   h.add_field(environment_);
   h.add_field(*identity);
-  for (const auto& a : argv) h.add_field(normalised(a));
+  for (std::size_t i = 0; i < argv.size(); ++i)
+    h.add_field(kind == Kind::host_compile && i > 0 && argv[i - 1] == "-o" ? std::string(kOutputMark) : normalised(argv[i]));
   for (const auto& path : named_paths(argv)) {
     if (path == out || !stat_file(path)) continue;
     auto content = read_file(path);
@@ -253,6 +257,7 @@ std::optional<std::vector<std::string>> StepRunner::restore(const std::string& e
   std::string fatbin;
   for (auto line : split(*manifest, '\n')) {
     if (starts_with(line, "tmp ")) stored_tmp = std::string(line.substr(4));
+    else if (line == "output " + std::string(kOutputMark)) paths.push_back(output);
     else if (starts_with(line, "output ")) paths.push_back(replace_all(std::string(line.substr(7)), kTempMark, tmp_));
     else if (starts_with(line, "object ")) {
       auto rest = line.substr(7);
@@ -302,7 +307,8 @@ void StepRunner::store(const std::string& key, const std::vector<std::string>& a
   long object = -1;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].find('\n') != std::string::npos) return;
-    manifest += "output " + normalised(outputs[i]) + "\n";
+    bool own_output = kind == Kind::host_compile && outputs[i] == output_of(argv);
+    manifest += "output " + (own_output ? std::string(kOutputMark) : normalised(outputs[i])) + "\n";
     if (kind == Kind::host_compile && outputs[i] == output_of(argv)) object = static_cast<long>(i);
   }
   if (kind == Kind::host_compile) {
