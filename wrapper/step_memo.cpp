@@ -396,7 +396,51 @@ bool memo_unsuitable(const std::vector<std::string>& args) {
   });
 }
 
+/// nvcc's dependency file (-MD/-MMD, as CMake asks for it) comes from an
+/// internal step --dryrun cannot show: the same file comes from a separate
+/// `nvcc -M`/`-MM` with the same options (test/lit/nvcc-memo.test compares
+/// them). Splits `argv` into that call and the build without the dependency
+/// options; std::nullopt when there is nothing to split, or a form it does
+/// not know (a run of nvcc itself then).
+struct DependencySplit {
+  std::vector<std::string> dependencies, build;
+};
+std::optional<DependencySplit> split_dependency_options(const std::vector<std::string>& argv) {
+  DependencySplit split;
+  bool wanted = false, has_file = false;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    bool has_value = (a == "-MF" || a == "-MT" || a == "-MQ" || a == "-o") && i + 1 < argv.size();
+    if (a == "-MD" || a == "-MMD") {
+      wanted = true;
+      split.dependencies.push_back(a == "-MD" ? "-M" : "-MM");
+    } else if (a == "-MF" || a == "-MT" || a == "-MQ" || a == "-MP") {
+      has_file = has_file || a == "-MF";
+      split.dependencies.push_back(a);
+      if (has_value) split.dependencies.push_back(argv[++i]);
+    } else if (a == "-c" || a == "-o") {
+      split.build.push_back(a);
+      if (has_value) split.build.push_back(argv[++i]);
+    } else if (starts_with(a, "-M") || starts_with(a, "--generate-dependenc") ||
+               starts_with(a, "--generate-nonsystem-dependenc") || starts_with(a, "--dependency-")) {
+      return std::nullopt;
+    } else {
+      split.dependencies.push_back(a);
+      split.build.push_back(a);
+    }
+  }
+  if (!wanted || !has_file) return std::nullopt;
+  return split;
+}
+
 std::optional<MemoOutcome> run_nvcc_memoised(const std::vector<std::string>& nvcc_argv, const std::string& memo_dir) {
+  if (auto split = split_dependency_options(nvcc_argv)) {
+    RunOptions deps;
+    deps.argv = split->dependencies;
+    auto run = run_process(deps);
+    if (!run || !run->succeeded()) return std::nullopt;
+    return run_nvcc_memoised(split->build, memo_dir);
+  }
   std::string tmp_parent = join_path(memo_dir, "tmp");
   if (!make_dirs(tmp_parent)) return std::nullopt;
   auto scratch = ScratchDir::create("build", tmp_parent);
