@@ -90,7 +90,16 @@ std::string fatbin_c_skeleton(const std::string& text) {
   return std::regex_replace(out, length, "fatbinData[]");
 }
 
-/// The bytes a fatbin.c puts in .nv_fatbin: its `.quad` words, little-endian
+/// The section a fatbin.c puts the fatbinary in: .nv_fatbin, or
+/// __nv_relfatbin for relocatable device code (-rdc).
+std::optional<std::string> fatbin_c_section(const std::string& text) {
+  static const std::regex section(R"re("\.section ([._A-Za-z0-9]+), )re");
+  std::smatch m;
+  if (!std::regex_search(text, m, section)) return std::nullopt;
+  return m[1].str();
+}
+
+/// The bytes a fatbin.c puts in its section: its `.quad` words, little-endian
 /// (the host is x86-64 or aarch64). std::nullopt when a line does not parse.
 std::optional<std::string> fatbin_c_bytes(const std::string& text) {
   std::string out;
@@ -158,7 +167,7 @@ private:
   void store(const std::string& key, const std::vector<std::string>& argv, Kind kind,
              const std::vector<std::string>& outputs, const std::map<std::string, std::optional<FileState>>& outside,
              const std::string& out, const std::string& err);
-  std::optional<std::string> object_fatbin(const std::string& object) const;
+  std::optional<std::string> object_section(const std::string& object, const std::string& section) const;
   bool update_fatbin_section(const std::string& object, const std::string& fatbin) const;
 
   std::string steps_dir_, tmp_, environment_;
@@ -222,11 +231,11 @@ bool objcopy(std::vector<std::string> args) {
   return run && run->succeeded();
 }
 
-std::optional<std::string> StepRunner::object_fatbin(const std::string& object) const {
-  std::string section = tmp_ + "/ciq-memo.section";
-  if (!objcopy({"-O", "binary", "--only-section=.nv_fatbin", object, section})) return std::nullopt;
-  auto bytes = read_file(section);
-  ::unlink(section.c_str());
+std::optional<std::string> StepRunner::object_section(const std::string& object, const std::string& section) const {
+  std::string file = tmp_ + "/ciq-memo.section";
+  if (!objcopy({"-O", "binary", "--only-section=" + section, object, file})) return std::nullopt;
+  auto bytes = read_file(file);
+  ::unlink(file.c_str());
   if (!bytes || bytes->empty()) return std::nullopt;
   return *bytes;
 }
@@ -234,14 +243,15 @@ std::optional<std::string> StepRunner::object_fatbin(const std::string& object) 
 bool StepRunner::update_fatbin_section(const std::string& object, const std::string& fatbin_c) const {
   auto text = read_file(fatbin_c);
   auto bytes = text ? fatbin_c_bytes(*text) : std::nullopt;
-  if (!bytes) return false;
+  auto section = text ? fatbin_c_section(*text) : std::nullopt;
+  if (!bytes || !section) return false;
   const std::string& want = *bytes;
-  std::string section = tmp_ + "/ciq-memo.fatbin";
-  if (!write_plain(section, want)) return false;
-  bool updated = objcopy({"--update-section", ".nv_fatbin=" + section, object});
-  ::unlink(section.c_str());
+  std::string file = tmp_ + "/ciq-memo.fatbin";
+  if (!write_plain(file, want)) return false;
+  bool updated = objcopy({"--update-section", *section + "=" + file, object});
+  ::unlink(file.c_str());
   if (!updated) return false;
-  auto got = object_fatbin(object);
+  auto got = object_section(object, *section);
   return got && *got == want;
 }
 
@@ -312,15 +322,16 @@ void StepRunner::store(const std::string& key, const std::vector<std::string>& a
     if (kind == Kind::host_compile && outputs[i] == output_of(argv)) object = static_cast<long>(i);
   }
   if (kind == Kind::host_compile) {
-    auto section = object < 0 ? std::nullopt : object_fatbin(outputs[object]);
     std::string fatbin;
     for (const auto& path : varying_) {
-      if (!section || !ends_with(path, ".fatbin.c")) continue;
+      if (object < 0 || !ends_with(path, ".fatbin.c")) continue;
       auto text = read_file(path);
-      if (text && fatbin_c_bytes(*text) == *section) fatbin = path;
+      auto name = text ? fatbin_c_section(*text) : std::nullopt;
+      auto bytes = name ? object_section(outputs[object], *name) : std::nullopt;
+      if (bytes && fatbin_c_bytes(*text) == *bytes) fatbin = path;
     }
     if (fatbin.empty()) {
-      spdlog::debug("memo: the host object's .nv_fatbin is not one of this build's fatbinaries; not memoised");
+      spdlog::debug("memo: the host object's fatbinary section is not one of this build's fatbin.c; not memoised");
       return;
     }
     manifest += "object " + std::to_string(object) + " " + normalised(fatbin) + "\n";

@@ -7,15 +7,16 @@
 //     files (the preprocessed source, the module id), keyed by both;
 //   - the host compile of the .cudafe1.cpp: keyed by its command line and
 //     every temporary it can include, except what ptxas and fatbinary wrote,
-//     which only reaches the object as the bytes of its .nv_fatbin section,
+//     which only reaches the object as the bytes of its fatbinary section
+//     (.nv_fatbin; __nv_relfatbin with -rdc),
 //     and except its own path (-o). A reused object gets this build's
 //     fatbinary in that section (objcopy --update-section) and is checked
 //     to hold exactly those bytes; it is stored only after checking that the
 //     section of the compiled object is exactly its fatbin.c's bytes. The
 //     linked program is byte-identical to the one the full steps produce; a
 //     -c object differs only in the order of its symbol names, which objcopy
-//     rewrites (test/lit/nvcc-memo.test). With -g, or -rdc (whose fatbinary
-//     goes elsewhere), the host compile runs every time.
+//     rewrites (test/lit/nvcc-memo.test). With -g the host compile runs
+//     every time: its debug information records the fatbinary's length.
 // Preprocessing (which reads the user's headers), ptxas, fatbinary, nvlink
 // and the link always run. Nothing in Debian does this: ccache and sccache
 // memoise whole nvcc calls, which every candidate changes.
