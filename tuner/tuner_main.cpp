@@ -46,7 +46,7 @@ static cl::opt<double> mutate_rate("mutate-rate", cl::desc("Per-knob mutation pr
 static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed (default 1)"), cl::init(1), BOTH);
 static cl::opt<int> repeats("repeats", cl::desc("Benchmark runs per evaluation (default 3)"), cl::init(3), RUN);
 static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expiry its whole process group is killed (default: none)"), cl::init(0), RUN);
-static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default: half the CPUs, 1 to 8)"), cl::init(0), RUN);
+static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default: half the CPUs, 1 to 8, when the build writes into {workdir}; else 1)"), cl::init(0), RUN);
 static cl::opt<std::string> gpus("gpus", cl::desc("GPUs to benchmark on, e.g. 0,1 (CUDA_VISIBLE_DEVICES per benchmark)"), cl::value_desc("list"), RUN);
 static cl::opt<std::string> out("out", cl::desc("Run directory (default ./ciq-tune-<date>-<time>)"), cl::value_desc("dir"), RUN);
 static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this directory with its original options"), cl::value_desc("dir"), RUN);
@@ -140,7 +140,11 @@ int main(int argc, char** argv) {
   o.setup.kernels = kernels;
   // Builds take one CPU each and benchmarks queue for the GPUs: half the
   // CPUs keeps the GPU fed and leaves room for the benchmark's own host side.
-  o.setup.jobs = jobs != 0 ? int(jobs) : std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8);
+  // Only builds into {workdir} can overlap safely, and a replay stays
+  // reproducible only one evaluation at a time: otherwise one.
+  bool separate_builds = std::string(build).find("{workdir}") != std::string::npos;
+  int auto_jobs = separate_builds && replay.empty() ? std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8) : 1;
+  o.setup.jobs = jobs != 0 ? int(jobs) : auto_jobs;
   o.setup.memo = memo;
   std::string gpu_list = gpus;
   for (auto g : ciq::split(gpu_list, ','))
