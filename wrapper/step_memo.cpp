@@ -375,17 +375,16 @@ bool StepRunner::step(const std::vector<std::string>& argv, MemoOutcome& outcome
   DirState before = scan_dir(tmp_);
   RunOptions options;
   options.argv = argv;
-  options.capture_stdout = options.capture_stderr = k.has_value();
+  // Captured, and passed on only when the step succeeds: after a failure
+  // nvcc itself runs and says everything once.
+  options.capture_stdout = options.capture_stderr = true;
   auto run = run_process(options);
-  if (!run) {
-    spdlog::debug("memo: {}", run.error().message);
+  if (!run || !run->succeeded()) {
+    spdlog::debug("memo: {} {}", tool, run ? run->describe() : run.error().message);
     return false;
   }
-  if (k) {
-    (void)write_all(1, run->out);
-    (void)write_all(2, run->err);
-  }
-  if (!run->succeeded()) return false;
+  (void)write_all(1, run->out);
+  (void)write_all(2, run->err);
   outcome.steps_run++;
   std::vector<std::string> outputs = changed_files(before, scan_dir(tmp_));
   if (!out.empty() && !inside_tmp(out) && stat_file(out)) outputs.push_back(out);
