@@ -6,7 +6,8 @@
 For each run: the evaluations in the journal, the time from the first to
 the last one finishing (the journal's `finished` Unix times), the rate over
 those intervals (and its inverse, seconds per evaluation), the mean build
-and benchmark seconds per evaluation, and the mean number of nvcc steps
+and benchmark seconds per evaluation (and of the latter, the wait for a
+free GPU), and the mean number of nvcc steps
 ciq-nvcc reused from the step memo per build.
 Journals written before `finished` existed are reported as such.
 """
@@ -26,6 +27,9 @@ def stats(path):
     build = sum(e.get("build_s", 0) for e in entries) / len(entries)
     bench = sum(e.get("bench_s", 0) for e in entries) / len(entries)
     line = f"{path}: {len(entries)} evaluations, mean build {build:.2f} s, mean benchmark {bench:.2f} s"
+    if any("gpu_wait_s" in e for e in entries):
+        wait = sum(e.get("gpu_wait_s", 0) for e in entries) / len(entries)
+        line += f" (of it {wait:.2f} s waiting for the GPU)"
     if any("steps_reused" in e for e in entries):
         reused = sum(e.get("steps_reused", 0) for e in entries) / len(entries)
         ran = sum(e.get("steps_run", 0) for e in entries) / len(entries)

@@ -69,7 +69,7 @@ std::string EvalRecord::to_json() const {
   }
   j += "],\"reason\":" + json_string(evaluation.reason) + ",\"digest\":" + json_string(digest) +
        ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
-       ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) +
+       ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) + ",\"gpu_wait_s\":" + number_json(gpu_wait_seconds) +
        ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir) + "}";
   return j;
 }
@@ -95,6 +95,7 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   r.steps_run = int(j["steps_run"].number_or(0));
   r.steps_reused = int(j["steps_reused"].number_or(0));
   r.bench_seconds = j["bench_s"].number_or(0);
+  r.gpu_wait_seconds = j["gpu_wait_s"].number_or(0);
   r.finished = j["finished"].number_or(0);
   r.workdir = j["workdir"].string_or("");
   if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
@@ -155,9 +156,11 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   return run;
 }
 
-std::string Evaluator::acquire_gpu() {
+std::string Evaluator::acquire_gpu(double* waited) {
+  auto started = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
   gpu_free_.wait(lock, [&] { return !idle_gpus_.empty(); });
+  if (waited) *waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string gpu = idle_gpus_.back();
   idle_gpus_.pop_back();
   return gpu;
@@ -186,14 +189,14 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
   return read_trace(join_path(workdir, "trace"));
 }
 
-Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir) {
+Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait) {
   if (setup_.replay) {
     std::lock_guard lock(replay_mutex_);
     auto ms = setup_.replay->draw(c, replay_rng_);
     if (!ms) return ms.error();
     return std::vector<double>{*ms};
   }
-  std::string gpu = acquire_gpu();
+  std::string gpu = acquire_gpu(gpu_wait);
   auto run = run_command(setup_.bench, c, workdir, gpu, "bench.log");
   release_gpu(gpu);
   if (!run) return run.error();
@@ -277,7 +280,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   std::vector<std::vector<double>> bench_values; // per run
   if (benchmarks) {
     for (int i = 0; i < std::max(1, setup_.repeats); ++i) {
-      auto v = bench_once(c, r.workdir);
+      auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds);
       if (!v) return invalid(v.error().message);
       bench_values.push_back(*v);
     }
@@ -290,7 +293,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
     }
   }
   if (!setup_.check.empty()) {
-    std::string gpu = acquire_gpu();
+    std::string gpu = acquire_gpu(&r.gpu_wait_seconds);
     auto run = run_command(setup_.check, c, r.workdir, gpu, "check.log");
     release_gpu(gpu);
     if (!run) return invalid(run.error().message);

@@ -51,7 +51,8 @@ struct EvalRecord {
   std::string status;    // "ok", "invalid", "same-code"
   std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
   std::string digest;    // compiled code digest (+ parameters)
-  double build_seconds = 0, bench_seconds = 0;
+  double build_seconds = 0, bench_seconds = 0; // bench_seconds: benchmark and check, GPU waits included
+  double gpu_wait_seconds = 0;                  // of bench_seconds, waiting for a free GPU
   int steps_run = 0, steps_reused = 0; // nvcc steps ciq-nvcc ran and reused from the memo (wrapper/step_memo.h)
   double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
   std::string workdir;
@@ -75,8 +76,9 @@ public:
   /// Builds `c` in `workdir` and returns what ciq-ptxas traced, or why not.
   Result<std::vector<TracedModule>> build(const Candidate& c, const std::string& workdir);
   /// One benchmark run of what was built in `workdir`: the value of every
-  /// benchmark objective (as printed, not negated).
-  Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir);
+  /// benchmark objective (as printed, not negated). Adds the seconds spent
+  /// waiting for a free GPU to `*gpu_wait` when given.
+  Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait = nullptr);
 
   const std::vector<EvalRecord>& records() const { return records_; }
   /// The record of a candidate (by canonical text), or null; call between batches.
@@ -95,7 +97,8 @@ private:
                                                   const std::string& gpu) const;
   Result<RunResult> run_command(const std::string& command, const Candidate& c, const std::string& workdir,
                                        const std::string& gpu, const std::string& log_name);
-  std::string acquire_gpu();
+  /// A free GPU, waiting for one; adds the wait to `*waited` when given.
+  std::string acquire_gpu(double* waited = nullptr);
   void release_gpu(const std::string& gpu);
 
   TuningSetup setup_;
