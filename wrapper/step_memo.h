@@ -29,7 +29,6 @@
 namespace ciq::wrapper {
 
 struct MemoOutcome {
-  int exit_status = 0;
   int steps_run = 0;
   int steps_reused = 0;
   std::vector<std::string> reused; // the tools whose steps were answered from the memo
@@ -40,7 +39,8 @@ struct MemoOutcome {
 bool memo_unsuitable(const std::vector<std::string>& nvcc_args);
 
 /// Runs `nvcc_argv` (argv[0]: the real nvcc) step by step with the memo in
-/// `memo_dir`. std::nullopt: it could not or a step failed; the caller then
+/// `memo_dir`; on success every step succeeded. std::nullopt: it could not,
+/// or a step failed; the caller then
 /// runs nvcc itself with the same arguments, so that any problem, and every
 /// diagnostic, is nvcc's own.
 std::optional<MemoOutcome> run_nvcc_memoised(const std::vector<std::string>& nvcc_argv, const std::string& memo_dir);
