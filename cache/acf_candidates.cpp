@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <map>
 #include <zlib.h>
 
@@ -23,10 +22,6 @@ namespace {
 
 constexpr std::size_t k_max_files = 4096;
 constexpr std::string_view k_set_format = "ciq-acf-candidates/1";
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 std::string line(std::string_view key, std::string_view value) { return format_key_value(key, value) + "\n"; }
 
@@ -99,15 +94,11 @@ Result<std::map<std::string, std::string>> read_zip(const std::string& path, con
 // Every regular file directly in `dir` (names only; manifests use names).
 Result<std::map<std::string, std::string>> read_dir(const std::string& dir) {
   std::map<std::string, std::string> files;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return make_error("io", "cannot read " + dir + ": " + std::strerror(errno));
+  auto entries = list_directory(dir);
+  if (!entries) return entries.error();
   std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
+  for (const auto& n : *entries)
     if (n == "manifest.json" || ends_with(n, ".acf")) names.push_back(n);
-  }
-  ::closedir(d);
   if (names.size() > k_max_files) return bad(dir, "more than " + std::to_string(k_max_files) + " files");
   for (const auto& n : names) {
     auto text = read_file(join_path(dir, n));

@@ -4,7 +4,6 @@
 #include "utils/text.h"
 
 #include <algorithm>
-#include <dirent.h>
 #include <functional>
 #include <set>
 
@@ -164,15 +163,11 @@ Result<Space> parse_space(std::string_view text, std::string_view origin) {
 }
 
 static Result<std::vector<std::string>> space_files(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return make_error("io", "cannot read the spaces directory '" + dir + "' (set CIQ_SPACES_DIR)");
+  auto names = list_directory(dir);
+  if (!names) return make_error("io", "cannot read the spaces directory '" + dir + "' (set CIQ_SPACES_DIR)");
   std::vector<std::string> files;
-  while (auto* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n.size() > 6 && n.substr(n.size() - 6) == ".space") files.push_back(join_path(dir, n));
-  }
-  ::closedir(d);
-  std::sort(files.begin(), files.end());
+  for (const auto& n : *names)
+    if (ends_with(n, ".space") && n.size() > 6) files.push_back(join_path(dir, n));
   return files;
 }
 

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <dirent.h>
 #include <thread>
 
 namespace ciq::tuner {
@@ -34,18 +33,17 @@ std::string unix_time_json(double t) {
 /// Adds up what ciq-nvcc's memoised builds reported in <trace>/steps/.
 void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
   std::string dir = join_path(trace_dir, "steps");
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    auto text = read_file(join_path(dir, e->d_name));
+  auto names = list_directory(dir);
+  if (!names) return;
+  for (const auto& n : *names) {
+    if (n[0] == '.') continue;
+    auto text = read_file(join_path(dir, n));
     if (!text) continue;
     auto json = parse_json(*text);
     if (!json) continue;
     r.steps_run += int((*json)["steps_run"].number_or(0));
     r.steps_reused += int((*json)["steps_reused"].number_or(0));
   }
-  ::closedir(d);
 }
 
 std::string last_line(const std::string& text) {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <dirent.h>
 
 namespace ciq::tuner {
 
@@ -52,16 +51,10 @@ Result<double> extract_metric(const Objective& objective, const std::string& out
 
 Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
   std::vector<TracedModule> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  std::vector<std::string> names;
-  while (auto* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") names.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
+  auto entries = list_directory(dir);
+  if (!entries) return out;
+  for (const auto& n : *entries) {
+    if (n.size() <= 5 || !ends_with(n, ".json")) continue;
     auto text = read_file(join_path(dir, n));
     if (!text) return text.error();
     auto json = parse_json(*text);

@@ -1,8 +1,10 @@
 #include "utils/files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
@@ -124,6 +126,19 @@ std::optional<std::string> file_fingerprint(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+Result<std::vector<std::string>> list_directory(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return make_error("io", "cannot read " + dir + ": " + std::strerror(errno));
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(std::move(n));
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 Result<ScratchDir> ScratchDir::create(std::string_view prefix, std::string_view parent) {

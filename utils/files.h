@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ciq {
 
@@ -21,6 +22,9 @@ bool write_all(int fd, std::string_view data);
 /// Replaces `path` with `content` atomically (same directory temp + rename).
 Result<void> write_file_atomic(const std::string& path, std::string_view content);
 
+/// Names of the entries in `dir` (not "." and ".."), sorted; an "io" error
+/// ("cannot read DIR: reason") when it cannot be read.
+Result<std::vector<std::string>> list_directory(const std::string& dir);
 /// mkdir -p; succeeds when the directory already exists.
 Result<void> make_dirs(const std::string& path);
 

@@ -26,6 +26,10 @@ std::vector<std::string_view> split(std::string_view s, char separator) {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
 static bool class_match(std::string_view pattern, std::size_t& p, char c) {
   // pattern[p] == '['; on return p is past the closing ']'.
   std::size_t i = p + 1;

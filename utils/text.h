@@ -15,6 +15,7 @@ namespace ciq {
 std::string_view trim(std::string_view s);
 std::vector<std::string_view> split(std::string_view s, char separator);
 bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
 
 /// Shell-style glob over a whole string: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`.
 bool glob_match(std::string_view pattern, std::string_view text);

@@ -7,7 +7,6 @@
 #include "wrapper/nvcc_steps.h"
 
 #include <algorithm>
-#include <dirent.h>
 #include <fcntl.h>
 #include <cstdlib>
 #include <map>
@@ -43,13 +42,12 @@ std::optional<FileState> stat_file(const std::string& path) {
 
 DirState scan_dir(const std::string& dir) {
   DirState out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    std::string path = join_path(dir, e->d_name);
+  auto names = list_directory(dir);
+  if (!names) return out;
+  for (const auto& n : *names) {
+    std::string path = join_path(dir, n);
     if (auto st = stat_file(path)) out.emplace(path, *st);
   }
-  ::closedir(d);
   return out;
 }
 
@@ -74,10 +72,6 @@ bool write_plain(const std::string& path, std::string_view content) {
   if (fd < 0) return false;
   bool ok = write_all(fd, content);
   return ::close(fd) == 0 && ok;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 /// The part of a fatbin.c that is not the fatbinary: all but its `.quad`
