@@ -103,6 +103,7 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
 Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
     : setup_(std::move(setup)), space_(space), replay_rng_(setup_.replay_seed ^ 0x5eedf00dull) {
   idle_gpus_ = setup_.gpus.empty() ? std::vector<std::string>{""} : setup_.gpus;
+  for (const auto& g : idle_gpus_) servers_[g]; // every slot exists before threads start
 }
 
 void Evaluator::preload(const std::vector<EvalRecord>& records) {
@@ -145,12 +146,67 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   if (!run) return run;
   std::string joined;
   for (const auto& a : *argv) joined += (joined.empty() ? "" : " ") + a;
-  std::string log = "$ " + joined + "\n" + run->out + run->err + "\n[" + run->describe() + "]\n";
-  FILE* f = std::fopen(join_path(workdir, log_name).c_str(), "a");
-  if (f) {
-    std::fwrite(log.data(), 1, log.size(), f);
-    std::fclose(f);
+  (void)append_file(join_path(workdir, log_name), "$ " + joined + "\n" + run->out + run->err + "\n[" + run->describe() + "]\n");
+  return run;
+}
+
+Result<RunResult> Evaluator::run_on_gpu(const std::string& command, const Candidate& c, const std::string& workdir,
+                                       const std::string& gpu, const std::string& log_name) {
+  if (setup_.bench_server.empty()) return run_command(command, c, workdir, gpu, log_name);
+  return ask_server(command, c, workdir, gpu, log_name);
+}
+
+Result<RunResult> Evaluator::ask_server(const std::string& request, const Candidate& c, const std::string& workdir,
+                                        const std::string& gpu, const std::string& log_name) {
+  auto filled = fill_placeholders(request, placeholders(c, workdir, gpu));
+  if (!filled) return filled.error();
+  auto words = split_words(*filled);
+  if (!words) return words.error();
+  std::string message;
+  for (const auto& w : *words) {
+    if (w.empty() || w.find('\n') != std::string::npos)
+      return make_error("usage", "a benchmark server request cannot hold an empty word or a newline: " + *filled);
+    message += w + "\n";
   }
+  message += "\n";
+
+  std::unique_ptr<Coprocess>& server = servers_.at(gpu);
+  if (!server) {
+    auto argv = command_argv(setup_.bench_server, {{"gpu", gpu}}, setup_.shell);
+    if (!argv) return argv.error();
+    RunOptions options;
+    options.argv = *argv;
+    if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
+    std::string log = join_path(setup_.run_dir, gpu.empty() ? "bench-server.log" : "bench-server-gpu" + gpu + ".log");
+    auto started = Coprocess::start(options, log);
+    if (!started) return started.error();
+    server = std::move(*started);
+  }
+  auto started = std::chrono::steady_clock::now();
+  std::string answer;
+  auto sent = server->send(message);
+  Result<std::string> status = sent ? server->receive("ciq-status: ", setup_.timeout, &answer) : Result<std::string>(sent.error());
+  RunResult run;
+  run.out = answer;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::string log = "> " + *filled + "\n" + answer;
+  if (!status) {
+    server.reset(); // dead or killed: the next request starts a fresh one
+    if (status.error().code != "timeout") {
+      (void)append_file(join_path(workdir, log_name), log + "[benchmark server: " + status.error().message + "]\n");
+      return make_error("bench", "the benchmark server " + status.error().message +
+                                     (answer.empty() ? "" : ": " + last_line(answer)) + " (see bench-server*.log)");
+    }
+    run.timed_out = true;
+  } else {
+    auto code = parse_integer(trim(*status));
+    if (!code) {
+      server.reset();
+      return make_error("bench", "the benchmark server answered 'ciq-status: " + *status + "', not a number");
+    }
+    run.exit_code = int(*code);
+  }
+  (void)append_file(join_path(workdir, log_name), log + "[" + run.describe() + "]\n");
   return run;
 }
 
@@ -195,12 +251,13 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
     return std::vector<double>{*ms};
   }
   std::string gpu = acquire_gpu(gpu_wait);
-  auto run = run_command(setup_.bench, c, workdir, gpu, "bench.log");
+  auto run = run_on_gpu(setup_.bench, c, workdir, gpu, "bench.log");
   release_gpu(gpu);
   if (!run) return run.error();
-  if (!run->succeeded())
-    return make_error(run->timed_out ? "timeout" : "bench",
-                      "benchmark " + run->describe() + ": " + last_line(run->err.empty() ? run->out : run->err));
+  if (!run->succeeded()) {
+    std::string said = last_line(run->err.empty() ? run->out : run->err);
+    return make_error(run->timed_out ? "timeout" : "bench", "benchmark " + run->describe() + (said.empty() ? "" : ": " + said));
+  }
   std::vector<double> values;
   for (const auto& o : setup_.objectives) {
     if (!o.needs_benchmark()) continue;
@@ -292,7 +349,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   }
   if (!setup_.check.empty()) {
     std::string gpu = acquire_gpu(&r.gpu_wait_seconds);
-    auto run = run_command(setup_.check, c, r.workdir, gpu, "check.log");
+    auto run = run_on_gpu(setup_.check, c, r.workdir, gpu, "check.log");
     release_gpu(gpu);
     if (!run) return invalid(run.error().message);
     if (run->timed_out) return invalid("check timed out");

@@ -27,6 +27,10 @@ namespace ciq::tuner {
 
 struct TuningSetup {
   std::string build, bench, check; // commands; build and check optional
+  // A benchmark that stays resident: started once per GPU, it gets --bench
+  // and --check as requests (their words, one per line, then an empty line)
+  // and answers each with its output and a line `ciq-status: N`.
+  std::string bench_server;
   bool shell = false;              // run them through /bin/sh -c
   double timeout = 0;              // seconds per command; 0 = none
   std::vector<Objective> objectives;
@@ -97,6 +101,12 @@ private:
                                                   const std::string& gpu) const;
   Result<RunResult> run_command(const std::string& command, const Candidate& c, const std::string& workdir,
                                        const std::string& gpu, const std::string& log_name);
+  /// Runs --bench or --check on `gpu` (held by the caller): as a command, or
+  /// as a request to that GPU's resident benchmark server.
+  Result<RunResult> run_on_gpu(const std::string& command, const Candidate& c, const std::string& workdir,
+                               const std::string& gpu, const std::string& log_name);
+  Result<RunResult> ask_server(const std::string& request, const Candidate& c, const std::string& workdir,
+                               const std::string& gpu, const std::string& log_name);
   /// A free GPU, waiting for one; adds the wait to `*waited` when given.
   std::string acquire_gpu(double* waited = nullptr);
   void release_gpu(const std::string& gpu);
@@ -106,6 +116,7 @@ private:
   std::mutex mutex_;
   std::condition_variable gpu_free_;
   std::vector<std::string> idle_gpus_;
+  std::map<std::string, std::unique_ptr<Coprocess>> servers_; // per GPU; used only by the GPU's holder
   std::vector<EvalRecord> records_;
   std::map<std::string, std::size_t> by_candidate_, by_digest_;
   int next_number_ = 0;

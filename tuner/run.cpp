@@ -40,11 +40,8 @@ std::string csv_field(const std::string& s) {
 
 // Appends one line and syncs it: a SIGKILL loses at most the line in flight.
 void append_line(const std::string& path, const std::string& line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  std::string data = line + "\n";
-  if (::write(fd, data.data(), data.size()) == ssize_t(data.size())) ::fdatasync(fd);
-  ::close(fd);
+  if (auto r = append_file(path, line + "\n", /*sync=*/true); !r)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", r.error().message.c_str());
 }
 
 // The value shown to people for objective k of a record (maximised ones un-negated).
@@ -157,6 +154,10 @@ int run_tuning(TuneOptions o) {
     o.setup.jobs = 1; // one draw order per seed
     o.ship = false;
   }
+  if (!o.setup.bench_server.empty() && o.setup.bench.empty())
+    return fail("--bench-server needs --bench: the request it answers for every candidate (e.g. --bench '--cubin {workdir}/k.cubin')");
+  if (!o.setup.bench_server.empty() && o.setup.build.empty() && o.space != "none")
+    return fail("--bench-server needs --build: a resident benchmark loads what the build wrote, it does not compile");
   if (o.setup.bench.empty() && !o.setup.replay && std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(),
                                            [](auto& x) { return x.needs_benchmark(); }))
     return fail("--metric needs --bench (the command whose output holds the number)");

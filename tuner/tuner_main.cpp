@@ -31,6 +31,7 @@ static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noi
 static cl::opt<std::string> build("build", cl::desc("Build command (optional); must recompile the kernels each time"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its output holds the --metric numbers"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN);
+static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see README, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN);
 static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
 static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd));
 static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd));
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
   o.setup.build = build;
   o.setup.bench = bench;
   o.setup.check = check;
+  o.setup.bench_server = bench_server;
   o.setup.shell = shell;
   o.setup.timeout = timeout;
   o.setup.repeats = repeats;

@@ -50,6 +50,16 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
+Result<void> append_file(const std::string& path, std::string_view data, bool sync) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error("io", "cannot open " + path + ": " + std::strerror(errno));
+  bool ok = write_all(fd, data) && (!sync || ::fdatasync(fd) == 0);
+  int saved = errno;
+  ::close(fd);
+  if (!ok) return make_error("io", "cannot append to " + path + ": " + std::strerror(saved));
+  return {};
+}
+
 Result<void> write_file_atomic(const std::string& path, std::string_view content) {
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());

@@ -22,6 +22,11 @@ bool write_all(int fd, std::string_view data);
 /// Replaces `path` with `content` atomically (same directory temp + rename).
 Result<void> write_file_atomic(const std::string& path, std::string_view content);
 
+/// Appends `data` to `path` (created if missing), in one write(2) with
+/// O_APPEND so that concurrent appenders do not interleave within it;
+/// `sync`: fdatasync before returning (a crash then loses nothing written).
+Result<void> append_file(const std::string& path, std::string_view data, bool sync = false);
+
 /// Names of the entries in `dir` (not "." and ".."), sorted; an "io" error
 /// ("cannot read DIR: reason") when it cannot be read.
 Result<std::vector<std::string>> list_directory(const std::string& dir);

@@ -1,6 +1,7 @@
 #include "utils/process.h"
 
 #include "utils/files.h"
+#include "utils/text.h"
 
 #include <cerrno>
 #include <atomic>
@@ -10,7 +11,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <utility>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,18 +135,19 @@ std::vector<std::string> merged_environment(const RunOptions& options) {
 
 } // namespace
 
-Result<RunResult> run_process(const RunOptions& options) {
-  if (options.argv.empty()) return make_error("exec", "no program to run");
-  Pipe out, err;
-  if ((options.capture_stdout && ::pipe2(out.fd, O_CLOEXEC) != 0) ||
-      (options.capture_stderr && ::pipe2(err.fd, O_CLOEXEC) != 0))
-    return make_error("exec", std::string("cannot create a pipe: ") + std::strerror(errno));
+namespace {
 
+/// posix_spawn of options.argv with default signal dispositions and an empty
+/// mask, in its own process group when asked (and then tracked for the
+/// interrupt handler). `stdin_fd`/`stdout_fd`/`stderr_fd` >= 0 become the
+/// child's 0/1/2.
+Result<pid_t> spawn_child(const RunOptions& options, int stdin_fd, int stdout_fd, int stderr_fd) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (options.capture_stdout) posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  if (options.capture_stderr) posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
-  if (options.stdin_null) posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (stdin_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
+  else if (options.stdin_null) posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+  if (stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stderr_fd, 2);
   if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
 
   posix_spawnattr_t attr;
@@ -170,7 +174,6 @@ Result<RunResult> run_process(const RunOptions& options) {
     env = envp.data();
   }
 
-  auto start = std::chrono::steady_clock::now();
   pid_t pid;
   int rc = options.argv[0].find('/') != std::string::npos
                ? posix_spawn(&pid, options.argv[0].c_str(), &actions, &attr, argv.data(), env)
@@ -178,8 +181,28 @@ Result<RunResult> run_process(const RunOptions& options) {
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return make_error("exec", "cannot run '" + options.argv[0] + "': " + std::strerror(rc));
-
   if (options.own_process_group) track_child(pid);
+  return pid;
+}
+
+void set_status(RunResult& result, int status) {
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  else result.exit_code = WEXITSTATUS(status);
+}
+
+} // namespace
+
+Result<RunResult> run_process(const RunOptions& options) {
+  if (options.argv.empty()) return make_error("exec", "no program to run");
+  Pipe out, err;
+  if ((options.capture_stdout && ::pipe2(out.fd, O_CLOEXEC) != 0) ||
+      (options.capture_stderr && ::pipe2(err.fd, O_CLOEXEC) != 0))
+    return make_error("exec", std::string("cannot create a pipe: ") + std::strerror(errno));
+
+  auto start = std::chrono::steady_clock::now();
+  auto spawned = spawn_child(options, -1, out.fd[1], err.fd[1]);
+  if (!spawned) return spawned.error();
+  pid_t pid = *spawned;
   RunResult result;
   for (Pipe* p : {&out, &err})
     if (p->fd[1] >= 0) {
@@ -247,10 +270,108 @@ Result<RunResult> run_process(const RunOptions& options) {
   }
   if (options.own_process_group) untrack_child(pid);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  else result.exit_code = WEXITSTATUS(status);
+  set_status(result, status);
   if (result.timed_out) result.signal = 0;
   return result;
+}
+
+Result<std::unique_ptr<Coprocess>> Coprocess::start(const RunOptions& options, const std::string& stderr_path) {
+  if (options.argv.empty()) return make_error("exec", "no program to run");
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return make_error("exec", std::string("cannot create a socket pair: ") + std::strerror(errno));
+  Pipe in{{sv[0], sv[1]}}, out;
+  if (::pipe2(out.fd, O_CLOEXEC) != 0) return make_error("exec", std::string("cannot create a pipe: ") + std::strerror(errno));
+  int log = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log < 0) return make_error("io", "cannot open " + stderr_path + ": " + std::strerror(errno));
+  RunOptions own = options;
+  own.own_process_group = true;
+  auto spawned = spawn_child(own, in.fd[1], out.fd[1], log);
+  ::close(log);
+  if (!spawned) return spawned.error();
+  std::unique_ptr<Coprocess> child(new Coprocess);
+  child->pid_ = *spawned;
+  child->to_child_ = std::exchange(in.fd[0], -1);
+  child->from_child_ = std::exchange(out.fd[0], -1);
+  return child;
+}
+
+Coprocess::~Coprocess() { finish(); }
+
+std::string Coprocess::finish() {
+  if (to_child_ >= 0) ::close(std::exchange(to_child_, -1));
+  if (from_child_ >= 0) ::close(std::exchange(from_child_, -1));
+  if (pid_ <= 0) return "not running";
+  int status = 0;
+  // Closing its stdin is the polite "no more requests": give it a moment
+  // to leave on its own, then kill the group.
+  pid_t w = 0;
+  for (int i = 0; i < 50 && (w = ::waitpid(pid_, &status, WNOHANG)) == 0; ++i) ::usleep(2000);
+  if (w == 0) {
+    ::kill(-pid_, SIGKILL);
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+  } else {
+    ::kill(-pid_, SIGKILL); // anything it left behind in its group
+  }
+  untrack_child(pid_);
+  pid_ = -1;
+  RunResult r;
+  set_status(r, status);
+  return r.describe();
+}
+
+Result<void> Coprocess::send(std::string_view data) {
+  if (to_child_ < 0) return make_error("exited", "is not running");
+  while (!data.empty()) {
+    ssize_t n = ::send(to_child_, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string why = std::strerror(errno);
+      return make_error("exited", "could not be sent a request (" + why + "); it ended (" + finish() + ")");
+    }
+    data.remove_prefix(std::size_t(n));
+  }
+  return {};
+}
+
+Result<std::string> Coprocess::receive(std::string_view marker, double timeout_seconds, std::string* text) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  std::size_t scanned = 0; // pending_ before this holds no marker line
+  while (true) {
+    for (std::size_t line = scanned; line < pending_.size();) {
+      std::size_t nl = pending_.find('\n', line);
+      if (nl == std::string::npos) break;
+      if (std::string_view(pending_).substr(line, nl - line).substr(0, marker.size()) == marker) {
+        if (text) *text = pending_.substr(0, line);
+        std::string rest = pending_.substr(line + marker.size(), nl - line - marker.size());
+        pending_.erase(0, nl + 1);
+        return rest;
+      }
+      line = scanned = nl + 1;
+    }
+    if (from_child_ < 0) return make_error("exited", "is not running");
+    int wait_ms = -1;
+    if (timeout_seconds > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      wait_ms = int(std::max<long long>(0, left.count()));
+    }
+    pollfd pfd{from_child_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      if (text) *text = pending_;
+      finish();
+      return make_error("timeout", "did not answer within " + format_number(timeout_seconds) + " s");
+    }
+    char buffer[65536];
+    ssize_t got = ::read(from_child_, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (text) *text = pending_;
+      return make_error("exited", "ended (" + finish() + ") before answering");
+    }
+    pending_.append(buffer, std::size_t(got));
+  }
 }
 
 void exit_like(const RunResult& result) {

@@ -6,8 +6,11 @@
 
 #include "utils/result.h"
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <sys/types.h>
 #include <utility>
 #include <vector>
 
@@ -50,6 +53,40 @@ struct RunResult {
 
 /// Runs a child to completion. Fails only when it cannot be started.
 Result<RunResult> run_process(const RunOptions& options);
+
+/// A long-running child the caller talks to: requests go to its stdin (a
+/// socket, so that writing to a child that died fails instead of raising
+/// SIGPIPE), answers come from its stdout, its stderr is appended to a file.
+/// It runs in its own process group (tracked for kill_children_on_interrupt);
+/// destroying the object kills the group and reaps the child.
+class Coprocess {
+public:
+  /// Starts options.argv (argv, set_env and cwd are used; the streams are
+  /// the ones described above).
+  static Result<std::unique_ptr<Coprocess>> start(const RunOptions& options, const std::string& stderr_path);
+  ~Coprocess();
+  Coprocess(const Coprocess&) = delete;
+  Coprocess& operator=(const Coprocess&) = delete;
+
+  Result<void> send(std::string_view data);
+  /// Reads stdout until a whole line starting with `marker` arrives, within
+  /// `timeout_seconds` (0: no limit). Returns everything before that line in
+  /// `*text` and the rest of the marker line (without the newline). Fails
+  /// with "timeout" or, when the child closed its stdout, "exited"; the
+  /// message completes "the program ..." ("ended (exit status 3) before
+  /// answering"). Either way the child is gone after.
+  Result<std::string> receive(std::string_view marker, double timeout_seconds, std::string* text);
+  pid_t pid() const { return pid_; }
+
+private:
+  Coprocess() = default;
+  /// Kills the group (if still running) and reaps; how it ended.
+  std::string finish();
+
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  std::string pending_; // read beyond the last answer
+};
 
 /// From now on, SIGINT/SIGTERM/SIGHUP kill the process groups of every child
 /// run_process() started with own_process_group (they do not get the

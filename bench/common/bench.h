@@ -11,7 +11,14 @@
 //                               each, then time them interleaved (a fresh
 //                               shuffled order per round), one CSV row per
 //                               sample: `config,sample,ms`
+//   bench_NAME --cubin FILE     check and time the kernel of FILE instead
+//                               of the linked-in build
 //   bench_NAME --seed N         data seed (default: random, printed)
+//   bench_NAME --serve          stay resident: make the inputs once, then
+//                               read requests on stdin (the options above,
+//                               one per line, an empty line ends each) and
+//                               answer each on stdout, ended by a line
+//                               `ciq-status: N` (ciq-tuner --bench-server)
 //
 // Every sample is one launch after the L2 is flushed (a 256 MiB memset),
 // timed with CUDA events on one stream.
@@ -190,34 +197,63 @@ inline std::vector<Variant> load_variants(Problem& problem, const std::string& d
   return variants;
 }
 
-inline int main(int argc, char** argv, Problem& problem) {
+// What one run is asked to do: the command line, or one request to a
+// resident server.
+struct Request {
   int samples = 50;
   bool check_only = false;
   std::string variants_dir;
-  std::uint64_t seed = std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32);
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
-      return argv[++i];
-    };
-    if (a == "--samples") samples = std::max(1, std::atoi(value().c_str()));
-    else if (a == "--check") check_only = true;
-    else if (a == "--variants") variants_dir = value();
-    else if (a == "--seed") seed = std::strtoull(value().c_str(), nullptr, 10);
+  std::string cubin; // load the kernel from this cubin instead of the linked-in build
+};
+
+// Parses `args` into `request` (and, outside --serve, the seed and mode);
+// on an unknown option says so in `error`.
+inline bool parse_request(const std::vector<std::string>& args, Request& request, std::uint64_t* seed, bool* serve,
+                          std::string& error) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    bool has_value = i + 1 < args.size();
+    auto needs_value = [&] { error = a + " needs a value"; return false; };
+    if (a == "--check") request.check_only = true;
+    else if (a == "--samples") { if (!has_value) return needs_value(); request.samples = std::max(1, std::atoi(args[++i].c_str())); }
+    else if (a == "--variants") { if (!has_value) return needs_value(); request.variants_dir = args[++i]; }
+    else if (a == "--cubin") { if (!has_value) return needs_value(); request.cubin = args[++i]; }
+    else if (a == "--seed" && seed) { if (!has_value) return needs_value(); *seed = std::strtoull(args[++i].c_str(), nullptr, 10); }
+    else if (a == "--serve" && serve) *serve = true;
     else {
-      std::fprintf(stderr, "usage: %s [--check] [--samples N] [--variants DIR] [--seed N]\n", argv[0]);
-      return 2;
+      error = "unknown option " + a + "; usage: [--check] [--samples N] [--cubin FILE | --variants DIR] [--seed N] [--serve]";
+      return false;
     }
   }
-  std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(seed));
-  Random rng(seed);
-  problem.setup(rng);
-  Timer timer;
+  return true;
+}
 
+// One run: check every variant (the linked-in kernel, a --cubin, or every
+// cubin of --variants), then time them. Prints results to stdout and
+// problems to `diag`; returns the exit status (1: wrong answer, 2: bad input).
+inline int run_request(Problem& problem, Timer& timer, const Request& request, std::uint64_t seed, FILE* diag) {
   std::vector<Variant> variants;
-  if (variants_dir.empty()) variants.push_back({"builtin", problem.builtin_kernel()});
-  else variants = load_variants(problem, variants_dir);
+  cudaLibrary_t library = nullptr;
+  if (!request.cubin.empty()) {
+    cudaKernel_t kernel;
+    if (cudaLibraryLoadFromFile(&library, request.cubin.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess ||
+        cudaLibraryGetKernel(&kernel, library, problem.kernel_name()) != cudaSuccess) {
+      std::fprintf(diag, "cannot load %s from %s: %s\n", problem.kernel_name(), request.cubin.c_str(),
+                   cudaGetErrorString(cudaGetLastError()));
+      if (library) cudaLibraryUnload(library);
+      return 2;
+    }
+    variants.push_back({"cubin", reinterpret_cast<const void*>(kernel)});
+  } else if (!request.variants_dir.empty()) {
+    variants = load_variants(problem, request.variants_dir);
+  } else {
+    variants.push_back({"builtin", problem.builtin_kernel()});
+  }
+  bool single = request.variants_dir.empty();
+  auto done = [&](int status) {
+    if (library) BENCH_CUDA(cudaLibraryUnload(library));
+    return status;
+  };
 
   std::vector<Variant> good;
   for (const auto& v : variants) {
@@ -227,12 +263,12 @@ inline int main(int argc, char** argv, Problem& problem) {
       good.push_back(v);
       continue;
     }
-    std::fprintf(stderr, "WRONG ANSWER (%s): %s\n", v.config.c_str(), why.c_str());
-    if (variants_dir.empty()) return 1;
+    std::fprintf(diag, "WRONG ANSWER (%s): %s\n", v.config.c_str(), why.c_str());
+    if (single) return done(1);
   }
-  if (check_only) {
+  if (request.check_only) {
     std::printf("check: ok\n");
-    return 0;
+    return done(0);
   }
 
   // Warm up every build once more (clocks, instruction caches).
@@ -242,21 +278,63 @@ inline int main(int argc, char** argv, Problem& problem) {
   std::vector<std::size_t> order(good.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 shuffle(seed);
-  for (int round = 0; round < samples; ++round) {
+  for (int round = 0; round < request.samples; ++round) {
     std::shuffle(order.begin(), order.end(), shuffle);
     for (std::size_t i : order) times[i].push_back(timer.sample(problem, good[i].kernel, round + 1));
   }
 
-  if (variants_dir.empty()) {
+  if (single) {
     double median = percentile(times[0], 0.5);
     double iqr = percentile(times[0], 0.75) - percentile(times[0], 0.25);
-    std::printf("time_ms: %.6f\nnoise_pct: %.3f\nsamples: %d\n", median, 100.0 * iqr / median, samples);
-    return 0;
+    std::printf("time_ms: %.6f\nnoise_pct: %.3f\nsamples: %d\n", median, 100.0 * iqr / median, request.samples);
+    return done(0);
   }
   std::printf("config,sample,ms\n");
   for (std::size_t i = 0; i < good.size(); ++i)
     for (std::size_t s = 0; s < times[i].size(); ++s) std::printf("%s,%zu,%.6f\n", good[i].config.c_str(), s, times[i][s]);
+  return done(0);
+}
+
+// --serve: the inputs are made once; then every request (its options one
+// per line, ended by an empty line) is one run, answered on stdout with its
+// output and `ciq-status: N` (ciq-tuner --bench-server). A CUDA error still
+// ends the process: the context is not trustworthy after one.
+inline int serve(Problem& problem, Timer& timer, std::uint64_t seed) {
+  std::vector<std::string> args;
+  char line[4096];
+  while (std::fgets(line, sizeof line, stdin)) {
+    std::string word(line);
+    if (!word.empty() && word.back() == '\n') word.pop_back();
+    if (!word.empty()) {
+      args.push_back(word);
+      continue;
+    }
+    Request request;
+    std::string error;
+    int status = parse_request(args, request, nullptr, nullptr, error) ? run_request(problem, timer, request, seed, stdout) : 2;
+    if (!error.empty()) std::printf("%s\n", error.c_str());
+    std::printf("ciq-status: %d\n", status);
+    std::fflush(stdout);
+    args.clear();
+  }
   return 0;
+}
+
+inline int main(int argc, char** argv, Problem& problem) {
+  Request request;
+  bool serving = false;
+  std::uint64_t seed = std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32);
+  std::string error;
+  if (!parse_request(std::vector<std::string>(argv + 1, argv + argc), request, &seed, &serving, error)) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], error.c_str());
+    return 2;
+  }
+  std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(seed));
+  Random rng(seed);
+  problem.setup(rng);
+  Timer timer;
+  if (serving) return serve(problem, timer, seed);
+  return run_request(problem, timer, request, seed, stderr);
 }
 
 } // namespace bench

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""A resident benchmark stand-in for ciq-tuner --bench-server.
+
+  bench_server.py LOG
+
+Appends "start <pid> gpu=<CUDA_VISIBLE_DEVICES>" to LOG when it starts, then
+answers requests on stdin (one option per line, an empty line ends each):
+
+  --x N        prints f=<(N-7)^2 + 1> (the best is N = 7), status 0
+  --check N    prints check: ok, status 0; with N = 9 a wrong answer, status 1
+  --crash N    with N = 3: exits (status 3) without answering
+  --hang N     with N = 5: never answers
+  --garble N   with N = 11: answers "ciq-status: maybe"
+
+Each answer ends with a line `ciq-status: S`; every request is appended to
+LOG as "request <pid> <options...>".
+
+  bench_server.py --summary LOG
+
+prints the GPUs used, whether at most 5 servers started, whether one
+answered at least 4 requests, whether each failing request was its
+server's last, and the number of requests.
+"""
+import os
+import sys
+import time
+
+if sys.argv[1] == "--summary":
+    rows = [line.split() for line in open(sys.argv[2])]
+    starts = [r for r in rows if r[0] == "start"]
+    requests = [r for r in rows if r[0] == "request"]
+    per_pid = {}
+    for r in requests:
+        per_pid.setdefault(r[1], []).append(r[2:])
+    failing = {"--crash": "3", "--hang": "5", "--garble": "11"}
+    retired = all(
+        reqs[-1] == req
+        for reqs in per_pid.values()
+        for req in reqs
+        if any(dict(zip(req[::2], req[1::2])).get(k) == v for k, v in failing.items())
+    )
+    gpus = sorted({r[2].split("=")[1] for r in starts})
+    print(f"gpus {','.join(gpus)} starts<=5 {len(starts) <= 5} "
+          f"most-per-server>=4 {max(len(v) for v in per_pid.values()) >= 4} "
+          f"failed-then-retired {retired} requests {len(requests)}")
+    sys.exit(0)
+
+log_path = sys.argv[1]
+
+
+def log(line):
+    with open(log_path, "a") as f:
+        f.write(line + "\n")
+
+
+log(f"start {os.getpid()} gpu={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
+args = []
+for line in sys.stdin:
+    line = line.rstrip("\n")
+    if line:
+        args.append(line)
+        continue
+    log(f"request {os.getpid()} " + " ".join(args))
+    opts = dict(zip(args[::2], args[1::2]))
+    status = 0
+    if opts.get("--crash") == "3":
+        sys.exit(3)
+    if opts.get("--hang") == "5":
+        time.sleep(3600)
+    if opts.get("--garble") == "11":
+        print("ciq-status: maybe", flush=True)
+        args = []
+        continue
+    if "--check" in opts:
+        status = 1 if opts["--check"] == "9" else 0
+        print("check: ok" if status == 0 else "WRONG ANSWER: 9 is not allowed")
+    if "--x" in opts:
+        x = int(opts["--x"])
+        print(f"f={(x - 7) ** 2 + 1}")
+    print(f"ciq-status: {status}", flush=True)
+    args = []
