@@ -59,10 +59,10 @@ def load(path):
     return truth, 100 * statistics.median(iqr)
 
 
-def run_one(tuner, data, seed, budget, strategy, workdir):
+def run_one(tuner, data, seed, budget, strategy, workdir, tuner_jobs):
     out = os.path.join(workdir, f"{strategy}-b{budget}-s{seed}")
     r = subprocess.run([tuner, "run", "--replay", data, "--budget", str(budget), "--seed", str(seed), "--strategy",
-                        strategy, "--out", out, "--json"], capture_output=True, text=True)
+                        strategy, "--jobs", str(tuner_jobs), "--out", out, "--json"], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"ciq-tuner failed on {data} seed {seed}: {r.stderr[-2000:]}")
     summary = json.loads(r.stdout.strip().splitlines()[-1])
@@ -96,6 +96,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--kernels")
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--tuner-jobs", type=int, default=1,
+                        help="ciq-tuner --jobs: above 1 the genetic search runs steady-state (no generations)")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     kernels = sorted(f[:-4] for f in os.listdir(args.data) if f.endswith(".csv"))
@@ -113,7 +115,7 @@ def main():
             for strategy, budgets in (("genetic", BUDGETS), ("random", BUDGETS)):
                 for b in budgets:
                     for s in range(1, args.seeds + 1):
-                        runs[(strategy, b, s)] = pool.submit(run_one, args.tuner, data, s, b, strategy, workdir)
+                        runs[(strategy, b, s)] = pool.submit(run_one, args.tuner, data, s, b, strategy, workdir, args.tuner_jobs)
             shipped_ms = {}
             to95 = []
             for (strategy, b, s), fut in runs.items():

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 namespace ciq::tuner {
 
@@ -120,6 +124,71 @@ Candidate mutate(const SearchSpace& space, Candidate c, double rate, std::mt1993
   return c;
 }
 
+// One local step from `leader`: one knob moved to a neighbouring value (or
+// changed, when it has no order), preferring knobs it sets. Knob effects
+// are mostly smooth (register caps, levels), so this climbs where
+// crossover alone would wander.
+Candidate local_step(const SearchSpace& space, const Candidate& leader, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  std::vector<std::size_t> set;
+  for (std::size_t i = 0; i < leader.genes.size(); ++i)
+    if (leader.genes[i]) set.push_back(i);
+  Candidate child = leader;
+  std::size_t i;
+  if (!set.empty() && coin(rng) < 0.7) {
+    i = set[std::uniform_int_distribution<std::size_t>(0, set.size() - 1)(rng)];
+  } else {
+    i = std::uniform_int_distribution<std::size_t>(0, space.dimensions.size() - 1)(rng);
+  }
+  int n = int(space.dimensions[i].values.size());
+  if (child.genes[i] && n > 2) {
+    int step = coin(rng) < 0.5 ? -1 : 1;
+    if (coin(rng) < 0.3) step *= 2;
+    child.genes[i] = std::clamp(*child.genes[i] + step, 0, n - 1);
+  } else if (child.genes[i] && space.dimensions[i].knockable && coin(rng) < 0.3) {
+    child.genes[i].reset();
+  } else {
+    child.genes[i] = std::uniform_int_distribution<int>(0, n - 1)(rng);
+  }
+  space.repair(child);
+  return child;
+}
+
+// A parent by tournament from `ranked` (fittest first).
+const Candidate& tournament_pick(const SearchResult& result, const std::vector<std::size_t>& ranked, int size,
+                                 std::mt19937_64& rng) {
+  std::uniform_int_distribution<std::size_t> pick(0, ranked.size() - 1);
+  std::size_t best = pick(rng);
+  for (int t = 1; t < size; ++t) best = std::min(best, pick(rng)); // lower position = fitter
+  return result.evaluated[ranked[best]].candidate;
+}
+
+// Uniform crossover of `a` and `b`, then mutation (harder when `shake`).
+Candidate crossover(const SearchSpace& space, const Candidate& a, const Candidate& b, double rate, bool shake,
+                    std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  Candidate child = a;
+  for (std::size_t i = 0; i < child.genes.size(); ++i)
+    if (coin(rng) < 0.5) child.genes[i] = b.genes[i];
+  child = mutate(space, std::move(child), rate, rng);
+  if (shake) child = mutate(space, std::move(child), 0.5, rng);
+  space.repair(child);
+  return child;
+}
+
+// The default, the seeds, then distinct random candidates up to `pool`.
+std::vector<Candidate> first_population(const SearchSpace& space, const SearchConfig& cfg, int pool, std::mt19937_64& rng) {
+  std::vector<Candidate> population{space.default_candidate()};
+  for (const auto& s : cfg.seeds) population.push_back(s);
+  for (int tries = 0; int(population.size()) < pool && tries < pool * 100; ++tries) {
+    Candidate c = space.random_candidate(rng);
+    bool dup = false;
+    for (const auto& p : population) dup = dup || space.canonical(p) == space.canonical(c);
+    if (!dup) population.push_back(std::move(c));
+  }
+  return population;
+}
+
 } // namespace
 
 std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vector<std::size_t> items) {
@@ -180,14 +249,7 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
   std::mt19937_64 rng(cfg.seed);
   int pool = std::max(cfg.pool, 2);
 
-  std::vector<Candidate> population{space.default_candidate()};
-  for (const auto& s : cfg.seeds) population.push_back(s);
-  for (int tries = 0; int(population.size()) < pool && tries < pool * 100; ++tries) {
-    Candidate c = space.random_candidate(rng);
-    bool dup = false;
-    for (const auto& p : population) dup = dup || space.canonical(p) == space.canonical(c);
-    if (!dup) population.push_back(std::move(c));
-  }
+  std::vector<Candidate> population = first_population(space, cfg, pool, rng);
 
   for (int generation = 0; memo.count() < cfg.budget; ++generation) {
     memo.evaluate(population, generation, cfg.budget - memo.count(), evaluate);
@@ -210,49 +272,17 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
     std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
     ranked.resize(std::min(ranked.size(), keep));
 
-    auto pick_parent = [&]() -> const Candidate& {
-      std::uniform_int_distribution<std::size_t> pick(0, ranked.size() - 1);
-      std::size_t best = pick(rng);
-      for (int t = 1; t < cfg.tournament; ++t) best = std::min(best, pick(rng)); // lower position = fitter
-      return result.evaluated[ranked[best]].candidate;
-    };
-
     std::vector<Candidate> next;
     std::set<std::string> in_next;
     for (int e = 0; e < cfg.elite && e < int(ranked.size()); ++e) {
       next.push_back(result.evaluated[ranked[std::size_t(e)]].candidate);
       in_next.insert(space.canonical(next.back()));
     }
-    std::uniform_real_distribution<double> coin(0, 1);
     int fresh = 0;
-    // Local steps around the best so far: one knob moved to a neighbouring
-    // value (or changed, when it has no order), preferring knobs it sets.
-    // Knob effects are mostly smooth (register caps, levels), so this
-    // climbs where crossover alone would wander.
     const Candidate& leader = result.evaluated[ranked.front()].candidate;
-    std::vector<std::size_t> set_genes;
-    for (std::size_t i = 0; i < leader.genes.size(); ++i)
-      if (leader.genes[i]) set_genes.push_back(i);
     int local_quota = std::max(1, pool / 3);
     for (int attempts = 0; local_quota > 0 && attempts < pool * 20; ++attempts) {
-      Candidate child = leader;
-      std::size_t i;
-      if (!set_genes.empty() && coin(rng) < 0.7) {
-        i = set_genes[std::uniform_int_distribution<std::size_t>(0, set_genes.size() - 1)(rng)];
-      } else {
-        i = std::uniform_int_distribution<std::size_t>(0, space.dimensions.size() - 1)(rng);
-      }
-      int n = int(space.dimensions[i].values.size());
-      if (child.genes[i] && n > 2) {
-        int step = coin(rng) < 0.5 ? -1 : 1;
-        if (coin(rng) < 0.3) step *= 2;
-        child.genes[i] = std::clamp(*child.genes[i] + step, 0, n - 1);
-      } else if (child.genes[i] && space.dimensions[i].knockable && coin(rng) < 0.3) {
-        child.genes[i].reset();
-      } else {
-        child.genes[i] = std::uniform_int_distribution<int>(0, n - 1)(rng);
-      }
-      space.repair(child);
+      Candidate child = local_step(space, leader, rng);
       std::string key = space.canonical(child);
       if (memo.seen(child) || in_next.count(key)) continue;
       in_next.insert(key);
@@ -261,14 +291,9 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
       --local_quota;
     }
     for (int attempts = 0; int(next.size()) < pool && attempts < pool * 60; ++attempts) {
-      const Candidate& a = pick_parent();
-      const Candidate& b = pick_parent();
-      Candidate child = a;
-      for (std::size_t i = 0; i < child.genes.size(); ++i)
-        if (coin(rng) < 0.5) child.genes[i] = b.genes[i];
-      child = mutate(space, std::move(child), cfg.mutate_rate, rng);
-      if (attempts > pool * 30) child = mutate(space, std::move(child), 0.5, rng); // stuck: shake harder
-      space.repair(child);
+      const Candidate& a = tournament_pick(result, ranked, cfg.tournament, rng);
+      const Candidate& b = tournament_pick(result, ranked, cfg.tournament, rng);
+      Candidate child = crossover(space, a, b, cfg.mutate_rate, attempts > pool * 30, rng); // stuck: shake harder
       std::string key = space.canonical(child);
       if (memo.seen(child) || in_next.count(key)) continue;
       in_next.insert(key);
@@ -278,6 +303,84 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
     if (fresh == 0) break; // the space is exhausted around the population
     population = std::move(next);
   }
+  result.best = best_of(result.evaluated);
+  return result;
+}
+
+SearchResult steady_state_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate,
+                                 int jobs) {
+  SearchResult result;
+  std::mt19937_64 rng(cfg.seed);
+  int pool = std::max(cfg.pool, 2);
+  int budget = cfg.generations > 0 ? std::min(cfg.budget, cfg.generations * pool) : cfg.budget;
+
+  std::mutex mutex;
+  std::condition_variable finished; // an evaluation came back
+  std::map<std::string, std::size_t> done; // canonical -> index in result.evaluated
+  std::set<std::string> in_flight;
+  std::vector<Candidate> queue = cfg.resumed;
+  for (auto& c : first_population(space, cfg, pool, rng)) queue.push_back(std::move(c));
+  std::reverse(queue.begin(), queue.end()); // popped from the back: in order
+  int started = 0;
+  bool exhausted = false;
+  auto known = [&](const std::string& key) { return done.count(key) || in_flight.count(key); };
+
+  // The next candidate, bred from everything measured so far: the best
+  // `pool` of it (after the cull) are the parents; a third of the children
+  // are local steps around the leader, the rest crossovers. Under the lock.
+  auto propose = [&]() -> std::optional<Candidate> {
+    while (!queue.empty()) {
+      Candidate c = std::move(queue.back());
+      queue.pop_back();
+      if (!known(space.canonical(c))) return c;
+    }
+    std::vector<std::size_t> everything(result.evaluated.size());
+    for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
+    auto ranked = nsga_order(result.evaluated, everything);
+    ranked.resize(std::min<std::size_t>(ranked.size(), std::size_t(pool)));
+    std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
+    ranked.resize(std::min(ranked.size(), keep));
+    std::uniform_real_distribution<double> coin(0, 1);
+    for (int attempts = 0; attempts < pool * 60; ++attempts) {
+      Candidate child;
+      if (ranked.size() < 2) child = space.random_candidate(rng); // too little measured to breed from
+      else if (coin(rng) < 1.0 / 3) child = local_step(space, result.evaluated[ranked.front()].candidate, rng);
+      else
+        child = crossover(space, tournament_pick(result, ranked, cfg.tournament, rng),
+                          tournament_pick(result, ranked, cfg.tournament, rng), cfg.mutate_rate, attempts > pool * 30, rng);
+      if (!known(space.canonical(child))) return child;
+    }
+    return std::nullopt;
+  };
+
+  auto worker = [&] {
+    std::unique_lock lock(mutex);
+    while (true) {
+      std::optional<Candidate> next;
+      while (!exhausted && started < budget && !(next = propose())) {
+        if (in_flight.empty()) {
+          exhausted = true; // nothing new around what is known, and nothing pending that could change that
+          finished.notify_all();
+        } else {
+          finished.wait(lock);
+        }
+      }
+      if (!next) return;
+      std::string key = space.canonical(*next);
+      int generation = started++ / pool; // the pool-sized cohort it was born in
+      in_flight.insert(key);
+      lock.unlock();
+      std::vector<Evaluation> e = evaluate({*next}, generation);
+      lock.lock();
+      in_flight.erase(key);
+      done[key] = result.evaluated.size();
+      result.evaluated.push_back(Evaluated{std::move(*next), e.empty() ? Evaluation{} : e.front(), generation});
+      finished.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < std::max(1, jobs); ++j) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
   result.best = best_of(result.evaluated);
   return result;
 }

@@ -36,6 +36,10 @@ struct SearchConfig {
   int elite = 2;
   std::uint64_t seed = 1;
   std::vector<Candidate> seeds; // evaluated in the first generation
+  // steady_state_search only: evaluated before anything else (a resumed
+  // run's journal, answered without running: what comes next depends on
+  // them, not on the order they once finished in).
+  std::vector<Candidate> resumed;
 };
 
 struct Evaluated {
@@ -50,6 +54,15 @@ struct SearchResult {
 };
 
 SearchResult genetic_search(const SearchSpace& space, const SearchConfig& config, const EvaluateBatch& evaluate);
+/// The same operators without generations: `jobs` evaluations are kept in
+/// flight, and each time one finishes the next candidate is bred from
+/// everything measured so far (parents: the best `pool` of it), so no
+/// evaluation waits for the slowest of a generation. `evaluate` is called
+/// with one candidate at a time from `jobs` threads at once. With jobs > 1
+/// the order in which evaluations finish, and so what is proposed, varies
+/// from run to run.
+SearchResult steady_state_search(const SearchSpace& space, const SearchConfig& config, const EvaluateBatch& evaluate,
+                                 int jobs);
 SearchResult random_search(const SearchSpace& space, const SearchConfig& config, const EvaluateBatch& evaluate);
 
 /// NSGA-II order of `items` (indices into `all`): valid before invalid,

@@ -9,6 +9,12 @@
 #include <cmath>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
 using namespace ciq;
 using namespace ciq::tuner;
 
@@ -158,6 +164,68 @@ TEST(Search, ga_minimises_x_squared_plus_y) {
   EXPECT_EQ(calls, int(r.evaluated.size())); // never paid twice
   EXPECT_LE(calls, 60);
   EXPECT_EQ(s.canonical(r.evaluated[0].candidate), "param:x=10;param:y=2"); // the default first
+}
+
+// Steady state: `jobs` evaluations really are in flight at once (a slow
+// evaluation does not hold back the others), each candidate is evaluated
+// once, the budget holds, and the search still finds the optimum.
+TEST(Search, steady_state_keeps_jobs_in_flight_and_finds_the_optimum) {
+  SearchSpace s = xy_space();
+  std::mutex m;
+  int calls = 0, now = 0, most = 0;
+  std::set<std::string> seen;
+  std::vector<std::string> started;
+  std::condition_variable all_in;
+  bool duplicate = false;
+  SearchConfig cfg;
+  cfg.budget = 60;
+  EvaluateBatch inner = xy_eval(s, &calls, true);
+  auto r = steady_state_search(s, cfg, [&](const std::vector<Candidate>& batch, int g) {
+    EXPECT_EQ(batch.size(), 1u);
+    {
+      std::unique_lock lock(m);
+      started.push_back(s.canonical(batch[0]));
+      duplicate |= !seen.insert(s.canonical(batch[0])).second;
+      most = std::max(most, ++now);
+      // The first four wait (up to 5 s) until all four are in flight.
+      all_in.notify_all();
+      if (started.size() <= 4) all_in.wait_for(lock, std::chrono::seconds(5), [&] { return now >= 4; });
+    }
+    // x = 1.5 is slow; the rest go on around it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(s.param(batch[0], "x") == "1.5" ? 100 : 2));
+    std::lock_guard lock(m);
+    --now;
+    return inner(batch, g);
+  }, 4);
+  EXPECT_EQ(most, 4);
+  EXPECT_FALSE(duplicate);
+  EXPECT_EQ(int(r.evaluated.size()), 60);
+  EXPECT_EQ(calls, 60);
+  // The default is proposed first; four threads race to start it and the next three.
+  EXPECT_NE(std::find(started.begin(), started.begin() + 4, "param:x=10;param:y=2"), started.begin() + 4);
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_EQ(s.canonical(r.evaluated[r.best[0]].candidate), "param:x=1;param:y=1");
+}
+
+// A resumed steady-state run starts from what its journal holds, then
+// breeds from it; a small space ends when nothing new is left.
+TEST(Search, steady_state_starts_from_resumed_candidates_and_stops_when_exhausted) {
+  SearchSpace s;
+  s.dimensions = {*parse_param("y=choice:1,2,3,default=2")};
+  SearchConfig cfg;
+  cfg.budget = 50;
+  cfg.resumed = {*s.parse("param:y=3")};
+  std::vector<std::string> order;
+  auto r = steady_state_search(s, cfg, [&](const std::vector<Candidate>& batch, int) {
+    order.push_back(s.canonical(batch[0]));
+    Evaluation e;
+    e.valid = true;
+    e.objectives = {std::stod(s.param(batch[0], "y"))};
+    return std::vector<Evaluation>{e};
+  }, 1);
+  ASSERT_GE(order.size(), 1u);
+  EXPECT_EQ(order[0], "param:y=3");
+  EXPECT_EQ(r.evaluated.size(), 3u) << "three candidates exist";
 }
 
 TEST(Search, invalid_candidates_never_stop_the_search) {
