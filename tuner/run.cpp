@@ -151,7 +151,6 @@ int run_tuning(TuneOptions o) {
     if (!objective) return fail(objective.error().message);
     objective->name = "replay:ms";
     o.setup.objectives = {*objective};
-    o.setup.jobs = 1; // one draw order per seed
     o.ship = false;
   }
   if (!o.setup.bench_server.empty() && o.setup.bench.empty())
@@ -290,7 +289,17 @@ int run_tuning(TuneOptions o) {
     return fail("the default build itself fails, so nothing can be compared with it: " + first[0].reason);
   }
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
-  auto result = o.random_search ? random_search(*space, o.search, batch) : genetic_search(*space, o.search, batch);
+  // Several evaluations in flight: steady state, so that none waits for the
+  // slowest of a generation. One at a time (or when asked): generations,
+  // reproducible.
+  bool steady = !o.random_search && !o.generational && o.setup.jobs > 1;
+  if (steady)
+    for (const auto& r : journal)
+      if (auto c = space->parse(r.candidate)) o.search.resumed.push_back(std::move(*c));
+  if (steady) std::fprintf(stderr, "ciq-tuner: steady-state search, %d evaluations in flight\n", o.setup.jobs);
+  auto result = o.random_search ? random_search(*space, o.search, batch)
+                : steady        ? steady_state_search(*space, o.search, batch, o.setup.jobs)
+                                : genetic_search(*space, o.search, batch);
   progress.finish();
 
   // Drop every knob of the best that does not earn its place (a tie on

@@ -36,6 +36,7 @@ struct TuneOptions {
   std::string publish;               // redis:// URL to upload what ships to (the team tier)
   std::string replay;                // recorded samples to answer evaluations from (see replay.h)
   bool random_search = false;        // the baseline strategy instead of the genetic search
+  bool generational = false;         // generations even with --jobs > 1 (reproducible)
   std::vector<std::string> command_line; // saved for --resume
 };
 

@@ -62,7 +62,7 @@ static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the
 static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
 static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships to the team's Redis (redis://host:port/db)"), cl::value_desc("url"), RUN);
 static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
-static cl::opt<std::string> strategy("strategy", cl::desc("Search strategy: genetic (default; NSGA-II with several objectives) or random (the baseline)"), cl::init("genetic"), cl::value_desc("genetic|random"), RUN);
+static cl::opt<std::string> strategy("strategy", cl::desc("Search strategy: genetic (default; NSGA-II with several objectives; steady-state when --jobs > 1), generational (genetic in generations whatever --jobs: reproducible) or random (the baseline)"), cl::init("genetic"), cl::value_desc("genetic|generational|random"), RUN);
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache to ship to (default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), RUN);
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
 
@@ -190,8 +190,10 @@ int main(int argc, char** argv) {
   o.acf_candidates = acf_candidates;
   if (!o.publish.empty())
     if (auto url = ciq::parse_redis_url(o.publish); !url) return fail(url.error().message);
-  if (strategy != "genetic" && strategy != "random") return fail("--strategy must be genetic or random, not '" + strategy + "'");
+  if (strategy != "genetic" && strategy != "generational" && strategy != "random")
+    return fail("--strategy must be genetic, generational or random, not '" + strategy + "'");
   o.random_search = strategy == "random";
+  o.generational = strategy == "generational";
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) o.command_line.emplace_back(argv[i]);
 
