@@ -7,7 +7,9 @@
 #
 #   bench/gpu/live.sh BIN OUT KERNEL [BUDGET] [JOBS]
 # TUNER_ARGS adds options to ciq-tuner run (e.g. --memo=false); CONFIRM=0
-# skips the confirmation builds and timings.
+# skips the confirmation builds and timings. SERVER=1 tunes with a resident
+# benchmark (--bench-server): the program, built once without ciq, serves
+# --cubin requests, and each candidate's build is `ciq-nvcc -cubin`.
 # Writes OUT/KERNEL-jJOBS/: the tuner's run directory, tune.log, gpu-util.csv
 # (nvidia-smi every 200 ms during the tuning), confirm.csv, summary.txt.
 set -uo pipefail
@@ -22,8 +24,15 @@ export CIQ_CACHE_DIR="$dir/cache"
 nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$dir/gpu-util.csv" &
 smi=$!
 t0=$SECONDS
-ciq-tuner run --build "ciq-nvcc -O3 -std=c++17 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu -o {workdir}/bench" \
-  --bench "{workdir}/bench --samples 30" --metric 'time_ms: ([0-9.]+)' --check '{workdir}/bench --check' \
+flags="-O3 -std=c++17 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu"
+if [[ ${SERVER:-0} == 1 ]]; then
+  "$cuda/bin/nvcc" $flags -o "$dir/server" || exit 1
+  how=(--build "ciq-nvcc -cubin $flags -o {workdir}/k.cubin" --bench-server "$dir/server --serve"
+       --bench "--cubin {workdir}/k.cubin --samples 30" --check "--cubin {workdir}/k.cubin --check")
+else
+  how=(--build "ciq-nvcc $flags -o {workdir}/bench" --bench "{workdir}/bench --samples 30" --check "{workdir}/bench --check")
+fi
+ciq-tuner run "${how[@]}" --metric 'time_ms: ([0-9.]+)' \
   --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 8 --out "$dir/run" --json ${TUNER_ARGS:-} >"$dir/tune.out" 2>"$dir/tune.log"
 rc=$?
 wall=$((SECONDS - t0))
