@@ -6,6 +6,7 @@
 //                               `noise_pct: N` (IQR / median), `samples: S`
 //   bench_NAME --check          check only; exit 1 on a wrong answer
 //   bench_NAME --samples S      timed samples (default 50)
+//   bench_NAME --no-check       time without checking first
 //   bench_NAME --variants DIR   ground truth: load every DIR/*.cubin (one
 //                               build of the kernel per control set), check
 //                               each, then time them interleaved (a fresh
@@ -72,12 +73,18 @@ template <typename T> struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() { if (ptr) cudaFree(ptr); }
   void upload(const std::vector<T>& host) { BENCH_CUDA(cudaMemcpy(ptr, host.data(), count * sizeof(T), cudaMemcpyHostToDevice)); }
-  std::vector<T> download() const {
-    std::vector<T> host(count);
-    BENCH_CUDA(cudaMemcpy(host.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
+  // Into a host copy that is kept: a resident benchmark (--serve) checks
+  // build after build, and a fresh vector per check (hundreds of MB, every
+  // page faulted in again) costs more than the copy itself.
+  const std::vector<T>& download() {
+    host_.resize(count);
+    BENCH_CUDA(cudaMemcpy(host_.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return host_;
   }
   void zero() { BENCH_CUDA(cudaMemset(ptr, 0, count * sizeof(T))); }
+
+private:
+  std::vector<T> host_;
 };
 
 // Relative-or-absolute closeness, for float results against float64.
@@ -202,6 +209,7 @@ inline std::vector<Variant> load_variants(Problem& problem, const std::string& d
 struct Request {
   int samples = 50;
   bool check_only = false;
+  bool no_check = false; // time without checking first (the tuner's --check request checks)
   std::string variants_dir;
   std::string cubin; // load the kernel from this cubin instead of the linked-in build
 };
@@ -215,13 +223,14 @@ inline bool parse_request(const std::vector<std::string>& args, Request& request
     bool has_value = i + 1 < args.size();
     auto needs_value = [&] { error = a + " needs a value"; return false; };
     if (a == "--check") request.check_only = true;
+    else if (a == "--no-check") request.no_check = true;
     else if (a == "--samples") { if (!has_value) return needs_value(); request.samples = std::max(1, std::atoi(args[++i].c_str())); }
     else if (a == "--variants") { if (!has_value) return needs_value(); request.variants_dir = args[++i]; }
     else if (a == "--cubin") { if (!has_value) return needs_value(); request.cubin = args[++i]; }
     else if (a == "--seed" && seed) { if (!has_value) return needs_value(); *seed = std::strtoull(args[++i].c_str(), nullptr, 10); }
     else if (a == "--serve" && serve) *serve = true;
     else {
-      error = "unknown option " + a + "; usage: [--check] [--samples N] [--cubin FILE | --variants DIR] [--seed N] [--serve]";
+      error = "unknown option " + a + "; usage: [--check | --no-check] [--samples N] [--cubin FILE | --variants DIR] [--seed N] [--serve]";
       return false;
     }
   }
@@ -259,7 +268,7 @@ inline int run_request(Problem& problem, Timer& timer, const Request& request, s
   for (const auto& v : variants) {
     problem.prepare(v.kernel);
     std::string why;
-    if (run_check(problem, v.kernel, timer.stream(), why)) {
+    if (request.no_check || run_check(problem, v.kernel, timer.stream(), why)) {
       good.push_back(v);
       continue;
     }

@@ -26,6 +26,6 @@ for kernel in "$@"; do
     dir="$out/$mode/$kernel-j$jobs"
     echo "== $kernel $mode: $(head -n 1 "$dir/summary.txt")"
     tail -n +2 "$dir/summary.txt"
-    python3 "$root/bench/journal_stats.py" "$dir/run"
+    python3 "$root/bench/journal_stats.py" --gpu-util "$dir/gpu-util.csv" "$dir/run"
   done
 done

@@ -75,7 +75,7 @@ struct Attention : bench::Problem {
   }
   void clear_output() override { o.zero(); }
   bool check(std::string& why) override {
-    std::vector<float> got = o.download();
+    const std::vector<float>& got = o.download();
     bench::Random pick(23);
     std::vector<double> s(k_seq);
     for (int t = 0; t < 48; ++t) {

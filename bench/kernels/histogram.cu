@@ -57,7 +57,7 @@ struct Histogram : bench::Problem {
   }
   void clear_output() override { bins.zero(); }
   bool check(std::string& why) override {
-    std::vector<unsigned> got = bins.download();
+    const std::vector<unsigned>& got = bins.download();
     for (int b = 0; b < k_bins; ++b)
       if (got[b] != want[b]) {
         why = "bin " + std::to_string(b) + ": " + std::to_string(got[b]) + ", want " + std::to_string(want[b]);

@@ -60,7 +60,7 @@ struct Softmax : bench::Problem {
   }
   void clear_output() override { out.zero(); }
   bool check(std::string& why) override {
-    std::vector<float> got = out.download();
+    const std::vector<float>& got = out.download();
     bench::Random pick(7);
     for (int t = 0; t < 64; ++t) {
       std::size_t r = pick.below(rows);

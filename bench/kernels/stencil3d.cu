@@ -80,7 +80,7 @@ struct Wave : bench::Problem {
   }
   void clear_output() override { next.zero(); }
   bool check(std::string& why) override {
-    std::vector<float> got = next.download();
+    const std::vector<float>& got = next.download();
     bench::Random pick(19);
     const std::size_t sy = k_nx, sz = std::size_t(k_nx) * k_ny;
     for (int t = 0; t < 20000; ++t) {
