@@ -22,17 +22,17 @@ dir="$out/$kernel-j$jobs"
 rm -rf "$dir" && mkdir -p "$dir"
 export CIQ_CACHE_DIR="$dir/cache"
 
-nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$dir/gpu-util.csv" &
-smi=$!
-t0=$SECONDS
 flags="-O3 -std=c++17 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu"
 if [[ ${SERVER:-0} == 1 ]]; then
-  "$cuda/bin/nvcc" $flags -o "$dir/server" || exit 1
+  "$cuda/bin/nvcc" $flags -o "$dir/server" || exit 1 # once, before the clock starts
   how=(--build "ciq-nvcc -cubin $flags -o {workdir}/k.cubin" --bench-server "$dir/server --serve"
        --bench "--cubin {workdir}/k.cubin --no-check --samples 30" --check "--cubin {workdir}/k.cubin --check")
 else
   how=(--build "ciq-nvcc $flags -o {workdir}/bench" --bench "{workdir}/bench --samples 30" --check "{workdir}/bench --check")
 fi
+nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$dir/gpu-util.csv" &
+smi=$!
+t0=$SECONDS
 ciq-tuner run "${how[@]}" --metric 'time_ms: ([0-9.]+)' \
   --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 8 --out "$dir/run" --json ${TUNER_ARGS:-} >"$dir/tune.out" 2>"$dir/tune.log"
 rc=$?
