@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/InitLLVM.h>
@@ -111,9 +112,11 @@ int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   // --resume DIR: re-parse the original command line, then what was given now.
   std::vector<std::string> args(argv, argv + argc);
-  for (std::size_t i = 1; i + 1 < args.size(); ++i) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
     std::string dir;
-    if (args[i] == "--resume" || args[i] == "-resume") dir = args[i + 1];
+    if ((args[i] == "--resume" || args[i] == "-resume") && i + 1 < args.size()) dir = args[i + 1];
+    for (const char* prefix : {"--resume=", "-resume="})
+      if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix));
     if (dir.empty()) continue;
     auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
     if (!saved) return fail("'" + dir + "' is not a run directory (" + saved.error().message + ")");
