@@ -7,6 +7,8 @@
 #include "utils/json.h"
 #include "utils/text.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -44,6 +46,12 @@ void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
     r.steps_run += int((*json)["steps_run"].number_or(0));
     r.steps_reused += int((*json)["steps_reused"].number_or(0));
   }
+}
+
+/// Appends to an evaluation's log; a log that cannot be written costs the
+/// log, not the evaluation (a warning says so).
+void append_log(const std::string& path, const std::string& text) {
+  if (auto r = append_file(path, text); !r) spdlog::warn("{}", r.error().message);
 }
 
 std::string last_line(const std::string& text) {
@@ -146,7 +154,7 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   if (!run) return run;
   std::string joined;
   for (const auto& a : *argv) joined += (joined.empty() ? "" : " ") + a;
-  (void)append_file(join_path(workdir, log_name), "$ " + joined + "\n" + run->out + run->err + "\n[" + run->describe() + "]\n");
+  append_log(join_path(workdir, log_name), "$ " + joined + "\n" + run->out + run->err + "\n[" + run->describe() + "]\n");
   return run;
 }
 
@@ -154,6 +162,21 @@ Result<RunResult> Evaluator::run_on_gpu(const std::string& command, const Candid
                                        const std::string& gpu, const std::string& log_name) {
   if (setup_.bench_server.empty()) return run_command(command, c, workdir, gpu, log_name);
   return ask_server(command, c, workdir, gpu, log_name);
+}
+
+Result<Coprocess*> Evaluator::server_for(const std::string& gpu) {
+  std::unique_ptr<Coprocess>& server = servers_.at(gpu);
+  if (server) return server.get();
+  auto argv = command_argv(setup_.bench_server, {{"gpu", gpu}}, setup_.shell);
+  if (!argv) return argv.error();
+  RunOptions options;
+  options.argv = *argv;
+  if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
+  std::string log = join_path(setup_.run_dir, gpu.empty() ? "bench-server.log" : "bench-server-gpu" + gpu + ".log");
+  auto started = Coprocess::start(options, log);
+  if (!started) return started.error();
+  server = std::move(*started);
+  return server.get();
 }
 
 Result<RunResult> Evaluator::ask_server(const std::string& request, const Candidate& c, const std::string& workdir,
@@ -170,30 +193,20 @@ Result<RunResult> Evaluator::ask_server(const std::string& request, const Candid
   }
   message += "\n";
 
-  std::unique_ptr<Coprocess>& server = servers_.at(gpu);
-  if (!server) {
-    auto argv = command_argv(setup_.bench_server, {{"gpu", gpu}}, setup_.shell);
-    if (!argv) return argv.error();
-    RunOptions options;
-    options.argv = *argv;
-    if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
-    std::string log = join_path(setup_.run_dir, gpu.empty() ? "bench-server.log" : "bench-server-gpu" + gpu + ".log");
-    auto started = Coprocess::start(options, log);
-    if (!started) return started.error();
-    server = std::move(*started);
-  }
+  auto server = server_for(gpu);
+  if (!server) return server.error();
   auto started = std::chrono::steady_clock::now();
   std::string answer;
-  auto sent = server->send(message);
-  Result<std::string> status = sent ? server->receive("ciq-status: ", setup_.timeout, &answer) : Result<std::string>(sent.error());
+  auto sent = (*server)->send(message);
+  Result<std::string> status = sent ? (*server)->receive("ciq-status: ", setup_.timeout, &answer) : Result<std::string>(sent.error());
   RunResult run;
   run.out = answer;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string log = "> " + *filled + "\n" + answer;
   if (!status) {
-    server.reset(); // dead or killed: the next request starts a fresh one
+    servers_.at(gpu).reset(); // dead or killed: the next request starts a fresh one
     if (status.error().code != "timeout") {
-      (void)append_file(join_path(workdir, log_name), log + "[benchmark server: " + status.error().message + "]\n");
+      append_log(join_path(workdir, log_name), log + "[benchmark server: " + status.error().message + "]\n");
       return make_error("bench", "the benchmark server " + status.error().message +
                                      (answer.empty() ? "" : ": " + last_line(answer)) + " (see bench-server*.log)");
     }
@@ -201,12 +214,12 @@ Result<RunResult> Evaluator::ask_server(const std::string& request, const Candid
   } else {
     auto code = parse_integer(trim(*status));
     if (!code) {
-      server.reset();
+      servers_.at(gpu).reset();
       return make_error("bench", "the benchmark server answered 'ciq-status: " + *status + "', not a number");
     }
     run.exit_code = int(*code);
   }
-  (void)append_file(join_path(workdir, log_name), log + "[" + run.describe() + "]\n");
+  append_log(join_path(workdir, log_name), log + "[" + run.describe() + "]\n");
   return run;
 }
 

@@ -105,6 +105,8 @@ private:
   /// as a request to that GPU's resident benchmark server.
   Result<RunResult> run_on_gpu(const std::string& command, const Candidate& c, const std::string& workdir,
                                const std::string& gpu, const std::string& log_name);
+  /// The resident benchmark of `gpu` (held by the caller), started if none runs.
+  Result<Coprocess*> server_for(const std::string& gpu);
   Result<RunResult> ask_server(const std::string& request, const Candidate& c, const std::string& workdir,
                                const std::string& gpu, const std::string& log_name);
   /// A free GPU, waiting for one; adds the wait to `*waited` when given.

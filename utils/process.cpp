@@ -296,17 +296,19 @@ Result<std::unique_ptr<Coprocess>> Coprocess::start(const RunOptions& options, c
   return child;
 }
 
-Coprocess::~Coprocess() { finish(); }
+Coprocess::~Coprocess() { finish(1.0); }
 
-std::string Coprocess::finish() {
+std::string Coprocess::finish(double grace_seconds) {
   if (to_child_ >= 0) ::close(std::exchange(to_child_, -1));
   if (from_child_ >= 0) ::close(std::exchange(from_child_, -1));
   if (pid_ <= 0) return "not running";
   int status = 0;
   // Closing its stdin is the polite "no more requests": give it a moment
-  // to leave on its own, then kill the group.
+  // to leave on its own (a CUDA process tears its context down), then kill
+  // the group.
   pid_t w = 0;
-  for (int i = 0; i < 50 && (w = ::waitpid(pid_, &status, WNOHANG)) == 0; ++i) ::usleep(2000);
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
+  while ((w = ::waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until) ::usleep(2000);
   if (w == 0) {
     ::kill(-pid_, SIGKILL);
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
@@ -360,7 +362,7 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) {
       if (text) *text = pending_;
-      finish();
+      finish(0); // hung: no grace
       return make_error("timeout", "did not answer within " + format_number(timeout_seconds) + " s");
     }
     char buffer[65536];

@@ -80,8 +80,9 @@ public:
 
 private:
   Coprocess() = default;
-  /// Kills the group (if still running) and reaps; how it ended.
-  std::string finish();
+  /// Closes its streams, waits up to `grace_seconds` for it to exit, then
+  /// kills the group and reaps it; says how it ended.
+  std::string finish(double grace_seconds = 0.1);
 
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;

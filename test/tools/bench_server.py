@@ -20,6 +20,10 @@ LOG as "request <pid> <options...>".
 prints the GPUs used, whether at most 5 servers started, whether one
 answered at least 4 requests, whether each failing request was its
 server's last, and the number of requests.
+
+  bench_server.py --alive LOG
+
+prints how many of the servers LOG says started are still running.
 """
 import os
 import sys
@@ -43,6 +47,17 @@ if sys.argv[1] == "--summary":
     print(f"gpus {','.join(gpus)} starts<=5 {len(starts) <= 5} "
           f"most-per-server>=4 {max(len(v) for v in per_pid.values()) >= 4} "
           f"failed-then-retired {retired} requests {len(requests)}")
+    sys.exit(0)
+
+if sys.argv[1] == "--alive":
+    alive = 0
+    for r in (line.split() for line in open(sys.argv[2])):
+        try:
+            state = open(f"/proc/{r[1]}/stat").read().rsplit(")", 1)[1].split()[0] if r[0] == "start" else "Z"
+        except OSError:
+            state = "Z"
+        alive += state != "Z"
+    print(f"servers alive: {alive}")
     sys.exit(0)
 
 log_path = sys.argv[1]
