@@ -37,6 +37,19 @@ std::string read_fd(int fd) {
   return text;
 }
 
+// The counters are never worth waiting for: a build must not stall because
+// another process holds the file (a hung `ciq-cache stats`, a stopped
+// wrapper). Tries for about 20 ms, then the update is skipped.
+bool lock_briefly(int fd) {
+  for (int i = 0; i < 20; ++i) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    ::usleep(1000);
+  }
+  spdlog::debug("the counters file is locked by another process; this update is skipped");
+  return false;
+}
+
 } // namespace
 
 void bump_counters(const std::string& cache_dir, const std::vector<std::string>& names) {
@@ -47,7 +60,7 @@ void bump_counters(const std::string& cache_dir, const std::vector<std::string>&
     spdlog::debug("cannot update counters in {}: {}", cache_dir, std::strerror(errno));
     return;
   }
-  if (::flock(fd, LOCK_EX) == 0) {
+  if (lock_briefly(fd)) {
     auto counters = parse_counters(read_fd(fd));
     for (const auto& n : names) ++counters[n];
     std::string text;

@@ -1,8 +1,9 @@
 // The wrappers' counters (hits, misses, applied, quarantined, and each
 // reason for passing a call through unchanged), kept in <cache dir>/stats as
 // `name = count` lines. Updates are serialised with flock and cost a few
-// tens of microseconds; a damaged file counts as zeros, never as an error
-// in a build.
+// tens of microseconds; they never wait more than ~20 ms for the lock (the
+// update is skipped instead), and a damaged file counts as zeros, never as
+// an error in a build.
 #pragma once
 
 #include "utils/result.h"
