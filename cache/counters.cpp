@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ciq::cache {
@@ -55,9 +56,17 @@ bool lock_briefly(int fd) {
 void bump_counters(const std::string& cache_dir, const std::vector<std::string>& names) {
   if (names.empty()) return;
   if (!make_dirs(cache_dir)) return;
-  int fd = ::open(stats_path(cache_dir).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NONBLOCK and a regular file only: a FIFO or device planted at the
+  // path would otherwise block the read below for ever.
+  int fd = ::open(stats_path(cache_dir).c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
   if (fd < 0) {
     spdlog::debug("cannot update counters in {}: {}", cache_dir, std::strerror(errno));
+    return;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    spdlog::debug("{} is not a regular file; counters not updated", stats_path(cache_dir));
+    ::close(fd);
     return;
   }
   if (lock_briefly(fd)) {
@@ -73,10 +82,15 @@ void bump_counters(const std::string& cache_dir, const std::vector<std::string>&
 }
 
 Result<std::map<std::string, std::uint64_t>> read_counters(const std::string& cache_dir) {
-  int fd = ::open(stats_path(cache_dir).c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(stats_path(cache_dir).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return std::map<std::string, std::uint64_t>{};
     return make_error("io", "cannot read '" + stats_path(cache_dir) + "': " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error("io", "'" + stats_path(cache_dir) + "' is not a regular file");
   }
   ::flock(fd, LOCK_SH);
   auto counters = parse_counters(read_fd(fd));

@@ -96,6 +96,11 @@ void run_ciq_nvcc(int argc, char** argv) {
   }
   std::vector<std::string> plain{real};
   plain.insert(plain.end(), args.begin(), args.end());
+  // As in ciq-ptxas: a crash, or ciq's own work taking more than a few
+  // seconds, runs nvcc unchanged. The memoised tuning build runs nvcc's
+  // steps (real tool work, of any length) with the watchdog off.
+  exec_on_crash(real, plain);
+  ::alarm(k_watchdog_seconds);
 
   std::vector<std::string> counters{"nvcc.calls"};
   std::vector<std::string> argv_out = plain;
@@ -118,10 +123,13 @@ void run_ciq_nvcc(int argc, char** argv) {
       counters.push_back("nvcc.lto-link");
     }
     argv_out.insert(argv_out.begin() + 1, "--ptxas-prefix=" + shell_quote(ciq_ptxas));
+    ::alarm(0);
     try_memoised_build(argv_out, args, counters);
+    ::alarm(k_watchdog_seconds);
   }
   if (!ciq_disabled()) cache::bump_counters(cache_directory(), counters);
   spdlog::debug("running: {}", fmt::join(argv_out, " "));
+  ::alarm(0); // alarms survive exec
   Error e = exec_replace(real, argv_out);
   fatal("ciq-nvcc", e.message);
 }

@@ -30,8 +30,6 @@ namespace ciq::wrapper {
 
 namespace {
 
-constexpr unsigned k_watchdog_seconds = 5;
-
 // ptxas' own word on why it failed: its first `fatal` or `error` line,
 // blanks collapsed, at most 200 characters; "" when it said none.
 std::string first_error_line(std::string_view err) {
@@ -486,6 +484,9 @@ void run_ciq_ptxas(int argc, char** argv) {
     outcome = wrapper.run();
     outcome.counters.insert(outcome.counters.end(), wrapper.extra_counters().begin(), wrapper.extra_counters().end());
   }
+  // ptxas ran with the watchdog off; what is left (the counters) is ours.
+  // Should it hang, the plain ptxas rewrites the output: unchanged, not stuck.
+  ::alarm(k_watchdog_seconds);
   cache::bump_counters(cache_directory(), [&] {
     auto c = outcome.counters;
     c.push_back("calls");

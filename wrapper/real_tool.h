@@ -21,6 +21,9 @@ Result<std::string> find_real_tool(const char* env_var, const std::string& name)
 /// (a damaged database, a hung probe) can make it hang a build either.
 void exec_on_crash(const std::string& real, const std::vector<std::string>& argv);
 
+/// The watchdog's limit for a wrapper's own work (a lookup takes milliseconds).
+inline constexpr unsigned k_watchdog_seconds = 5;
+
 /// Prints "<tool>: error: <message>" to stderr and exits with 127 (the
 /// status of a missing command). Only for "the real tool cannot be run".
 [[noreturn]] void fatal(const char* tool, const std::string& message);
