@@ -81,15 +81,64 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
   return out;
 }
 
-Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts timeouts) {
-  long long deadline = now_ms() + timeouts.connect_ms;
+namespace {
+
+// getaddrinfo has no timeout of its own: numeric addresses need no
+// resolver; names go through getaddrinfo_a, waited for until the deadline.
+// On timeout the request is abandoned (its memory too: the resolver thread
+// may still write to it; the wrapper process ends soon anyway).
+Result<addrinfo*> resolve(const std::string& host, const std::string& port, long long deadline_ms) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
   addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) == 0) return found;
+  struct Request {
+    std::string host, port;
+    addrinfo hints{};
+    gaicb cb{};
+  };
+  auto* req = new Request{host, port, {}, {}};
+  req->hints.ai_family = AF_UNSPEC;
+  req->hints.ai_socktype = SOCK_STREAM;
+  req->cb.ar_name = req->host.c_str();
+  req->cb.ar_service = req->port.c_str();
+  req->cb.ar_request = &req->hints;
+  gaicb* list[1] = {&req->cb};
+  if (int r = ::getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr); r != 0) {
+    delete req;
+    return redis_error("cannot resolve " + host + ": " + ::gai_strerror(r));
+  }
+  while (true) {
+    long long left = deadline_ms - now_ms();
+    if (left <= 0) {
+      if (::gai_cancel(&req->cb) == EAI_CANCELED) delete req; // else abandoned, see above
+      return redis_error("resolving " + host + " took longer than the connect timeout");
+    }
+    timespec ts{time_t(left / 1000), long(left % 1000) * 1000000L};
+    int r = ::gai_suspend(list, 1, &ts);
+    if (r == EAI_AGAIN || r == EAI_INTR) continue;
+    break;
+  }
+  int r = ::gai_error(&req->cb);
+  found = req->cb.ar_result;
+  delete req;
+  if (r != 0) return redis_error("cannot resolve " + host + ": " + ::gai_strerror(r));
+  return found;
+}
+
+} // namespace
+
+Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts timeouts) {
+  long long start = now_ms();
+  long long end = timeouts.total_ms > 0 ? start + timeouts.total_ms : 0;
+  long long deadline = start + timeouts.connect_ms;
+  if (end && end < deadline) deadline = end;
   std::string port = std::to_string(url.port);
-  if (int r = ::getaddrinfo(url.host.c_str(), port.c_str(), &hints, &found); r != 0)
-    return redis_error("cannot resolve " + url.host + ": " + ::gai_strerror(r));
+  auto resolved = resolve(url.host, port, deadline);
+  if (!resolved) return resolved.error();
+  addrinfo* found = *resolved;
   std::string last = "no address";
   int fd = -1;
   for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
@@ -121,7 +170,7 @@ Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts time
   if (fd < 0) return redis_error("cannot connect to " + url.host + ":" + port + ": " + last);
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  RedisClient client(fd, timeouts);
+  RedisClient client(fd, timeouts, end);
   if (!url.password.empty()) {
     auto r = client.command({"AUTH", url.password}, 1024);
     if (!r) return r.error();
@@ -137,7 +186,7 @@ Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts time
 }
 
 RedisClient::RedisClient(RedisClient&& other) noexcept
-    : fd_(other.fd_), timeouts_(other.timeouts_), buffer_(std::move(other.buffer_)), used_(other.used_) {
+    : fd_(other.fd_), timeouts_(other.timeouts_), end_ms_(other.end_ms_), buffer_(std::move(other.buffer_)), used_(other.used_) {
   other.fd_ = -1;
 }
 
@@ -146,6 +195,7 @@ RedisClient& RedisClient::operator=(RedisClient&& other) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
     timeouts_ = other.timeouts_;
+    end_ms_ = other.end_ms_;
     buffer_ = std::move(other.buffer_);
     used_ = other.used_;
     other.fd_ = -1;
@@ -218,6 +268,8 @@ Result<std::string> RedisClient::read_exact(std::size_t n, long long deadline_ms
 Result<RedisClient::Reply> RedisClient::command(const std::vector<std::string_view>& args, std::size_t max_bytes) {
   if (fd_ < 0) return redis_error("not connected");
   long long deadline = now_ms() + timeouts_.io_ms;
+  if (end_ms_ && end_ms_ < deadline) deadline = end_ms_;
+  if (deadline <= now_ms()) return redis_error("out of time: the whole exchange is limited to " + std::to_string(timeouts_.total_ms) + " ms");
   std::string request = "*" + std::to_string(args.size()) + "\r\n";
   for (auto a : args) {
     request += "$" + std::to_string(a.size()) + "\r\n";

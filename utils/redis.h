@@ -27,13 +27,16 @@ struct RedisUrl {
 Result<RedisUrl> parse_redis_url(std::string_view url);
 
 struct RedisTimeouts {
-  int connect_ms = 100; // TCP connect
+  int connect_ms = 100; // name resolution and TCP connect
   int io_ms = 250;      // each command's whole round trip
+  int total_ms = 0;     // everything from connect() on (AUTH, SELECT, every command); 0 = no limit
 };
 
 class RedisClient {
 public:
-  /// Connects, authenticates and selects the database.
+  /// Connects, authenticates and selects the database. A host name that is
+  /// not a numeric address is resolved within connect_ms too (a resolver
+  /// that does not answer in time is abandoned, not waited for).
   static Result<RedisClient> connect(const RedisUrl& url, RedisTimeouts timeouts);
 
   RedisClient(RedisClient&& other) noexcept;
@@ -52,7 +55,7 @@ private:
     char type = 0; // '+', '-', ':', '$'
     std::optional<std::string> text;
   };
-  explicit RedisClient(int fd, RedisTimeouts timeouts) : fd_(fd), timeouts_(timeouts) {}
+  RedisClient(int fd, RedisTimeouts timeouts, long long end_ms) : fd_(fd), timeouts_(timeouts), end_ms_(end_ms) {}
   Result<Reply> command(const std::vector<std::string_view>& args, std::size_t max_bytes);
   Result<void> send_all(std::string_view bytes, long long deadline_ms);
   Result<std::string> read_line(long long deadline_ms);
@@ -61,6 +64,7 @@ private:
 
   int fd_ = -1;
   RedisTimeouts timeouts_;
+  long long end_ms_ = 0; // steady-clock ms after which nothing more is attempted (total_ms); 0 = none
   std::string buffer_;
   std::size_t used_ = 0; // bytes of buffer_ already consumed
 };

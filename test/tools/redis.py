@@ -3,6 +3,10 @@
 
   redis.py start DIR              start redis-server; writes DIR/url and DIR/port
   redis.py hang DIR               a server that accepts and never answers (DIR/url)
+  redis.py slow DIR MS            a server that answers every command after MS ms:
+                                  +OK to AUTH and SELECT, a miss to GET (DIR/url
+                                  has a password and database 3, so a client
+                                  sends AUTH and SELECT first)
   redis.py run DIR -- CMD ...     run CMD with every '{url}' in it replaced
   redis.py get DIR KEY            print a value
   redis.py set DIR KEY FILE       set KEY to FILE's bytes
@@ -63,13 +67,63 @@ def hang(d, port):
         time.sleep(0.02)
 
 
+def serve_slowly(conn, delay):
+    """Answers RESP commands on `conn`, each after `delay` seconds."""
+    f = conn.makefile("rb")
+    try:
+        while True:
+            header = f.readline()
+            if not header.startswith(b"*"):
+                return
+            args = []
+            for _ in range(int(header[1:])):
+                n = int(f.readline()[1:])
+                args.append(f.read(n + 2)[:-2])
+            time.sleep(delay)
+            conn.sendall(b"$-1\r\n" if args and args[0].upper() == b"GET" else b"+OK\r\n")
+    except (OSError, ValueError):
+        return
+
+
+def slow(d, port, delay):
+    """A daemon (120 s at most) that answers every command after `delay` s."""
+    import threading
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(16)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            with open(os.path.join(d, "pid"), "w") as f:
+                f.write(str(os.getpid()))
+            deadline = time.time() + 120
+            listener.settimeout(1)
+            while time.time() < deadline:
+                try:
+                    conn, _ = listener.accept()
+                    threading.Thread(target=serve_slowly, args=(conn, delay), daemon=True).start()
+                except OSError:
+                    pass
+        os._exit(0)
+    os.wait()
+    listener.close()
+    for _ in range(100):
+        if os.path.exists(os.path.join(d, "pid")):
+            break
+        time.sleep(0.02)
+
+
 def cli(d, *args):
     return subprocess.run(["redis-cli", "-p", read(d, "port"), *args], check=True, capture_output=True).stdout
 
 
 def main():
     cmd, d = sys.argv[1], sys.argv[2]
-    if cmd in ("start", "hang"):
+    if cmd in ("start", "hang", "slow"):
         os.makedirs(d, exist_ok=True)
         port = free_port()
         if cmd == "start":
@@ -77,12 +131,14 @@ def main():
                             "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                             "--appendonly", "no", "--dir", d, "--logfile", os.path.join(d, "redis.log")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
+        elif cmd == "slow":
+            slow(d, port, float(sys.argv[3]) / 1000)
         else:
             hang(d, port)
         with open(os.path.join(d, "port"), "w") as f:
             f.write(str(port))
         with open(os.path.join(d, "url"), "w") as f:
-            f.write(f"redis://127.0.0.1:{port}/0")
+            f.write(f"redis://:secret@127.0.0.1:{port}/3" if cmd == "slow" else f"redis://127.0.0.1:{port}/0")
         for _ in range(100):  # until it accepts connections
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
