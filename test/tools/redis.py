@@ -37,8 +37,9 @@ def read(d, name):
         return f.read().strip()
 
 
-def hang(d, port):
-    """A daemon that accepts connections and never answers (for 120 s)."""
+def daemon(d, port, on_connection):
+    """Forks a daemon (120 s at most) that listens on `port` and hands every
+    connection to `on_connection`; waits until it wrote DIR/pid."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
@@ -51,11 +52,11 @@ def hang(d, port):
                 os.dup2(null, fd)
             with open(os.path.join(d, "pid"), "w") as f:
                 f.write(str(os.getpid()))
-            held, deadline = [], time.time() + 120
+            deadline = time.time() + 120
             listener.settimeout(1)
             while time.time() < deadline:
                 try:
-                    held.append(listener.accept())
+                    on_connection(listener.accept()[0])
                 except OSError:
                     pass
         os._exit(0)
@@ -65,6 +66,12 @@ def hang(d, port):
         if os.path.exists(os.path.join(d, "pid")):
             break
         time.sleep(0.02)
+
+
+def hang(d, port):
+    """A daemon that accepts connections and never answers."""
+    held = []
+    daemon(d, port, held.append)
 
 
 def serve_slowly(conn, delay):
@@ -86,35 +93,9 @@ def serve_slowly(conn, delay):
 
 
 def slow(d, port, delay):
-    """A daemon (120 s at most) that answers every command after `delay` s."""
+    """A daemon that answers every command after `delay` seconds."""
     import threading
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(16)
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            with open(os.path.join(d, "pid"), "w") as f:
-                f.write(str(os.getpid()))
-            deadline = time.time() + 120
-            listener.settimeout(1)
-            while time.time() < deadline:
-                try:
-                    conn, _ = listener.accept()
-                    threading.Thread(target=serve_slowly, args=(conn, delay), daemon=True).start()
-                except OSError:
-                    pass
-        os._exit(0)
-    os.wait()
-    listener.close()
-    for _ in range(100):
-        if os.path.exists(os.path.join(d, "pid")):
-            break
-        time.sleep(0.02)
+    daemon(d, port, lambda conn: threading.Thread(target=serve_slowly, args=(conn, delay), daemon=True).start())
 
 
 def cli(d, *args):
