@@ -77,7 +77,20 @@ Result<std::optional<MDB_dbi>> table_in(MDB_txn* txn, Table table, bool create) 
 
 // Runs `body` in a write transaction, doubling the map and retrying when
 // the map is full.
+// One write transaction over any tables: `body` gets the transaction and
+// a lookup of each table's handle (created when missing); grows the map and
+// retries when it fills.
+using TableOf = std::function<Result<MDB_dbi>(Table)>;
+Result<void> write_tables(MDB_env* env, const std::function<int(MDB_txn*, const TableOf&)>& body);
+
 Result<void> write(MDB_env* env, Table table, const std::function<int(MDB_txn*, MDB_dbi)>& body) {
+  return write_tables(env, [&](MDB_txn* txn, const TableOf& table_of) {
+    auto dbi = table_of(table);
+    return dbi ? body(txn, *dbi) : EINVAL;
+  });
+}
+
+Result<void> write_tables(MDB_env* env, const std::function<int(MDB_txn*, const TableOf&)>& body) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     MDB_txn* txn = nullptr;
     int rc = mdb_txn_begin(env, nullptr, 0, &txn);
@@ -86,12 +99,20 @@ Result<void> write(MDB_env* env, Table table, const std::function<int(MDB_txn*, 
       rc = mdb_txn_begin(env, nullptr, 0, &txn);
     }
     if (rc != 0) return lmdb_error("cannot start a write transaction", rc);
-    auto dbi = table_in(txn, table, true);
-    if (!dbi) {
+    std::optional<Error> failed;
+    TableOf table_of = [&](Table t) -> Result<MDB_dbi> {
+      auto dbi = table_in(txn, t, true);
+      if (!dbi) {
+        failed = dbi.error();
+        return dbi.error();
+      }
+      return **dbi;
+    };
+    rc = body(txn, table_of);
+    if (failed) {
       mdb_txn_abort(txn);
-      return dbi.error();
+      return *failed;
     }
-    rc = body(txn, **dbi);
     if (rc == 0) rc = mdb_txn_commit(txn);
     else mdb_txn_abort(txn);
     if (rc == MDB_MAP_FULL) {
@@ -181,6 +202,27 @@ Result<void> Store::put_many(Table table, const std::vector<std::pair<std::strin
     for (const auto& [key, value] : items) {
       MDB_val k = val(key), v = val(value);
       if (int rc = mdb_put(txn, dbi, &k, &v, 0); rc != 0) return rc;
+    }
+    return 0;
+  });
+}
+
+Result<void> Store::apply(const std::vector<Change>& changes) {
+  if (!writable_) return make_error("lmdb", "the cache was opened read-only");
+  return write_tables(env_of(env_), [&](MDB_txn* txn, const TableOf& table_of) {
+    for (const auto& c : changes) {
+      auto dbi = table_of(c.table);
+      if (!dbi) return EINVAL;
+      MDB_val k = val(c.key);
+      int rc;
+      if (c.value) {
+        MDB_val v = val(*c.value);
+        rc = mdb_put(txn, *dbi, &k, &v, 0);
+      } else {
+        rc = mdb_del(txn, *dbi, &k, nullptr);
+        if (rc == MDB_NOTFOUND) rc = 0;
+      }
+      if (rc != 0) return rc;
     }
     return 0;
   });

@@ -18,6 +18,14 @@ namespace ciq::cache {
 
 enum class Table { records, blobs, quarantine };
 
+/// One change of a batch: put `value` under `key`, or remove `key` when
+/// `value` is empty (absent keys are fine).
+struct Change {
+  Table table;
+  std::string key;
+  std::optional<std::string> value;
+};
+
 class Store {
 public:
   /// Opens an existing store read-only; std::nullopt when there is none
@@ -37,6 +45,8 @@ public:
   Result<void> put(Table table, std::string_view key, std::string_view value);
   /// Many puts in one transaction (all or nothing).
   Result<void> put_many(Table table, const std::vector<std::pair<std::string, std::string>>& items);
+  /// Puts and removes in any tables, in one transaction (all or nothing).
+  Result<void> apply(const std::vector<Change>& changes);
   /// True when something was removed.
   Result<bool> remove(Table table, std::string_view key);
   /// Calls `visit` for every entry in key order inside one read transaction;

@@ -373,7 +373,8 @@ int run_tuning(TuneOptions o) {
   if (auto c = space->parse(best_text); c) {
     std::string text = "# best candidate of " + o.out_dir + "\n# " + best_text + "\n";
     if (o.setup.compiler) text += cache::format_control_set(space->controls(*c));
-    (void)write_file_atomic(join_path(o.out_dir, "best.controls"), text);
+    if (auto w = write_file_atomic(join_path(o.out_dir, "best.controls"), text); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
   }
 
   std::vector<std::string> shipped_keys; // raw keys written to the cache
@@ -411,12 +412,13 @@ int run_tuning(TuneOptions o) {
                         ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
                         ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
                         ",\"verdict\":" + json_string(verdict.reason) + "}";
-  (void)write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
+  auto summary_written = write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";
   if (!publish_error.empty())
     return fail("shipped to the local cache, but publishing to " + o.publish + " failed: " + publish_error +
                 " (retry with: ciq-cache push " + o.publish + ")");
+  if (!summary_written) return fail("the run finished, but its summary could not be saved: " + summary_written.error().message);
   return 0;
 }
 

@@ -148,14 +148,17 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
 
   auto store = cache::Store::open_for_writing(options.cache_dir);
   if (!store) return store.error();
+  // Every module and kernel record (and the lifting of their quarantine)
+  // in one transaction: a failure leaves the cache as it was, never a
+  // module entry without its kernels'.
   std::vector<std::string> written;
+  std::vector<cache::Change> changes;
   auto put = [&](const std::string& hex, cache::Record record) -> Result<void> {
     auto key = hex_to_bytes(hex, 16);
     if (!key) return make_error("invalid", "bad key in the trace: " + hex);
-    const std::string& k = *key;
-    if (auto r = store->put(cache::Table::records, k, cache::format_record(record)); !r) return r;
-    (void)store->remove(cache::Table::quarantine, k);
-    written.push_back(k);
+    changes.push_back({cache::Table::records, *key, cache::format_record(record)});
+    changes.push_back({cache::Table::quarantine, *key, std::nullopt});
+    written.push_back(*key);
     return {};
   };
   for (const auto& m : trace) {
@@ -187,6 +190,7 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
       if (auto w = put(k.key, r); !w) return w.error();
     }
   }
+  if (auto r = store->apply(changes); !r) return r.error();
   return written;
 }
 

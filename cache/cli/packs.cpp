@@ -138,12 +138,14 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
     local.reset();
     auto store = Store::open_for_writing(cache_dir);
     if (!store) return store.error();
-    for (const auto& [digest, bytes] : pack->blobs)
-      if (auto r = store->put(Table::blobs, raw_key(digest, 32), bytes); !r) return r;
+    // One transaction: an import that fails half-way leaves nothing behind.
+    std::vector<Change> changes;
+    for (const auto& [digest, bytes] : pack->blobs) changes.push_back({Table::blobs, raw_key(digest, 32), bytes});
     for (const auto& key : writes) {
-      if (auto r = store->put(Table::records, raw_key(key, 16), pack->entries.at(key)); !r) return r;
-      (void)store->remove(Table::quarantine, raw_key(key, 16));
+      changes.push_back({Table::records, raw_key(key, 16), pack->entries.at(key)});
+      changes.push_back({Table::quarantine, raw_key(key, 16), std::nullopt});
     }
+    if (auto r = store->apply(changes); !r) return r;
   }
   for (const auto& a : actions) {
     if (json) out << "{\"key\":" << json_string(a.key) << ",\"action\":" << json_string(a.what) << "}\n";

@@ -58,6 +58,25 @@ TEST(Store, put_get_remove_and_iterate) {
   EXPECT_FALSE(*w->remove(Table::records, "a"));
 }
 
+// A batch over several tables is one transaction: all of it lands, or,
+// when one change cannot be made (a key longer than LMDB allows), none.
+TEST(Store, apply_is_all_or_nothing_across_tables) {
+  TempCache t;
+  auto s = Store::open_for_writing(t.path());
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(s->put(Table::quarantine, "m", "bad").ok());
+  ASSERT_TRUE(s->apply({{Table::records, "m", "module"}, {Table::records, "k", "kernel"}, {Table::quarantine, "m", std::nullopt},
+                        {Table::quarantine, "absent", std::nullopt}})
+                  .ok());
+  EXPECT_EQ(*s->get(Table::records, "m").value(), "module");
+  EXPECT_EQ(*s->get(Table::records, "k").value(), "kernel");
+  EXPECT_FALSE(s->get(Table::quarantine, "m").value().has_value());
+
+  auto r = s->apply({{Table::records, "m", "changed"}, {Table::records, std::string(600, 'x'), "too long a key"}});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(*s->get(Table::records, "m").value(), "module") << "the first change was rolled back";
+}
+
 TEST(Store, grows_the_map_when_full) {
   TempCache t;
   auto s = Store::open_for_writing(t.path(), 1 << 20);
