@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/install/deps.sh"
 build=${CIQ_BUILD_DIR:-$root/build}
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCIQ_BUILD_TESTS=ON >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCIQ_BUILD_TESTS=ON -DCIQ_WERROR=ON >/dev/null
 cmake --build "$build"
 cd "$build"
-ctest --output-on-failure "$@"
+ctest --output-on-failure -j "$(nproc)" "$@"

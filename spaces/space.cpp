@@ -79,7 +79,9 @@ Result<Space> parse_space(std::string_view text, std::string_view origin) {
       std::string name = kv.section.substr(9);
       if (space.conflicts.empty() || space.conflicts.back().name != name) {
         if (!seen.insert(kv.section).second) return fail("[" + kv.section + "] defined twice");
-        space.conflicts.push_back(Conflict{name});
+        Conflict fresh;
+        fresh.name = name;
+        space.conflicts.push_back(std::move(fresh));
       }
       Conflict& c = space.conflicts.back();
       if (kv.key == "when" || kv.key == "excludes") {

@@ -93,7 +93,9 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
           m[v] = std::find(values.begin(), values.end(), d.values[v]) != values.end();
         return m;
       };
-      Exclusion x{space.find(DimensionKind::option, conflict.knob), space.find(DimensionKind::option, conflict.excluded)};
+      Exclusion x;
+      x.when = space.find(DimensionKind::option, conflict.knob);
+      x.drop = space.find(DimensionKind::option, conflict.excluded);
       if (x.when == space.dimensions.size() || x.drop == space.dimensions.size()) continue; // a knob not searched
       x.when_values = marks(space.dimensions[x.when], conflict.values);
       x.drop_values = marks(space.dimensions[x.drop], conflict.excluded_values);

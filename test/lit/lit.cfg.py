@@ -26,6 +26,8 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["CIQ_SPACES_DIR"] = os.path.join(config.ciq_share_dir, "spaces")
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 config.environment["TMPDIR"] = os.environ.get("TMPDIR", "/tmp")
+# The test tools and bench scripts are run from the source tree: no bytecode there.
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 
 tools = os.path.join(config.ciq_source_dir, "test", "tools")
 config.substitutions.append(("%ciq_ptxas", os.path.join(config.ciq_bin_dir, "ciq-ptxas")))
