@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 namespace ciq::cache {
 
@@ -52,6 +53,43 @@ Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url
   return push_records(**store, *remote, raw_keys);
 }
 
+namespace {
+
+enum class PushOutcome { pushed, same, kept_remote };
+
+// Compare and set: WATCH the key, read what is there, and set only if
+// nobody changed it in between; if someone did, compare again with theirs.
+// Two pushers thus never replace a better entry with a worse one.
+Result<PushOutcome> push_one(RedisClient& client, const std::string& key, const std::string& text, const Record& mine,
+                             const std::string& hex, const std::function<Result<void>()>& before_set) {
+  bool blob_sent = false;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    if (auto w = client.watch(key); !w) return w.error();
+    auto theirs_text = client.get(key, k_max_record_bytes);
+    if (!theirs_text) return theirs_text.error();
+    std::optional<PushOutcome> keep;
+    if (*theirs_text && **theirs_text == text) keep = PushOutcome::same;
+    else if (*theirs_text) {
+      auto theirs = parse_record(**theirs_text, "remote record " + hex);
+      if (theirs && !(record_merit(mine) > record_merit(*theirs))) keep = PushOutcome::kept_remote;
+    }
+    if (keep) {
+      if (auto u = client.unwatch(); !u) return u.error();
+      return *keep;
+    }
+    if (!blob_sent) { // a SET of another key does not disturb the WATCH
+      if (auto b = before_set(); !b) return b.error();
+      blob_sent = true;
+    }
+    auto set = client.set_if_unchanged(key, text);
+    if (!set) return set.error();
+    if (*set) return PushOutcome::pushed;
+  }
+  return make_error("redis", "the remote entry " + hex + " kept changing while pushing; try again");
+}
+
+} // namespace
+
 Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<std::string>& raw_keys) {
   std::vector<std::pair<std::string, std::string>> records; // hex key -> text
   if (raw_keys.empty()) {
@@ -74,30 +112,22 @@ Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, 
   for (const auto& [hex, text] : records) {
     auto mine = parse_record(text, "local record " + hex);
     if (!mine) continue; // unreadable locally: nothing worth sharing
-    auto theirs_text = client->get(remote_record_key(hex), k_max_record_bytes);
-    if (!theirs_text) return theirs_text.error();
-    if (*theirs_text) {
-      if (**theirs_text == text) {
-        ++report.same;
-        continue;
-      }
-      auto theirs = parse_record(**theirs_text, "remote record " + hex);
-      if (theirs && !(record_merit(*mine) > record_merit(*theirs))) {
-        ++report.kept_remote;
-        continue;
-      }
-    }
-    if (mine->controls.acf) {
+    // The ACF blob goes first (content-addressed: there is no race to lose).
+    auto push_blob = [&]() -> Result<void> {
+      if (!mine->controls.acf) return {};
       const std::string& digest = *mine->controls.acf;
       auto blob = store.get(Table::blobs, hex_to_bytes(digest, 32).value_or(""));
       if (!blob) return blob.error();
-      if (*blob) {
-        if (auto s = client->set(remote_blob_key(digest), **blob); !s) return s.error();
-        ++report.blobs;
-      }
-    }
-    if (auto s = client->set(remote_record_key(hex), text); !s) return s.error();
-    ++report.pushed;
+      if (!*blob) return {};
+      if (auto s = client->set(remote_blob_key(digest), **blob); !s) return s.error();
+      ++report.blobs;
+      return {};
+    };
+    auto outcome = push_one(*client, remote_record_key(hex), text, *mine, hex, push_blob);
+    if (!outcome) return outcome.error();
+    if (*outcome == PushOutcome::same) ++report.same;
+    else if (*outcome == PushOutcome::kept_remote) ++report.kept_remote;
+    else ++report.pushed;
   }
   return report;
 }

@@ -282,9 +282,15 @@ Result<RedisClient::Reply> RedisClient::command(const std::vector<std::string_vi
     return e;
   };
   if (auto s = send_all(request, deadline); !s) return fail(s.error());
+  auto reply = read_reply(deadline, max_bytes, 0);
+  if (!reply) return fail(reply.error());
+  return reply;
+}
+
+Result<RedisClient::Reply> RedisClient::read_reply(long long deadline, std::size_t max_bytes, int depth) {
   auto line = read_line(deadline);
-  if (!line) return fail(line.error());
-  if (line->empty()) return fail(redis_error("empty reply"));
+  if (!line) return line.error();
+  if (line->empty()) return redis_error("empty reply");
   Reply reply;
   reply.type = (*line)[0];
   std::string body = line->substr(1);
@@ -296,19 +302,31 @@ Result<RedisClient::Reply> RedisClient::command(const std::vector<std::string_vi
     return reply;
   case '$': {
     long long n = 0;
-    if (!parse_int(body, n) || n < -1) return fail(redis_error("malformed bulk length '" + body + "'"));
+    if (!parse_int(body, n) || n < -1) return redis_error("malformed bulk length '" + body + "'");
     if (n == -1) return reply; // null: absent
     if (std::size_t(n) > max_bytes)
-      return fail(redis_error("reply of " + std::to_string(n) + " bytes is over the limit of " + std::to_string(max_bytes)));
+      return redis_error("reply of " + std::to_string(n) + " bytes is over the limit of " + std::to_string(max_bytes));
     auto data = read_exact(std::size_t(n) + 2, deadline);
-    if (!data) return fail(data.error());
-    if (data->compare(std::size_t(n), 2, "\r\n") != 0) return fail(redis_error("malformed bulk reply"));
+    if (!data) return data.error();
+    if (data->compare(std::size_t(n), 2, "\r\n") != 0) return redis_error("malformed bulk reply");
     data->resize(std::size_t(n));
     reply.text = std::move(*data);
     return reply;
   }
+  case '*': { // only EXEC's: a few simple replies, one level deep
+    long long n = 0;
+    if (!parse_int(body, n) || n < -1 || n > 16 || depth > 0) return redis_error("unexpected array reply '" + body + "'");
+    if (n == -1) return reply; // null: a watched key changed, nothing was done
+    reply.text = "";
+    for (long long i = 0; i < n; ++i) {
+      auto element = read_reply(deadline, 1024, depth + 1);
+      if (!element) return element.error();
+      reply.elements.push_back(element->type + element->text.value_or(""));
+    }
+    return reply;
+  }
   default:
-    return fail(redis_error(std::string("unexpected reply type '") + reply.type + "'"));
+    return redis_error(std::string("unexpected reply type '") + reply.type + "'");
   }
 }
 
@@ -318,6 +336,34 @@ Result<std::optional<std::string>> RedisClient::get(std::string_view key, std::s
   if (r->type == '-') return redis_error("GET refused: " + r->text.value_or(""));
   if (r->type != '$') return redis_error("unexpected reply to GET");
   return r->text;
+}
+
+Result<void> RedisClient::watch(std::string_view key) {
+  auto r = command({"WATCH", key}, 1024);
+  if (!r) return r.error();
+  if (r->type != '+') return redis_error("WATCH refused: " + r->text.value_or(""));
+  return {};
+}
+
+Result<void> RedisClient::unwatch() {
+  auto r = command({"UNWATCH"}, 1024);
+  if (!r) return r.error();
+  if (r->type != '+') return redis_error("UNWATCH refused: " + r->text.value_or(""));
+  return {};
+}
+
+Result<bool> RedisClient::set_if_unchanged(std::string_view key, std::string_view value) {
+  for (auto step : {std::vector<std::string_view>{"MULTI"}, std::vector<std::string_view>{"SET", key, value}}) {
+    auto r = command(step, 1024);
+    if (!r) return r.error();
+    if (r->type == '-') return redis_error(std::string(step[0]) + " refused: " + r->text.value_or(""));
+  }
+  auto r = command({"EXEC"}, 1024);
+  if (!r) return r.error();
+  if (r->type != '*') return redis_error("EXEC refused: " + r->text.value_or(""));
+  if (!r->text) return false; // the watched key changed: nothing was set
+  if (r->elements.size() != 1 || r->elements[0] != "+OK") return redis_error("SET inside MULTI failed");
+  return true;
 }
 
 Result<void> RedisClient::set(std::string_view key, std::string_view value) {

@@ -50,13 +50,22 @@ public:
   Result<std::optional<std::string>> get(std::string_view key, std::size_t max_bytes);
   Result<void> set(std::string_view key, std::string_view value);
 
+  /// Compare-and-set: WATCH a key, read it, then set_if_unchanged() sets it
+  /// only if nobody changed it since the WATCH (false: someone did; nothing
+  /// was set). unwatch() when deciding not to set after all.
+  Result<void> watch(std::string_view key);
+  Result<void> unwatch();
+  Result<bool> set_if_unchanged(std::string_view key, std::string_view value);
+
 private:
   struct Reply {
-    char type = 0; // '+', '-', ':', '$'
-    std::optional<std::string> text;
+    char type = 0; // '+', '-', ':', '$', '*'
+    std::optional<std::string> text; // for '*': "" unless the array is null
+    std::vector<std::string> elements; // '*': each element's type and text ("+OK")
   };
   RedisClient(int fd, RedisTimeouts timeouts, long long end_ms) : fd_(fd), timeouts_(timeouts), end_ms_(end_ms) {}
   Result<Reply> command(const std::vector<std::string_view>& args, std::size_t max_bytes);
+  Result<Reply> read_reply(long long deadline_ms, std::size_t max_bytes, int depth);
   Result<void> send_all(std::string_view bytes, long long deadline_ms);
   Result<std::string> read_line(long long deadline_ms);
   Result<std::string> read_exact(std::size_t n, long long deadline_ms);

@@ -11,6 +11,7 @@
   redis.py get DIR KEY            print a value
   redis.py set DIR KEY FILE       set KEY to FILE's bytes
   redis.py keys DIR PATTERN       print matching keys, sorted
+  redis.py dump DIR PATTERN       print matching keys, sorted, each followed by its value
   redis.py tamper DIR OLD NEW     in every ciq record, replace OLD by NEW
                                   (backslash escapes such as \\n allowed)
   redis.py stop DIR               stop whatever start/hang started
@@ -165,6 +166,11 @@ def main():
             if old in value:
                 subprocess.run(["redis-cli", "-p", read(d, "port"), "-x", "SET", key], input=value.replace(old, new).encode(),
                                check=True, capture_output=True)
+        return 0
+    if cmd == "dump":
+        for key in sorted(cli(d, "KEYS", sys.argv[3]).decode().split()):
+            print(key)
+            print(cli(d, "GET", key).decode().rstrip("\n"))
         return 0
     if cmd == "keys":
         print("\n".join(sorted(cli(d, "KEYS", sys.argv[3]).decode().split())))
