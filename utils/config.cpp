@@ -3,6 +3,7 @@
 #include "utils/files.h"
 #include "utils/process.h"
 
+#include <cctype>
 #include <cstdlib>
 
 namespace ciq {
@@ -20,10 +21,17 @@ std::string cache_directory() {
   return join_path(join_path(env_or_empty("HOME"), ".cache"), "ciq");
 }
 
-bool ciq_disabled() {
-  std::string v = env_or_empty("CIQ_DISABLE");
-  return !(v.empty() || v == "0" || v == "false" || v == "no");
+bool env_flag(const char* name, bool unknown) {
+  std::string v = env_or_empty(name);
+  for (auto& c : v) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return unknown;
 }
+
+bool ciq_disabled() { return env_flag("CIQ_DISABLE", true); }
+
+bool unsafe_allowed() { return env_flag("CIQ_ALLOW_UNSAFE", false); }
 
 std::string spaces_directory() {
   std::string dir = env_or_empty("CIQ_SPACES_DIR");

@@ -11,8 +11,15 @@ namespace ciq {
 /// $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq, else $HOME/.cache/ciq.
 std::string cache_directory();
 
-/// True when $CIQ_DISABLE is set to something other than "", "0", "false", "no".
+/// A boolean environment variable: "1", "true", "yes", "on" are true; "",
+/// "0", "false", "no", "off" false (any case); anything else is `unknown`.
+bool env_flag(const char* name, bool unknown);
+
+/// $CIQ_DISABLE as a flag; a value that is not a boolean disables too.
 bool ciq_disabled();
+
+/// $CIQ_ALLOW_UNSAFE as a flag; a value that is not a boolean allows nothing.
+bool unsafe_allowed();
 
 /// Value of an environment variable, or "" when unset.
 std::string env_or_empty(const char* name);

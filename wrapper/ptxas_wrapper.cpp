@@ -148,7 +148,7 @@ std::optional<LookupResult> PtxasWrapper::lookup_remote() {
   auto space = spaces::find_space(spaces_directory(), "ptxas", identity_.release);
   if (!space || !*space) return std::nullopt; // nothing could be applied anyway
   spaces::Policy policy;
-  policy.allow_unsafe = env_or_empty("CIQ_ALLOW_UNSAFE") == "1";
+  policy.allow_unsafe = unsafe_allowed();
   // fetch_remote opens the cache to write what it copies: one LMDB
   // environment per process, so close ours (reopened below on a hit).
   store_.reset();
@@ -261,7 +261,7 @@ Outcome PtxasWrapper::run() {
       space_ = std::move(**space);
       if (controls->space.empty()) controls->space = space_->name;
       spaces::Policy policy;
-      policy.allow_unsafe = env_or_empty("CIQ_ALLOW_UNSAFE") == "1";
+      policy.allow_unsafe = unsafe_allowed();
       if (auto valid = spaces::validate_controls(*space_, *controls, policy); !valid) {
         error = valid.error().message;
         spdlog::warn("rejected controls ({}): {}", source, error);
