@@ -6,6 +6,8 @@ under the set's name."""
 import json
 import os
 
+FORMAT = "ciq-trace/1"  # what wrapper/trace.cpp writes and tuner/objectives.cpp reads
+
 
 def not_applied(trace_dir):
     """None when `trace_dir` holds no record (nothing was compiled); '' when
@@ -14,8 +16,12 @@ def not_applied(trace_dir):
     if not names:
         return None
     for name in names:
+        if not name.endswith(".json"):
+            continue
         with open(os.path.join(trace_dir, name)) as f:
             record = json.load(f)
+        if record.get("format") != FORMAT:
+            raise ValueError(f"{name}: not a {FORMAT} trace record")
         if not record.get("controls_applied"):
             return record.get("controls_error") or "controls not applied"
     return ""

@@ -60,6 +60,9 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
     auto json = parse_json(*text);
     if (!json) return make_error("parse", "trace record " + n + ": " + json.error().message);
     const JsonValue& j = *json;
+    if (std::string format = j["format"].string_or(""); format != "ciq-trace/1")
+      return make_error("parse", "trace record " + n + " is " + (format.empty() ? "not a ciq trace" : "in format '" + format + "'") +
+                                     ", not ciq-trace/1 (written by another ciq version?)");
     TracedModule m;
     m.file = n;
     m.input = j["input"].string_or("");

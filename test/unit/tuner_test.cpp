@@ -5,6 +5,8 @@
 #include "tuner/search.h"
 #include "tuner/statistics.h"
 #include "tuner/synthetic.h"
+#include "utils/files.h"
+#include "wrapper/trace.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -453,3 +455,64 @@ TEST(Search, exclusions_keep_every_proposed_candidate_compilable) {
   EXPECT_EQ(evaluated_refused, 0);
 }
 
+
+// The trace has one schema: what ciq-ptxas writes is what the tuner reads,
+// field for field; a record in another format is an error, not zeros.
+TEST(Trace, written_by_the_wrapper_read_by_the_tuner) {
+  auto dir = ciq::ScratchDir::create("ciq-trace-test").value();
+  ciq::wrapper::TraceRecord w;
+  w.input = "k.ptx";
+  w.output = "k.cubin";
+  w.target = "sm_90a";
+  w.ptxas_version = "13.0.88";
+  w.flags = "-O3";
+  w.accepts_controls_file = true;
+  w.module_key = "00112233445566778899aabbccddeeff";
+  w.controls = "maxrregcount=64";
+  w.controls_applied = true;
+  w.controls_error = "";
+  w.code_digest = "abcdef";
+  w.exit_status = 0;
+  w.seconds = 0.25;
+  ciq::wrapper::TraceKernel k;
+  k.name = "_Z5heavyPf \"quoted\"";
+  k.key = "ffeeddccbbaa99887766554433221100";
+  k.block_threads = 256;
+  k.resources.registers = 64;
+  k.resources.spill_stores = 12;
+  k.resources.spill_loads = 8;
+  k.resources.stack = 16;
+  k.resources.shared = 4096;
+  w.kernels.push_back(k);
+  ciq::wrapper::write_trace(dir.path(), w);
+
+  auto read = read_trace(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 1u);
+  const TracedModule& m = read->front();
+  EXPECT_EQ(m.input, w.input);
+  EXPECT_EQ(m.output, w.output);
+  EXPECT_EQ(m.target, w.target);
+  EXPECT_EQ(m.ptxas_version, w.ptxas_version);
+  EXPECT_EQ(m.flags, w.flags);
+  EXPECT_EQ(m.module_key, w.module_key);
+  EXPECT_EQ(m.controls, w.controls);
+  EXPECT_TRUE(m.controls_applied);
+  EXPECT_TRUE(m.accepts_controls_file);
+  EXPECT_EQ(m.code_digest, w.code_digest);
+  EXPECT_DOUBLE_EQ(m.seconds, 0.25);
+  ASSERT_EQ(m.kernels.size(), 1u);
+  EXPECT_EQ(m.kernels[0].name, k.name);
+  EXPECT_EQ(m.kernels[0].key, k.key);
+  EXPECT_EQ(m.kernels[0].block_threads, 256);
+  EXPECT_EQ(m.kernels[0].registers, 64);
+  EXPECT_EQ(m.kernels[0].spill_stores, 12);
+  EXPECT_EQ(m.kernels[0].spill_loads, 8);
+  EXPECT_EQ(m.kernels[0].stack, 16);
+  EXPECT_EQ(m.kernels[0].shared, 4096);
+
+  ASSERT_TRUE(ciq::write_file_atomic(ciq::join_path(dir.path(), "old.json"), "{\"format\":\"ciq-trace/0\"}").ok());
+  auto refused = read_trace(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("not ciq-trace/1"), std::string::npos) << refused.error().message;
+}
