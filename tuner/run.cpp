@@ -138,30 +138,31 @@ int fail(const std::string& message) {
 
 } // namespace
 
-int run_tuning(TuneOptions o) {
+// The options make sense together; --replay's objective and settings are set up.
+static Result<void> check_options(TuneOptions& o) {
   if (!o.replay.empty()) {
     if (!o.setup.build.empty() || !o.setup.bench.empty() || !o.setup.check.empty())
-      return fail("--replay answers evaluations from its file: give no --build, --bench or --check");
-    if (!o.setup.objectives.empty()) return fail("--replay's objective is the recorded time: give no --metric or --objective");
+      return make_error("tuner", "--replay answers evaluations from its file: give no --build, --bench or --check");
+    if (!o.setup.objectives.empty()) return make_error("tuner", "--replay's objective is the recorded time: give no --metric or --objective");
     auto data = ReplayData::load(o.replay);
-    if (!data) return fail(data.error().message);
+    if (!data) return data.error();
     o.setup.replay = *data;
     o.setup.replay_seed = o.search.seed;
     auto objective = metric_objective("([0-9.]+)");
-    if (!objective) return fail(objective.error().message);
+    if (!objective) return objective.error();
     objective->name = "replay:ms";
     o.setup.objectives = {*objective};
     o.ship = false;
   }
   if (!o.setup.bench_server.empty() && o.setup.bench.empty())
-    return fail("--bench-server needs --bench: the request it answers for every candidate (e.g. --bench '--cubin {workdir}/k.cubin')");
+    return make_error("tuner", "--bench-server needs --bench: the request it answers for every candidate (e.g. --bench '--cubin {workdir}/k.cubin')");
   if (!o.setup.bench_server.empty() && o.setup.build.empty() && o.space != "none")
-    return fail("--bench-server needs --build: a resident benchmark loads what the build wrote, it does not compile");
+    return make_error("tuner", "--bench-server needs --build: a resident benchmark loads what the build wrote, it does not compile");
   if (o.setup.bench.empty() && !o.setup.replay && std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(),
                                            [](auto& x) { return x.needs_benchmark(); }))
-    return fail("--metric needs --bench (the command whose output holds the number)");
-  if (o.setup.objectives.empty()) return fail("give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
-  if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return fail("give --build CMD and/or --bench CMD");
+    return make_error("tuner", "--metric needs --bench (the command whose output holds the number)");
+  if (o.setup.objectives.empty()) return make_error("tuner", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
+  if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return make_error("tuner", "give --build CMD and/or --bench CMD");
   if (o.cache_dir.empty()) o.cache_dir = cache_directory();
   if (o.out_dir.empty()) {
     char name[64];
@@ -170,6 +171,13 @@ int run_tuning(TuneOptions o) {
     o.out_dir = name;
   }
   if (auto abs = real_path(dir_name(o.out_dir))) o.out_dir = join_path(*abs, base_name(o.out_dir));
+  return {};
+}
+
+// The run directory: a new one (the command line saved, results.csv begun),
+// or the journal of the one to resume. Interrupts stop the commands in
+// flight from now on.
+static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   // Interrupted: stop the commands in flight too (they run in their own
   // process groups), and say how to continue. The journal already holds
   // every finished evaluation.
@@ -180,23 +188,27 @@ int run_tuning(TuneOptions o) {
   std::string journal_path = join_path(o.out_dir, "journal.jsonl");
   std::vector<EvalRecord> journal;
   if (o.resume) {
-    if (!is_directory(o.out_dir)) return fail("nothing to resume: '" + o.out_dir + "' is not a run directory");
+    if (!is_directory(o.out_dir)) return make_error("tuner", "nothing to resume: '" + o.out_dir + "' is not a run directory");
     auto j = load_journal(journal_path);
-    if (!j) return fail(j.error().message);
+    if (!j) return j.error();
     journal = std::move(*j);
     std::fprintf(stderr, "ciq-tuner: resuming %s: %zu evaluations in the journal\n", o.out_dir.c_str(), journal.size());
   } else {
-    if (path_exists(journal_path)) return fail("'" + o.out_dir + "' already holds a run; continue it with --resume " + o.out_dir);
-    if (auto r = make_dirs(o.out_dir); !r) return fail(r.error().message);
+    if (path_exists(journal_path)) return make_error("tuner", "'" + o.out_dir + "' already holds a run; continue it with --resume " + o.out_dir);
+    if (auto r = make_dirs(o.out_dir); !r) return r.error();
     std::string saved;
     for (const auto& a : o.command_line) saved += a + "\n";
-    if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return fail(w.error().message);
+    if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
     std::string header = "number,generation,candidate";
     for (const auto& obj : o.setup.objectives) header += "," + csv_field(obj.name);
     append_line(join_path(o.out_dir, "results.csv"), header + ",status,reason,build_s,bench_s");
   }
 
-  // Discovery: what does the build compile, with which ptxas?
+  return journal;
+}
+
+// Discovery: what does the build compile, with which ptxas?
+static Result<std::vector<TracedModule>> discover(const TuneOptions& o) {
   std::vector<TracedModule> discovery;
   if (o.space != "none" && !o.setup.replay) {
     std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
@@ -206,11 +218,11 @@ int run_tuning(TuneOptions o) {
     Candidate none;
     std::string dir = join_path(o.out_dir, "discovery");
     auto trace = probe.build(none, dir);
-    if (!trace) return fail("the discovery build failed: " + trace.error().message);
+    if (!trace) return make_error("tuner", "the discovery build failed: " + trace.error().message);
     if (trace->empty() && !o.setup.bench.empty() && o.setup.build.empty()) {
-      if (auto ran = probe.bench_once(none, dir); !ran) return fail("the discovery run failed: " + ran.error().message);
+      if (auto ran = probe.bench_once(none, dir); !ran) return make_error("tuner", "the discovery run failed: " + ran.error().message);
       trace = read_trace(join_path(dir, "trace"));
-      if (!trace) return fail(trace.error().message);
+      if (!trace) return trace.error();
     }
     discovery = std::move(*trace);
     std::size_t kernels = 0;
@@ -224,13 +236,19 @@ int run_tuning(TuneOptions o) {
                      k.key.substr(0, 12).c_str(), k.registers, k.spill_stores);
       }
   }
+  return discovery;
+}
+
+// The search space: the traced ptxas' knobs (and parameters, ACFs), the
+// seeds, and the occupancy probes.
+static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedModule>& discovery) {
   SpaceRequest request{o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe};
   auto space = o.setup.replay ? Result<SearchSpace>(o.setup.replay->space()) : build_search_space(request, discovery);
-  if (!space) return fail(space.error().message);
+  if (!space) return space.error();
   o.setup.compiler = !space->compiler_space.empty();
   if (!o.acf_candidates.empty()) {
     auto acfs = acf_dimension(o, discovery);
-    if (!acfs) return fail(acfs.error().message);
+    if (!acfs) return acfs.error();
     space->dimensions.push_back(std::move(*acfs));
     o.setup.acf_cache_dir = o.cache_dir;
   }
@@ -239,11 +257,11 @@ int run_tuning(TuneOptions o) {
 
   for (const auto& file : o.seeds) {
     auto text = read_file(file);
-    if (!text) return fail(text.error().message);
+    if (!text) return text.error();
     auto set = cache::parse_control_set(*text, file);
-    if (!set) return fail(set.error().message);
+    if (!set) return set.error();
     auto c = candidate_from_controls(*space, *set);
-    if (!c) return fail("seed " + file + ": " + c.error().message);
+    if (!c) return make_error("tuner", "seed " + file + ": " + c.error().message);
     if (space->repair(*c))
       std::fprintf(stderr, "ciq-tuner: warning: seed %s sets options ptxas refuses together; seeding %s instead\n",
                    file.c_str(), space->canonical(*c).c_str());
@@ -258,6 +276,23 @@ int run_tuning(TuneOptions o) {
       o.search.seeds.push_back(std::move(s.candidate));
     }
   }
+
+  return std::move(*space);
+}
+
+int run_tuning(TuneOptions o) {
+  if (auto checked = check_options(o); !checked) return fail(checked.error().message);
+  auto opened = open_run(o);
+  if (!opened) return fail(opened.error().message);
+  std::vector<EvalRecord> journal = std::move(*opened);
+  std::string journal_path = join_path(o.out_dir, "journal.jsonl");
+
+  auto discovered = discover(o);
+  if (!discovered) return fail(discovered.error().message);
+  const std::vector<TracedModule>& discovery = *discovered;
+  auto made = make_space(o, discovery);
+  if (!made) return fail(made.error().message);
+  auto space = &*made;
 
   Evaluator evaluator(o.setup, *space);
   Progress progress(o, o.search.budget);
