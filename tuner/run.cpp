@@ -280,6 +280,154 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
   return std::move(*space);
 }
 
+// One finished evaluation: a journal line (synced) and a results.csv row.
+static void record_evaluation(const TuneOptions& o, const std::string& journal_path, const EvalRecord& r) {
+  append_line(journal_path, r.to_json());
+  std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
+  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
+  row += "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," + format_number(r.bench_seconds);
+  append_line(join_path(o.out_dir, "results.csv"), row);
+}
+
+// The search itself, with the strategy the options ask for.
+static SearchResult run_search(TuneOptions& o, const SearchSpace& space, const EvaluateBatch& batch,
+                               const std::vector<EvalRecord>& journal) {
+  // Several evaluations in flight: steady state, so that none waits for the
+  // slowest of a generation. One at a time (or when asked): generations,
+  // reproducible.
+  bool steady = !o.random_search && !o.generational && o.setup.jobs > 1;
+  if (steady)
+    for (const auto& r : journal)
+      if (auto c = space.parse(r.candidate)) o.search.resumed.push_back(std::move(*c));
+  if (steady) std::fprintf(stderr, "ciq-tuner: steady-state search, %d evaluations in flight\n", o.setup.jobs);
+  return o.random_search ? random_search(space, o.search, batch)
+         : steady        ? steady_state_search(space, o.search, batch, o.setup.jobs)
+                         : genetic_search(space, o.search, batch);
+}
+
+// Drops every knob of the best that does not earn its place (a tie on
+// spills must not ship an -O0 along with it). Measured objectives allow a
+// quarter of the minimum effect for noise; the pruned set is what gets
+// verified against the default.
+static void prune_winner(const TuneOptions& o, const SearchSpace& space, Evaluator& evaluator, const EvaluateBatch& batch,
+                         Progress& progress, SearchResult& result) {
+  bool deterministic = std::all_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.deterministic(); });
+  if (result.best.size() == 1 && result.evaluated[result.best[0]].candidate != space.default_candidate()) {
+    const Evaluated& top = result.evaluated[result.best[0]];
+    auto same_code = [&](const Candidate& a, const Candidate& b) {
+      const EvalRecord* ra = evaluator.find(space.canonical(a));
+      const EvalRecord* rb = evaluator.find(space.canonical(b));
+      return ra && rb && !ra->digest.empty() && ra->digest == rb->digest;
+    };
+    progress.pruning();
+    Candidate pruned = prune(space, top.candidate, top.evaluation, batch, top.generation + 1,
+                             deterministic ? 0.0 : o.min_effect / 4, same_code);
+    if (!(pruned == top.candidate)) {
+      std::fprintf(stderr, "ciq-tuner: pruned the winner to %s\n", space.canonical(pruned).c_str());
+      if (const EvalRecord* r = evaluator.find(space.canonical(pruned))) {
+        result.evaluated.push_back(Evaluated{pruned, r->evaluation, r->generation});
+        result.best = {result.evaluated.size() - 1};
+      }
+    }
+  }
+}
+
+// The best evaluations (one, or the Pareto front with several objectives),
+// best first; printed when there are several.
+static std::vector<const EvalRecord*> pareto_front(const TuneOptions& o, const SearchSpace& space, const Evaluator& evaluator,
+                                                   const SearchResult& result) {
+  auto find_record = [&](const std::string& key) -> const EvalRecord* { return evaluator.find(key); };
+  std::vector<const EvalRecord*> front;
+  for (auto i : result.best) front.push_back(find_record(space.canonical(result.evaluated[i].candidate)));
+  std::sort(front.begin(), front.end(), [](auto a, auto b) { return a->evaluation.objectives < b->evaluation.objectives; });
+  if (front.size() > 1) {
+    std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points):\n", front.size());
+    for (auto* r : front) {
+      std::string values;
+      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values += (k ? ", " : "") + format_number(shown(o, *r, k));
+      std::fprintf(stderr, "  %s  %s\n", values.c_str(), r->candidate.c_str());
+    }
+  }
+
+  return front;
+}
+
+// Verifies the front's candidates against the default, best first (at most
+// four), until one is significantly better: that one is `*winner`.
+static Verdict verify_front(const TuneOptions& o, Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def,
+                            const std::vector<const EvalRecord*>& front, const EvalRecord** winner) {
+  std::string default_key = space.canonical(space.default_candidate());
+  Verdict verdict;
+  verdict.reason = "the default was the best candidate found";
+  verdict.default_values.resize(o.setup.objectives.size());
+  verdict.best_values.resize(o.setup.objectives.size());
+  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) verdict.default_values[k] = verdict.best_values[k] = shown(o, def, k);
+  for (std::size_t i = 0; i < front.size() && i < 4; ++i) {
+    if (front[i]->candidate == default_key) continue;
+    std::fprintf(stderr, "ciq-tuner: verifying %s against the default\n", front[i]->candidate.c_str());
+    Verdict v = verify(evaluator, space, def, *front[i], o);
+    verdict = v;
+    if (v.better) {
+      *winner = front[i];
+      break;
+    }
+  }
+
+  return verdict;
+}
+
+// The team tier: uploads exactly what was just written; "" or why it failed.
+static std::string publish(const TuneOptions& o, const std::vector<std::string>& shipped_keys) {
+  auto published = cache::push_cache(o.cache_dir, o.publish, shipped_keys);
+  if (!published) return published.error().message;
+  std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
+               published->pushed == 1 ? "y" : "ies", o.publish.c_str(), published->kept_remote);
+  return "";
+}
+
+// Says what the search found and the verdict, and writes best.controls;
+// returns the number of invalid evaluations.
+static int report(const TuneOptions& o, const SearchSpace& space, const std::vector<EvalRecord>& records, const EvalRecord& def,
+                  const std::vector<const EvalRecord*>& front, const EvalRecord* winner, const Verdict& verdict) {
+  int invalid = 0;
+  for (const auto& r : records) invalid += !r.evaluation.valid;
+  std::string best_text = winner ? winner->candidate : (front.empty() ? "default" : front.front()->candidate);
+  std::fprintf(stderr, "ciq-tuner: %zu evaluations (%d invalid); default %s, best found %s%s\n", records.size(), invalid,
+               format_number(shown(o, def, 0)).c_str(), front.empty() ? "-" : format_number(shown(o, *front.front(), 0)).c_str(),
+               front.empty() ? "" : percent(shown(o, def, 0), shown(o, *front.front(), 0)).c_str());
+  std::fprintf(stderr, "ciq-tuner: verdict: %s\n", verdict.reason.c_str());
+
+  // The best control set, for people and for --seed.
+  if (auto c = space.parse(best_text); c) {
+    std::string text = "# best candidate of " + o.out_dir + "\n# " + best_text + "\n";
+    if (o.setup.compiler) text += cache::format_control_set(space.controls(*c));
+    if (auto w = write_file_atomic(join_path(o.out_dir, "best.controls"), text); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  }
+
+  return invalid;
+}
+
+// Writes the winner (or, when nothing won, the default as "tuned with no
+// gain") to the cache under the keys its trace shows; the raw keys written.
+static Result<std::vector<std::string>> ship_to_cache(const TuneOptions& o, const SearchSpace& space,
+                                                      const std::vector<EvalRecord>& records, const EvalRecord& def,
+                                                      const EvalRecord* winner, const Verdict& verdict,
+                                                      const std::vector<TracedModule>& discovery) {
+  const EvalRecord* source = winner ? winner : &def;
+  auto trace = read_trace(join_path(source->workdir, "trace"));
+  if (!trace || trace->empty()) trace = discovery;
+  auto written = ship(space, *source, *trace, verdict, o, int(records.size()), winner == nullptr);
+  if (!written) return written.error();
+  if (winner)
+    std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", winner->candidate.c_str(), written->size(),
+                 written->size() == 1 ? "y" : "ies", o.cache_dir.c_str());
+  else
+    std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %zu entr%s as tuned with no gain\n", written->size(),
+                 written->size() == 1 ? "y" : "ies");
+  return written;
+}
+
 int run_tuning(TuneOptions o) {
   if (auto checked = check_options(o); !checked) return fail(checked.error().message);
   auto opened = open_run(o);
@@ -306,13 +454,7 @@ int run_tuning(TuneOptions o) {
       if (all[i].evaluation.valid && (best_index == SIZE_MAX || all[i].evaluation.objectives[0] < all[best_index].evaluation.objectives[0]))
         best_index = i;
     }
-    if (!from_journal) {
-      append_line(journal_path, r.to_json());
-      std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
-      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
-      row += "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," + format_number(r.bench_seconds);
-      append_line(join_path(o.out_dir, "results.csv"), row);
-    }
+    if (!from_journal) record_evaluation(o, journal_path, r);
     progress.record(r, from_journal, baseline, best_index == SIZE_MAX ? nullptr : &all[best_index]);
   };
   evaluator.preload(journal);
@@ -324,122 +466,28 @@ int run_tuning(TuneOptions o) {
     return fail("the default build itself fails, so nothing can be compared with it: " + first[0].reason);
   }
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
-  // Several evaluations in flight: steady state, so that none waits for the
-  // slowest of a generation. One at a time (or when asked): generations,
-  // reproducible.
-  bool steady = !o.random_search && !o.generational && o.setup.jobs > 1;
-  if (steady)
-    for (const auto& r : journal)
-      if (auto c = space->parse(r.candidate)) o.search.resumed.push_back(std::move(*c));
-  if (steady) std::fprintf(stderr, "ciq-tuner: steady-state search, %d evaluations in flight\n", o.setup.jobs);
-  auto result = o.random_search ? random_search(*space, o.search, batch)
-                : steady        ? steady_state_search(*space, o.search, batch, o.setup.jobs)
-                                : genetic_search(*space, o.search, batch);
+  SearchResult result = run_search(o, *space, batch, journal);
   progress.finish();
 
-  // Drop every knob of the best that does not earn its place (a tie on
-  // spills must not ship an -O0 along with it). Measured objectives allow
-  // a quarter of the minimum effect for noise; the pruned set is what gets
-  // verified against the default.
-  bool deterministic = std::all_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.deterministic(); });
-  if (result.best.size() == 1 && result.evaluated[result.best[0]].candidate != space->default_candidate()) {
-    const Evaluated& top = result.evaluated[result.best[0]];
-    auto same_code = [&](const Candidate& a, const Candidate& b) {
-      const EvalRecord* ra = evaluator.find(space->canonical(a));
-      const EvalRecord* rb = evaluator.find(space->canonical(b));
-      return ra && rb && !ra->digest.empty() && ra->digest == rb->digest;
-    };
-    progress.pruning();
-    Candidate pruned = prune(*space, top.candidate, top.evaluation, batch, top.generation + 1,
-                             deterministic ? 0.0 : o.min_effect / 4, same_code);
-    if (!(pruned == top.candidate)) {
-      std::fprintf(stderr, "ciq-tuner: pruned the winner to %s\n", space->canonical(pruned).c_str());
-      if (const EvalRecord* r = evaluator.find(space->canonical(pruned))) {
-        result.evaluated.push_back(Evaluated{pruned, r->evaluation, r->generation});
-        result.best = {result.evaluated.size() - 1};
-      }
-    }
-  }
+  prune_winner(o, *space, evaluator, batch, progress, result);
   const auto& records = evaluator.records();
-  auto find_record = [&](const std::string& key) -> const EvalRecord* {
-    for (const auto& r : records)
-      if (r.candidate == key) return &r;
-    return nullptr;
-  };
-  const EvalRecord* def = find_record(default_key);
-  std::vector<const EvalRecord*> front;
-  for (auto i : result.best) front.push_back(find_record(space->canonical(result.evaluated[i].candidate)));
-  std::sort(front.begin(), front.end(), [](auto a, auto b) { return a->evaluation.objectives < b->evaluation.objectives; });
-  if (front.size() > 1) {
-    std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points):\n", front.size());
-    for (auto* r : front) {
-      std::string values;
-      for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values += (k ? ", " : "") + format_number(shown(o, *r, k));
-      std::fprintf(stderr, "  %s  %s\n", values.c_str(), r->candidate.c_str());
-    }
-  }
-
+  const EvalRecord* def = evaluator.find(default_key);
+  std::vector<const EvalRecord*> front = pareto_front(o, *space, evaluator, result);
   const EvalRecord* winner = nullptr;
-  Verdict verdict;
-  verdict.reason = "the default was the best candidate found";
-  verdict.default_values.resize(o.setup.objectives.size());
-  verdict.best_values.resize(o.setup.objectives.size());
-  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) verdict.default_values[k] = verdict.best_values[k] = shown(o, *def, k);
-  for (std::size_t i = 0; i < front.size() && i < 4; ++i) {
-    if (front[i]->candidate == default_key) continue;
-    std::fprintf(stderr, "ciq-tuner: verifying %s against the default\n", front[i]->candidate.c_str());
-    Verdict v = verify(evaluator, *space, *def, *front[i], o);
-    verdict = v;
-    if (v.better) {
-      winner = front[i];
-      break;
-    }
-  }
+  Verdict verdict = verify_front(o, evaluator, *space, *def, front, &winner);
 
-  int invalid = 0;
-  for (const auto& r : records) invalid += !r.evaluation.valid;
-  std::string best_text = winner ? winner->candidate : (front.empty() ? "default" : front.front()->candidate);
-  std::fprintf(stderr, "ciq-tuner: %zu evaluations (%d invalid); default %s, best found %s%s\n", records.size(), invalid,
-               format_number(shown(o, *def, 0)).c_str(), front.empty() ? "-" : format_number(shown(o, *front.front(), 0)).c_str(),
-               front.empty() ? "" : percent(shown(o, *def, 0), shown(o, *front.front(), 0)).c_str());
-  std::fprintf(stderr, "ciq-tuner: verdict: %s\n", verdict.reason.c_str());
-
-  // The best control set, for people and for --seed.
-  if (auto c = space->parse(best_text); c) {
-    std::string text = "# best candidate of " + o.out_dir + "\n# " + best_text + "\n";
-    if (o.setup.compiler) text += cache::format_control_set(space->controls(*c));
-    if (auto w = write_file_atomic(join_path(o.out_dir, "best.controls"), text); !w)
-      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
-  }
+  int invalid = report(o, *space, records, *def, front, winner, verdict);
 
   std::vector<std::string> shipped_keys; // raw keys written to the cache
   bool shipped = false;
   if (o.ship && o.setup.compiler) {
-    const EvalRecord* source = winner ? winner : def;
-    auto trace = read_trace(join_path(source->workdir, "trace"));
-    if (!trace || trace->empty()) trace = discovery;
-    auto written = ship(*space, *source, *trace, verdict, o, int(records.size()), winner == nullptr);
+    auto written = ship_to_cache(o, *space, records, *def, winner, verdict, discovery);
     if (!written) return fail("cannot write to the cache: " + written.error().message);
     shipped_keys = std::move(*written);
     shipped = winner != nullptr;
-    if (winner)
-      std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", winner->candidate.c_str(), shipped_keys.size(),
-                   shipped_keys.size() == 1 ? "y" : "ies", o.cache_dir.c_str());
-    else
-      std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %zu entr%s as tuned with no gain\n", shipped_keys.size(),
-                   shipped_keys.size() == 1 ? "y" : "ies");
   }
 
-  // The team tier: upload exactly what was just written.
-  std::string publish_error;
-  if (!o.publish.empty() && !shipped_keys.empty()) {
-    auto published = cache::push_cache(o.cache_dir, o.publish, shipped_keys);
-    if (published)
-      std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
-                   published->pushed == 1 ? "y" : "ies", o.publish.c_str(), published->kept_remote);
-    else
-      publish_error = published.error().message;
-  }
+  std::string publish_error = o.publish.empty() || shipped_keys.empty() ? "" : publish(o, shipped_keys);
 
   std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[0].name) +
                         ",\"baseline\":" + format_number(verdict.default_values[0]) + ",\"best\":" + format_number(verdict.best_values[0]) +
