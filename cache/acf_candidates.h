@@ -8,9 +8,16 @@
 // entries). Either may hold a manifest.json:
 //   {"cuda_version": "13.0", "controls_stage": "ptxas",
 //    "files": [{"path": "a.acf", "sha256": "<64 hex>"}, ...]}
-// With a manifest, exactly the files it lists are taken and every checksum
-// must match (else nothing is imported); paths are names inside the source,
-// never used outside it.
+// or, as NVIDIA publishes CompileIQ Booster Packs, a folder with
+// booster-pack-manifest.json:
+//   {"cuda_version": "13.0", "controls_stage": "ptxas", "supported_gpus": ["H100", ...],
+//    "acfs": [{"filename": "a.acf", "sha256": "<64 hex>", "size_bytes": N}, ...]}
+// (at the top of the zip/directory or in one folder of it). With a
+// manifest, exactly the files it lists are taken and every checksum (and
+// size) must match, else nothing is imported; names are plain file names
+// inside the source, never used outside it.
+//
+// Whether a set fits the ptxas at hand: acf_set_fits().
 #pragma once
 
 #include "utils/result.h"
@@ -31,6 +38,7 @@ struct AcfCandidateSet {
   std::string name;
   std::string cuda_version;   // from the manifest ("" without one)
   std::string controls_stage; // likewise
+  std::vector<std::string> supported_gpus; // from a Booster Pack manifest (as written there); empty = not said
   std::string source;         // where it was imported from
   std::vector<AcfCandidate> acfs;
 };
@@ -39,6 +47,12 @@ struct AcfCandidateSet {
 /// cache's blob table and the set under <cache dir>/acf-candidates/NAME.
 /// `name` "" = the source's base name without extension.
 Result<AcfCandidateSet> import_acf_candidates(const std::string& cache_dir, const std::string& path, std::string name);
+
+/// "" when `set` can be used with this ptxas (its version, e.g. "13.0.88")
+/// and target ("sm_90a"), else why not: another CUDA major.minor, a stage
+/// other than ptxas, or a GPU list that names neither the target nor its
+/// architecture. Fields the manifest does not give do not count against it.
+std::string acf_set_fits(const AcfCandidateSet& set, const std::string& ptxas_version, const std::string& target);
 
 /// A set imported before.
 Result<AcfCandidateSet> load_acf_candidates(const std::string& cache_dir, const std::string& name);

@@ -122,6 +122,11 @@ Result<Dimension> acf_dimension(const TuneOptions& o, const std::vector<TracedMo
   auto set = path_exists(o.acf_candidates) ? cache::import_acf_candidates(o.cache_dir, o.acf_candidates, "")
                                            : cache::load_acf_candidates(o.cache_dir, o.acf_candidates);
   if (!set) return set.error();
+  // A set for another CUDA, stage or GPU is skipped with the reason, not
+  // measured as so many invalid candidates.
+  for (const auto& m : discovery)
+    if (std::string why = cache::acf_set_fits(*set, m.ptxas_version, m.target); !why.empty())
+      return make_error("skipped", "ACF set '" + set->name + "' does not fit: " + why);
   Dimension d;
   d.kind = DimensionKind::acf;
   d.knob = "acf";
@@ -248,9 +253,13 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
   o.setup.compiler = !space->compiler_space.empty();
   if (!o.acf_candidates.empty()) {
     auto acfs = acf_dimension(o, discovery);
-    if (!acfs) return acfs.error();
-    space->dimensions.push_back(std::move(*acfs));
-    o.setup.acf_cache_dir = o.cache_dir;
+    if (!acfs && acfs.error().code == "skipped") {
+      std::fprintf(stderr, "ciq-tuner: warning: %s; searching without ACFs\n", acfs.error().message.c_str());
+    } else {
+      if (!acfs) return acfs.error();
+      space->dimensions.push_back(std::move(*acfs));
+      o.setup.acf_cache_dir = o.cache_dir;
+    }
   }
   std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
                space->dimensions.size(), space->size(), o.search.budget);
