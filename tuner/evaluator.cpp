@@ -181,15 +181,15 @@ Result<Coprocess*> Evaluator::server_for(const std::string& gpu) {
 
 Result<RunResult> Evaluator::ask_server(const std::string& request, const Candidate& c, const std::string& workdir,
                                         const std::string& gpu, const std::string& log_name) {
-  auto filled = fill_placeholders(request, placeholders(c, workdir, gpu));
-  if (!filled) return filled.error();
-  auto words = split_words(*filled);
+  // Split into words first, then filled in: a {workdir} with spaces stays one word.
+  auto words = command_argv(request, placeholders(c, workdir, gpu), /*shell=*/false);
   if (!words) return words.error();
-  std::string message;
+  std::string message, shown;
   for (const auto& w : *words) {
     if (w.empty() || w.find('\n') != std::string::npos)
-      return make_error("usage", "a benchmark server request cannot hold an empty word or a newline: " + *filled);
+      return make_error("usage", "a benchmark server request cannot hold an empty word or a newline: " + request);
     message += w + "\n";
+    shown += (shown.empty() ? "" : " ") + w;
   }
   message += "\n";
 
@@ -202,7 +202,7 @@ Result<RunResult> Evaluator::ask_server(const std::string& request, const Candid
   RunResult run;
   run.out = answer;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::string log = "> " + *filled + "\n" + answer;
+  std::string log = "> " + shown + "\n" + answer;
   if (!status) {
     servers_.at(gpu).reset(); // dead or killed: the next request starts a fresh one
     if (status.error().code != "timeout") {
