@@ -122,8 +122,8 @@ Result<std::map<std::string, std::string>> read_dir(const std::string& dir) {
   return files;
 }
 
-// The manifest of a source: a Booster Pack's (at the top or in one folder)
-// or ciq's own manifest.json; none is fine, two are ambiguous.
+// The manifest of a source: a Booster Pack's (at the top or in one folder;
+// of several, the last by name) before ciq's own manifest.json; none is fine.
 const std::pair<const std::string, std::string>* find_manifest(const std::map<std::string, std::string>& files) {
   const std::pair<const std::string, std::string>* found = nullptr;
   for (const auto& entry : files) {

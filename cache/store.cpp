@@ -75,14 +75,13 @@ Result<std::optional<MDB_dbi>> table_in(MDB_txn* txn, Table table, bool create) 
   return std::optional<MDB_dbi>{dbi};
 }
 
-// Runs `body` in a write transaction, doubling the map and retrying when
-// the map is full.
 // One write transaction over any tables: `body` gets the transaction and
 // a lookup of each table's handle (created when missing); grows the map and
 // retries when it fills.
 using TableOf = std::function<Result<MDB_dbi>(Table)>;
 Result<void> write_tables(MDB_env* env, const std::function<int(MDB_txn*, const TableOf&)>& body);
 
+// The same over one table.
 Result<void> write(MDB_env* env, Table table, const std::function<int(MDB_txn*, MDB_dbi)>& body) {
   return write_tables(env, [&](MDB_txn* txn, const TableOf& table_of) {
     auto dbi = table_of(table);

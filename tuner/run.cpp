@@ -253,12 +253,12 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
   o.setup.compiler = !space->compiler_space.empty();
   if (!o.acf_candidates.empty()) {
     auto acfs = acf_dimension(o, discovery);
-    if (!acfs && acfs.error().code == "skipped") {
-      std::fprintf(stderr, "ciq-tuner: warning: %s; searching without ACFs\n", acfs.error().message.c_str());
-    } else {
-      if (!acfs) return acfs.error();
+    if (!acfs && acfs.error().code != "skipped") return acfs.error();
+    if (acfs) {
       space->dimensions.push_back(std::move(*acfs));
       o.setup.acf_cache_dir = o.cache_dir;
+    } else {
+      std::fprintf(stderr, "ciq-tuner: warning: %s; searching without ACFs\n", acfs.error().message.c_str());
     }
   }
   std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
@@ -305,10 +305,11 @@ static SearchResult run_search(TuneOptions& o, const SearchSpace& space, const E
   // slowest of a generation. One at a time (or when asked): generations,
   // reproducible.
   bool steady = !o.random_search && !o.generational && o.setup.jobs > 1;
-  if (steady)
+  if (steady) {
     for (const auto& r : journal)
       if (auto c = space.parse(r.candidate)) o.search.resumed.push_back(std::move(*c));
-  if (steady) std::fprintf(stderr, "ciq-tuner: steady-state search, %d evaluations in flight\n", o.setup.jobs);
+    std::fprintf(stderr, "ciq-tuner: steady-state search, %d evaluations in flight\n", o.setup.jobs);
+  }
   return o.random_search ? random_search(space, o.search, batch)
          : steady        ? steady_state_search(space, o.search, batch, o.setup.jobs)
                          : genetic_search(space, o.search, batch);
@@ -345,9 +346,8 @@ static void prune_winner(const TuneOptions& o, const SearchSpace& space, Evaluat
 // best first; printed when there are several.
 static std::vector<const EvalRecord*> pareto_front(const TuneOptions& o, const SearchSpace& space, const Evaluator& evaluator,
                                                    const SearchResult& result) {
-  auto find_record = [&](const std::string& key) -> const EvalRecord* { return evaluator.find(key); };
   std::vector<const EvalRecord*> front;
-  for (auto i : result.best) front.push_back(find_record(space.canonical(result.evaluated[i].candidate)));
+  for (auto i : result.best) front.push_back(evaluator.find(space.canonical(result.evaluated[i].candidate)));
   std::sort(front.begin(), front.end(), [](auto a, auto b) { return a->evaluation.objectives < b->evaluation.objectives; });
   if (front.size() > 1) {
     std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points):\n", front.size());

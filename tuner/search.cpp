@@ -316,7 +316,7 @@ SearchResult steady_state_search(const SearchSpace& space, const SearchConfig& c
 
   std::mutex mutex;
   std::condition_variable finished; // an evaluation came back
-  std::map<std::string, std::size_t> done; // canonical -> index in result.evaluated
+  std::set<std::string> done; // canonical forms evaluated
   std::set<std::string> in_flight;
   std::vector<Candidate> queue = cfg.resumed;
   for (auto& c : first_population(space, cfg, pool, rng)) queue.push_back(std::move(c));
@@ -373,7 +373,7 @@ SearchResult steady_state_search(const SearchSpace& space, const SearchConfig& c
       std::vector<Evaluation> e = evaluate({*next}, generation);
       lock.lock();
       in_flight.erase(key);
-      done[key] = result.evaluated.size();
+      done.insert(key);
       result.evaluated.push_back(Evaluated{std::move(*next), e.empty() ? Evaluation{} : e.front(), generation});
       finished.notify_all();
     }

@@ -309,12 +309,9 @@ std::string Coprocess::finish(double grace_seconds) {
   pid_t w = 0;
   auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
   while ((w = ::waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until) ::usleep(2000);
-  if (w == 0) {
-    ::kill(-pid_, SIGKILL);
+  ::kill(-pid_, SIGKILL); // it, if still running, and anything it left in its group
+  if (w == 0)
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
-  } else {
-    ::kill(-pid_, SIGKILL); // anything it left behind in its group
-  }
   untrack_child(pid_);
   pid_ = -1;
   RunResult r;
