@@ -14,6 +14,22 @@ ControlSet ControlSet::for_kernel(const std::string& kernel) const {
   return out;
 }
 
+ControlSet ControlSet::ptxas_stage() const {
+  ControlSet out = *this;
+  out.nvcc_space.clear();
+  out.nvcc.clear();
+  return out;
+}
+
+ControlSet ControlSet::nvcc_stage() const {
+  ControlSet out;
+  out.space = nvcc_space;
+  out.options = nvcc;
+  return out;
+}
+
+static constexpr std::string_view k_nvcc_prefix = "nvcc.";
+
 static bool valid_name(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
@@ -26,6 +42,13 @@ static Result<void> add_pair(ControlSet& set, std::string_view key, std::string_
   if (value.empty()) return make_error("parse", "no value for '" + std::string(key) + "'");
   if (value.find_first_of(" \t\n\"'") != std::string_view::npos)
     return make_error("parse", "value of '" + std::string(key) + "' must be one word, got '" + std::string(value) + "'");
+  if (starts_with(key, k_nvcc_prefix)) {
+    std::string_view knob = key.substr(k_nvcc_prefix.size());
+    if (!valid_name(knob) || knob.find('.') != std::string_view::npos)
+      return make_error("parse", "'" + std::string(key) + "' is not nvcc.KNOB");
+    set.nvcc[std::string(knob)] = std::string(value);
+    return {};
+  }
   auto colon = key.rfind(':');
   if (colon == std::string_view::npos) {
     if (!valid_name(key)) return make_error("parse", "'" + std::string(key) + "' is not a knob name");
@@ -62,6 +85,9 @@ Result<ControlSet> parse_control_set(std::string_view text, std::string_view ori
     } else if (kv.key == "space") {
       if (!valid_name(kv.value)) return make_error("parse", where + "bad space name '" + kv.value + "'");
       set.space = kv.value;
+    } else if (kv.key == "nvcc-space") {
+      if (!valid_name(kv.value)) return make_error("parse", where + "bad space name '" + kv.value + "'");
+      set.nvcc_space = kv.value;
     } else if (kv.key == "acf") {
       std::string_view v = kv.value;
       if (starts_with(v, "sha256:")) v.remove_prefix(7);
@@ -84,6 +110,8 @@ std::string format_control_set(const ControlSet& set) {
   for (const auto& [kernel, knobs] : set.kernels)
     for (const auto& [knob, value] : knobs) out += format_key_value(kernel + ":" + knob, value) + "\n";
   if (set.acf) out += format_key_value("acf", "sha256:" + *set.acf) + "\n";
+  if (!set.nvcc_space.empty()) out += format_key_value("nvcc-space", set.nvcc_space) + "\n";
+  for (const auto& [knob, value] : set.nvcc) out += format_key_value(std::string(k_nvcc_prefix) + knob, value) + "\n";
   return out;
 }
 
@@ -94,6 +122,7 @@ std::string summarise_control_set(const ControlSet& set) {
   for (const auto& [kernel, knobs] : set.kernels)
     for (const auto& [knob, value] : knobs) add(kernel + ":" + knob + "=" + value);
   if (set.acf) add("acf=" + set.acf->substr(0, 12));
+  for (const auto& [knob, value] : set.nvcc) add(std::string(k_nvcc_prefix) + knob + "=" + value);
   return out.empty() ? "(defaults)" : out;
 }
 

@@ -9,6 +9,13 @@
 //   maxrregcount = 64
 //   _Z5heavyPKfPfi:maxnreg = 128
 //   acf = sha256:<64 hex digits>
+//
+// A tuning candidate (CIQ_CONTROLS) can also carry knobs of the NVVM stage
+// (cicc, one translation unit), under their own space:
+//   nvcc-space = nvcc-13
+//   nvcc.fmad = 0
+// A cache record holds one stage only: a unit record's set is an ordinary
+// set of the nvcc space (space = nvcc-13, fmad = 0).
 #pragma once
 
 #include "utils/result.h"
@@ -27,16 +34,24 @@ struct ControlSet {
   std::map<std::string, std::string> options;                        // knob -> value
   std::map<std::string, std::map<std::string, std::string>> kernels; // kernel -> knob -> value
   std::optional<std::string> acf;                                    // sha256 hex
+  std::string nvcc_space;                                            // space of `nvcc`, "" until known
+  std::map<std::string, std::string> nvcc;                           // NVVM-stage knob -> value
 
-  bool empty() const { return options.empty() && kernels.empty() && !acf; }
+  bool empty() const { return options.empty() && kernels.empty() && !acf && nvcc.empty(); }
   bool operator==(const ControlSet&) const = default;
 
   /// The part of this set that concerns `kernel`: all options, the ACF, and
   /// that kernel's directives only.
   ControlSet for_kernel(const std::string& kernel) const;
+
+  /// The ptxas stage alone: this set without its NVVM-stage knobs.
+  ControlSet ptxas_stage() const;
+  /// The NVVM stage as a set of its own (space = nvcc_space, options = nvcc),
+  /// the form a unit record stores and validate_controls checks.
+  ControlSet nvcc_stage() const;
 };
 
-/// Applies one `KNOB=VALUE` or `KERNEL:KNOB=VALUE` assignment (the form of
+/// Applies one `KNOB=VALUE`, `KERNEL:KNOB=VALUE` or `nvcc.KNOB=VALUE` assignment (the form of
 /// `ciq-cache put --set`). Only the syntax is checked here; knob names and
 /// values are checked against a space (spaces/).
 Result<void> add_assignment(ControlSet& set, std::string_view assignment);

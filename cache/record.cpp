@@ -29,6 +29,8 @@ Result<Record> parse_record(std::string_view text, std::string_view origin) {
       saw_format = true;
     } else if (kv.key == "kind") record.kind = kv.value;
     else if (kv.key == "kernel") record.kernel = kv.value;
+    else if (kv.key == "unit") record.unit = kv.value;
+    else if (kv.key == "nvcc") record.nvcc = kv.value;
     else if (kv.key == "target") record.target = kv.value;
     else if (kv.key == "ptxas") record.ptxas = kv.value;
     else if (kv.key == "flags") record.flags = kv.value;
@@ -37,11 +39,15 @@ Result<Record> parse_record(std::string_view text, std::string_view origin) {
     else record.provenance.emplace_back(kv.key, kv.value);
   }
   if (!saw_format) return make_error("parse", std::string(origin) + ": not a ciq record (no format line)");
-  if (record.kind != "module" && record.kind != "kernel")
-    return make_error("parse", std::string(origin) + ": record kind must be module or kernel");
+  if (record.kind != "module" && record.kind != "kernel" && record.kind != "unit")
+    return make_error("parse", std::string(origin) + ": record kind must be module, kernel or unit");
   auto body = text.substr(marker + 11);
   auto controls = parse_control_set(body, origin);
   if (!controls) return controls.error();
+  if (!controls->nvcc.empty() || !controls->nvcc_space.empty())
+    return make_error("parse", std::string(origin) + ": a record holds one stage's controls (nvcc.* knobs belong in a unit record)");
+  if (record.kind == "unit" && (!controls->kernels.empty() || controls->acf))
+    return make_error("parse", std::string(origin) + ": a unit record holds NVVM-stage options only");
   record.controls = std::move(*controls);
   return record;
 }
@@ -54,8 +60,10 @@ std::string format_record(const Record& r) {
   line("format", k_record_format);
   line("kind", r.kind);
   line("kernel", r.kernel);
+  line("unit", r.unit);
   line("target", r.target);
   line("ptxas", r.ptxas);
+  line("nvcc", r.nvcc);
   line("flags", r.flags);
   line("created", r.created);
   line("source", r.source);

@@ -13,6 +13,11 @@
 //   [controls]
 //   space = ptxas-13
 //   maxrregcount = 64
+//
+// kind = unit: the NVVM-stage record of one translation unit (cicc's input),
+// with `unit` (the source file's name, for listings) and `nvcc` (the
+// toolkit's version) instead of kernel and ptxas; its controls are a set of
+// the nvcc space. A record holds one stage's knobs only.
 #pragma once
 
 #include "cache/control_set.h"
@@ -28,8 +33,10 @@ namespace ciq::cache {
 inline constexpr std::string_view k_record_format = "ciq-record/1";
 
 struct Record {
-  std::string kind;    // "module" or "kernel"
+  std::string kind;    // "module", "kernel" or "unit"
   std::string kernel;  // kernel records only
+  std::string unit;    // unit records only: the translation unit's file name
+  std::string nvcc;    // unit records only: the toolkit version the key was made for
   std::string target;  // e.g. sm_90a
   std::string ptxas;   // short version of the ptxas the key was made for
   std::string flags;   // canonical codegen flags in the key ("" = none)

@@ -247,6 +247,10 @@ Result<void> validate_controls(const Space& space, const cache::ControlSet& set,
   if (set.space != space.name)
     return make_error("invalid", "control set is for space '" + set.space + "', but the running compiler's space is " +
                                      space.name);
+  if (!set.nvcc.empty() || !set.nvcc_space.empty())
+    return make_error("invalid", "nvcc.* knobs belong to the NVVM stage, not to a set of space " + space.name);
+  if (set.acf && space.tool != "ptxas")
+    return make_error("invalid", "an ACF applies at ptxas, not in space " + space.name);
   for (const auto& [name, value] : set.options)
     if (auto r = check_knob(space, name, value, KnobLevel::option, policy); !r) return r;
   for (const auto& [kernel, knobs] : set.kernels)

@@ -122,7 +122,7 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
   auto candidate = space.parse(winner.candidate);
   if (!candidate) return candidate.error();
-  cache::ControlSet controls = no_gain ? cache::ControlSet{space.compiler_space, {}, {}, {}} : space.controls(*candidate);
+  cache::ControlSet controls = no_gain ? cache::ControlSet{space.compiler_space, {}, {}, {}, {}, {}} : space.controls(*candidate);
   auto [gpu, driver] = gpu_and_driver();
 
   std::vector<std::pair<std::string, std::string>> provenance{

@@ -7,10 +7,7 @@
 
 namespace ciq::wrapper {
 
-namespace {
-
-// The record under `key` unless it is quarantined or unreadable.
-Result<std::optional<cache::Record>> usable_record(const cache::Store& store, const Hash128& key) {
+Result<std::optional<cache::Record>> lookup_record(const cache::Store& store, const Hash128& key) {
   std::string k = digest_bytes(key);
   auto text = store.get(cache::Table::records, k);
   if (!text) return text.error();
@@ -29,12 +26,10 @@ Result<std::optional<cache::Record>> usable_record(const cache::Store& store, co
   return std::optional<cache::Record>{std::move(*record)};
 }
 
-} // namespace
-
 Result<std::optional<LookupResult>> lookup_controls(const cache::Store& store, const cache::PtxModule& module,
                                                     const cache::KeyContext& context) {
   Hash128 mkey = cache::module_key(module, context);
-  auto whole = usable_record(store, mkey);
+  auto whole = lookup_record(store, mkey);
   if (!whole) return whole.error();
   if (*whole)
     return std::optional<LookupResult>{LookupResult{std::move((*whole)->controls), {to_hex(mkey)}, "module"}};
@@ -45,7 +40,7 @@ Result<std::optional<LookupResult>> lookup_controls(const cache::Store& store, c
   bool any = false, acf_conflict = false;
   for (const auto& kernel : module.kernel_names()) {
     Hash128 kkey = cache::kernel_key(module, kernel, context);
-    auto record = usable_record(store, kkey);
+    auto record = lookup_record(store, kkey);
     if (!record) return record.error();
     if (!*record) continue;
     cache::ControlSet part = (*record)->controls.for_kernel(kernel);

@@ -5,6 +5,7 @@
 
 #include "cache/control_set.h"
 #include "cache/key.h"
+#include "cache/record.h"
 #include "cache/store.h"
 
 #include <optional>
@@ -18,6 +19,10 @@ struct LookupResult {
   std::vector<std::string> keys; // hex keys whose records contributed
   std::string matched;           // "module" or "kernel"
 };
+
+/// The record under `key`; std::nullopt when there is none, it is
+/// quarantined, or it cannot be read.
+Result<std::optional<cache::Record>> lookup_record(const cache::Store& store, const Hash128& key);
 
 /// Merged control set for `module`; std::nullopt on a miss. Options that
 /// two kernel records set to different values are dropped (neither is

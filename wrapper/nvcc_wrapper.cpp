@@ -106,6 +106,7 @@ void run_ciq_nvcc(int argc, char** argv) {
   std::vector<std::string> argv_out = plain;
   std::string ciq_ptxas = env_or_empty("CIQ_PTXAS");
   if (ciq_ptxas.empty()) ciq_ptxas = join_path(dir_name(self), "ciq-ptxas");
+  std::string ciq_cicc = join_path(dir_name(self), "ciq-cicc");
 
   if (ciq_disabled()) {
     counters.push_back("nvcc.passthrough.disabled");
@@ -123,6 +124,13 @@ void run_ciq_nvcc(int argc, char** argv) {
       counters.push_back("nvcc.lto-link");
     }
     argv_out.insert(argv_out.begin() + 1, "--ptxas-prefix=" + shell_quote(ciq_ptxas));
+    // The NVVM stage: cicc runs behind ciq-cicc (wrapper/cicc_wrapper.h),
+    // unless the caller has a cicc prefix of their own.
+    if (has_any(args, {"--cicc-prefix", "-cicc-prefix"})) {
+      counters.push_back("nvcc.unit.user-prefix");
+    } else if (is_executable_file(ciq_cicc)) {
+      argv_out.insert(argv_out.begin() + 2, "--cicc-prefix=" + shell_quote(ciq_cicc));
+    }
     ::alarm(0);
     try_memoised_build(argv_out, args, counters);
     ::alarm(k_watchdog_seconds);

@@ -219,7 +219,7 @@ Outcome PtxasWrapper::run() {
       error = parsed.error().message;
       spdlog::error("CIQ_CONTROLS: {}", error);
     } else {
-      controls = target_kernels(*parsed, module_, env_or_empty("CIQ_KERNELS"));
+      controls = target_kernels(parsed->ptxas_stage(), module_, env_or_empty("CIQ_KERNELS"));
       if (controls->empty()) controls.reset();
     }
   } else if (store_ || !packs_.empty() || !remote_.empty()) {

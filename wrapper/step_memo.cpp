@@ -1,5 +1,8 @@
 #include "wrapper/step_memo.h"
 
+#include "cache/control_set.h"
+#include "utils/config.h"
+
 #include "utils/files.h"
 #include "utils/hash.h"
 #include "utils/process.h"
@@ -117,9 +120,22 @@ std::optional<std::string> fatbin_c_bytes(const std::string& text) {
 
 enum class Kind { run, pure, host_compile };
 
+/// What ciq-cicc applies in this tuning build: the NVVM stage of
+/// CIQ_CONTROLS and the units it is limited to (CIQ_UNITS).
+std::string nvvm_controls() {
+  std::string file = env_or_empty("CIQ_CONTROLS");
+  auto text = file.empty() ? Result<std::string>(std::string()) : read_file(file);
+  auto set = text ? cache::parse_control_set(*text, file) : Result<cache::ControlSet>(text.error());
+  // An unreadable file: ciq-cicc applies nothing, as with no file.
+  std::string stage = set ? cache::format_control_set(set->nvcc_stage()) : "";
+  return stage + "\n" + env_or_empty("CIQ_UNITS");
+}
+
 std::string tool_of(const std::vector<std::string>& argv) {
-  // With --ptxas-prefix the step is `ciq-ptxas ptxas ...`.
+  // With --ptxas-prefix the step is `ciq-ptxas ptxas ...`, with
+  // --cicc-prefix `ciq-cicc .../cicc ...`.
   if (argv.size() > 1 && base_name(argv[1]) == "ptxas") return "ptxas";
+  if (argv.size() > 1 && base_name(argv[1]) == "cicc") return "cicc";
   return base_name(argv[0]);
 }
 
@@ -191,6 +207,8 @@ std::optional<std::string> StepRunner::key(const std::vector<std::string>& argv,
   h.add_field(kFormat);
   h.add_field(environment_);
   h.add_field(*identity);
+  // Behind ciq-cicc, the candidate's NVVM-stage knobs decide the output too.
+  if (base_name(argv[0]) == "ciq-cicc") h.add_field(nvvm_controls());
   for (std::size_t i = 0; i < argv.size(); ++i)
     h.add_field(kind == Kind::host_compile && i > 0 && argv[i - 1] == "-o" ? std::string(kOutputMark) : normalised(argv[i]));
   for (const auto& path : named_paths(argv)) {

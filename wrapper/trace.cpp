@@ -9,6 +9,8 @@
 
 namespace ciq::wrapper {
 
+static void write_trace_file(const std::string& dir, const std::string& json);
+
 static std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", v);
@@ -47,7 +49,30 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
   raw("exit_status", std::to_string(r.exit_status));
   raw("seconds", number(r.seconds));
   json += "}\n";
+  write_trace_file(dir, json);
+}
 
+void write_unit_trace(const std::string& dir, const UnitTraceRecord& r) {
+  std::string json = "{\"format\":\"ciq-trace/1\",\"kind\":\"unit\"";
+  auto field = [&](const char* name, const std::string& value) { json += std::string(",\"") + name + "\":" + json_string(value); };
+  field("unit", r.unit);
+  field("source_path", r.source_path);
+  field("target", r.target);
+  field("key", r.key);
+  field("nvcc_version", r.nvcc_version);
+  field("output", r.output);
+  json += ",\"kernels\":[";
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) json += (i ? "," : "") + json_string(r.kernels[i]);
+  json += "]";
+  field("controls_source", r.controls_source);
+  field("controls", r.controls);
+  json += std::string(",\"controls_applied\":") + (r.controls_applied ? "true" : "false");
+  field("controls_error", r.controls_error);
+  json += ",\"exit_status\":" + std::to_string(r.exit_status) + ",\"seconds\":" + number(r.seconds) + "}\n";
+  write_trace_file(join_path(dir, "units"), json);
+}
+
+static void write_trace_file(const std::string& dir, const std::string& json) {
   static int sequence = 0;
   auto now = std::chrono::system_clock::now().time_since_epoch();
   std::string name = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(now).count()) + "-" +

@@ -40,4 +40,23 @@ struct TraceRecord {
 /// Writes `record` as <dir>/<time>-<pid>-<n>.json; failures are logged only.
 void write_trace(const std::string& dir, const TraceRecord& record);
 
+/// What ciq-cicc did for one translation unit at the NVVM stage.
+struct UnitTraceRecord {
+  std::string unit;          // the .cu as nvcc was given it
+  std::string source_path;   // its absolute path
+  std::string target;        // compute_90a
+  std::string key;           // hex unit key
+  std::string nvcc_version;  // 13.0.88
+  std::string output;        // the PTX cicc wrote
+  std::vector<std::string> kernels; // the PTX's kernels, for the tuner to find a kernel's unit
+  std::string controls_source, controls, controls_error;
+  bool controls_applied = false;
+  int exit_status = 0;
+  double seconds = 0;
+};
+
+/// Writes `record` as <dir>/units/<time>-<pid>-<n>.json (apart from the
+/// ptxas records, which readers of the trace take from <dir> itself).
+void write_unit_trace(const std::string& dir, const UnitTraceRecord& record);
+
 } // namespace ciq::wrapper

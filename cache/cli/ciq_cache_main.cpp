@@ -72,6 +72,10 @@ static cl::opt<std::string> flags("flags", cl::desc("The build's own codegen fla
                                   cl::value_desc("flags"), cl::cat(category), cl::sub(put_cmd));
 static cl::opt<std::string> ptxas("ptxas", cl::desc("The ptxas the entry is for (default: $CIQ_REAL_PTXAS, else ptxas on PATH)"),
                                   cl::value_desc("path"), cl::cat(category), cl::sub(put_cmd));
+static cl::opt<std::string> unit("unit", cl::desc("Store an NVVM-stage entry for the translation unit with this key (a ciq-nvcc build's CIQ_TRACE/units/*.json has it); --set then takes nvcc-space knobs"),
+                                 cl::value_desc("key"), cl::cat(category), cl::sub(put_cmd));
+static cl::opt<std::string> nvcc("nvcc", cl::desc("With --unit: the nvcc the entry is for (default: $CIQ_REAL_NVCC, else nvcc on PATH)"),
+                                 cl::value_desc("path"), cl::cat(category), cl::sub(put_cmd));
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Allow knobs of the 'unsafe' class (they change program semantics)"),
                                   cl::cat(category), cl::sub(put_cmd));
 
@@ -84,6 +88,7 @@ Examples:
   ciq-cache put --ptx k.ptx --arch sm_90a --set maxrregcount=128
   ciq-cache put --ptx k.ptx --arch sm_90a --set _Z5heavyPKfPfi:maxnreg=96
   ciq-cache put --ptx k.ptx --arch sm_90a --controls best.controls
+  ciq-cache put --unit 8069f59c996baf875bd23a8716ce54cd --set fmad=0
   ciq-cache list --kernels '*heavy*'
   ciq-cache show 3fa2
   ciq-cache stats
@@ -96,7 +101,7 @@ Examples:
   ciq-cache push redis://ciq.example.internal:6379/0
 
 Run 'ciq-cache <subcommand> --help' for a subcommand's options.
-Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_SPACES_DIR, CIQ_LOG_LEVEL,
+Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_REAL_NVCC, CIQ_SPACES_DIR, CIQ_LOG_LEVEL,
 CIQ_REMOTE_TIMEOUT_MS (push: MS or CONNECT_MS,IO_MS).
 )";
 
@@ -135,6 +140,8 @@ int main(int argc, char** argv) {
     request.assignments.assign(sets.begin(), sets.end());
     request.acf_file = acf;
     request.allow_unsafe = allow_unsafe;
+    request.unit_key = unit;
+    request.nvcc = nvcc;
     result = cli::put_controls(dir, request, json, std::cout);
   } else {
     std::cerr << "ciq-cache: error: no subcommand given; run 'ciq-cache --help' for the list\n";

@@ -50,7 +50,8 @@ Result<std::string> unique_key(const Store& store, const std::string& prefix) {
 std::string record_json(std::string_view key, const Record& r, bool quarantined) {
   std::string j = "{\"key\":" + json_string(bytes_to_hex(key)) + ",\"kind\":" + json_string(r.kind) +
                   ",\"kernel\":" + json_string(r.kernel) + ",\"target\":" + json_string(r.target) +
-                  ",\"ptxas\":" + json_string(r.ptxas) + ",\"flags\":" + json_string(r.flags) +
+                  ",\"ptxas\":" + json_string(r.ptxas) + ",\"unit\":" + json_string(r.unit) +
+                  ",\"nvcc\":" + json_string(r.nvcc) + ",\"flags\":" + json_string(r.flags) +
                   ",\"created\":" + json_string(r.created) + ",\"source\":" + json_string(r.source) +
                   ",\"space\":" + json_string(r.controls.space) + ",\"controls\":{";
   bool first = true;
@@ -70,7 +71,69 @@ std::string record_json(std::string_view key, const Record& r, bool quarantined)
 
 } // namespace
 
+// put --unit: one unit record, its knobs checked against the nvcc space of
+// the toolkit the entry is for. The key comes from a ciq-nvcc build's trace
+// (CIQ_TRACE=DIR: DIR/units/*.json, "key").
+static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
+  Hash128 key;
+  if (!from_hex(req.unit_key, key.data(), key.size()))
+    return make_error("invalid", "--unit takes a unit key of 32 hex digits (from a CIQ_TRACE build's units/*.json), got '" +
+                                     req.unit_key + "'");
+  if (!req.ptx_file.empty() || !req.acf_file.empty() || !req.flags.empty())
+    return make_error("invalid", "--unit stores NVVM-stage options only; --ptx, --acf and --flags are for ptxas entries");
+  std::string nvcc_path = req.nvcc.empty() ? env_or_empty("CIQ_REAL_NVCC") : req.nvcc;
+  auto found = find_program(nvcc_path.empty() ? "nvcc" : nvcc_path);
+  if (!found) return make_error("not-found", "cannot find nvcc (give --nvcc PATH or set CIQ_REAL_NVCC)");
+  auto identity = identify_ptxas(*found, cache_dir); // nvcc prints the same "release X.Y, VX.Y.Z"
+  if (!identity) return identity.error();
+  auto space = spaces::find_space(spaces_directory(), "cicc", identity->release);
+  if (!space) return space.error();
+  if (!*space) return make_error("not-found", "no NVVM-stage space covers CUDA " + identity->release + " in " + spaces_directory());
+
+  ControlSet given;
+  if (!req.controls_file.empty()) {
+    auto text = read_file(req.controls_file);
+    if (!text) return text.error();
+    auto parsed = parse_control_set(*text, req.controls_file);
+    if (!parsed) return parsed.error();
+    given = std::move(*parsed);
+  }
+  for (const auto& a : req.assignments) {
+    std::string assignment = starts_with(a, "nvcc.") ? a : "nvcc." + a; // KNOB=V means the NVVM stage here
+    if (auto r = add_assignment(given, assignment); !r) return r;
+  }
+  if (!given.options.empty() || !given.kernels.empty() || given.acf)
+    return make_error("invalid", "a unit entry holds NVVM-stage knobs only (nvcc.KNOB=VALUE)");
+  ControlSet controls = given.nvcc_stage();
+  if (controls.space.empty()) controls.space = (*space)->name;
+  if (controls.empty()) return make_error("invalid", "nothing to store: give --set KNOB=VALUE or --controls FILE");
+  spaces::Policy policy;
+  policy.allow_unsafe = req.allow_unsafe;
+  if (auto v = spaces::validate_controls(**space, controls, policy); !v) return v;
+
+  Record record;
+  record.kind = "unit";
+  record.target = req.arch;
+  record.nvcc = identity->version;
+  record.created = utc_now();
+  record.source = req.source;
+  record.provenance = req.provenance;
+  record.controls = std::move(controls);
+  auto store = Store::open_for_writing(cache_dir);
+  if (!store) return store.error();
+  Change write{Table::records, digest_bytes(key), format_record(record)};
+  Change clean{Table::quarantine, digest_bytes(key), std::nullopt}; // a fresh entry starts clean
+  if (auto r = store->apply({write, clean}); !r) return r;
+  if (json)
+    out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":\"unit\",\"controls\":"
+        << json_string(summarise_control_set(record.controls)) << "}\n";
+  else
+    out << "stored " << to_hex(key) << "  unit  " << summarise_control_set(record.controls) << "\n";
+  return {};
+}
+
 Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
+  if (!req.unit_key.empty()) return put_unit(cache_dir, req, json, out);
   if (req.ptx_file.empty()) return make_error("invalid", "put needs --ptx FILE (the PTX the controls are for)");
   if (req.arch.empty()) return make_error("invalid", "put needs --arch sm_XX (the target ptxas compiles for)");
   if (!starts_with(req.arch, "sm_")) return make_error("invalid", "--arch must be a real target such as sm_90a, not '" + req.arch + "'");
@@ -244,8 +307,10 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
     bool bad = quarantined.count(std::string(k)) > 0;
     if (json) out << record_json(k, *r, bad) << "\n";
     else
-      out << bytes_to_hex(k) << "  " << r->kind << "  " << r->target << "  ptxas " << r->ptxas << "  "
-          << (r->kernel.empty() ? "(module)" : r->kernel) << "  " << summarise_control_set(r->controls)
+      out << bytes_to_hex(k) << "  " << r->kind << "  " << r->target
+          << (r->kind == "unit" ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
+                                : "  ptxas " + r->ptxas + "  " + (r->kernel.empty() ? "(module)" : r->kernel))
+          << "  " << summarise_control_set(r->controls)
           << (bad ? "  [quarantined]" : "") << "\n";
     return true;
   });

@@ -23,6 +23,8 @@ struct PutRequest {
   bool allow_unsafe = false;
   std::vector<std::pair<std::string, std::string>> provenance;
   std::string source = "ciq-cache put";
+  std::string unit_key;                 // --unit: an NVVM-stage entry for this translation unit (hex key)
+  std::string nvcc;                     // the nvcc whose NVVM stage it is for ("" = $CIQ_REAL_NVCC or nvcc on PATH)
 };
 
 Result<void> put_controls(const std::string& cache_dir, const PutRequest& request, bool json, std::ostream& out);
