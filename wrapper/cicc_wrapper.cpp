@@ -137,7 +137,8 @@ std::optional<cache::ControlSet> CiccWrapper::find_controls() {
     hit = look(**store);
     if (hit) from_ = From::cache, store_dir_ = cache_dir_;
   }
-  for (auto pack : split(env_or_empty("CIQ_PACKS"), ':')) {
+  std::string packs = env_or_empty("CIQ_PACKS");
+  for (auto pack : split(packs, ':')) {
     if (hit || pack.empty()) break;
     auto index = open_pack_index(cache_dir_, std::string(pack));
     if (!index) {
