@@ -60,6 +60,10 @@ Result<CiccCommand> scan_cicc_args(const std::vector<std::string>& args) {
         command.flags.push_back(a);
         command.flags.push_back(v);
       }
+    } else if (a == "--gen_module_id_file") {
+      // -cubin and -ptx builds have cicc write the module id file that
+      // cudafe++ writes in -c builds: who writes it, not what the PTX is.
+      // Out of the key, so that a -cubin tuning's entry hits the -c build.
     } else if (!a.empty() && a[0] == '-') {
       command.flags.push_back(a);
     } else {

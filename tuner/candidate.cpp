@@ -14,6 +14,7 @@ std::string Dimension::label() const {
   case DimensionKind::directive: return kernel + ":" + knob;
   case DimensionKind::param: return "param:" + knob;
   case DimensionKind::acf: return "acf";
+  case DimensionKind::nvvm: return "nvcc." + knob;
   }
   return knob;
 }
@@ -99,7 +100,9 @@ cache::ControlSet SearchSpace::controls(const Candidate& c) const {
     if (d.kind == DimensionKind::option) set.options[d.knob] = v;
     else if (d.kind == DimensionKind::directive) set.kernels[d.kernel][d.knob] = v;
     else if (d.kind == DimensionKind::acf) set.acf = v;
+    else if (d.kind == DimensionKind::nvvm) set.nvcc[d.knob] = v;
   }
+  if (!set.nvcc.empty()) set.nvcc_space = nvcc_space;
   return set;
 }
 

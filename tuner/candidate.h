@@ -16,18 +16,18 @@
 
 namespace ciq::tuner {
 
-enum class DimensionKind { option, directive, param, acf };
+enum class DimensionKind { option, directive, param, acf, nvvm };
 
 struct Dimension {
   DimensionKind kind = DimensionKind::option;
-  std::string knob;                // knob or parameter name ("acf": which ACF, by sha256)
+  std::string knob;                // knob or parameter name ("acf": which ACF, by sha256); nvvm: a knob of the nvcc space
   std::string kernel;              // directives only
   std::vector<std::string> values; // the domain, without "default"
   bool knockable = true;           // may be left at the default
   double knockout = 0.5;           // chance that a random draw leaves it at the default
   int default_index = 0;           // the baseline value of a parameter that cannot be knocked out
 
-  /// "maxrregcount", "KERNEL:maxnreg", "param:x".
+  /// "maxrregcount", "KERNEL:maxnreg", "param:x", "nvcc.fmad".
   std::string label() const;
 };
 
@@ -47,6 +47,8 @@ struct Exclusion {
 
 struct SearchSpace {
   std::string compiler_space; // e.g. "ptxas-13"; "" when only parameters are tuned
+  std::string nvcc_space;     // e.g. "nvcc-13" when NVVM-stage knobs are searched too
+  std::vector<std::string> units; // hex keys of the translation units the NVVM knobs apply to (CIQ_UNITS)
   std::vector<Dimension> dimensions;
   std::vector<Exclusion> exclusions;
 

@@ -146,6 +146,12 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   options.set_env = {{"CIQ_CONTROLS", join_path(workdir, "candidate.controls")},
                      {"CIQ_TRACE", join_path(workdir, "trace")}};
   if (!setup_.kernels.empty()) options.set_env.emplace_back("CIQ_KERNELS", setup_.kernels);
+  // NVVM-stage knobs reach only the translation units of targeted kernels.
+  if (!space_.units.empty()) {
+    std::string units;
+    for (const auto& u : space_.units) units += (units.empty() ? "" : ",") + u;
+    options.set_env.emplace_back("CIQ_UNITS", units);
+  }
   // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
   if (!setup_.acf_cache_dir.empty()) options.set_env.emplace_back("CIQ_CACHE_DIR", setup_.acf_cache_dir);
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
@@ -282,16 +288,25 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
 }
 
 // Why a trace shows the candidate was not compiled as asked; "" if it was.
-static std::string trace_problem(const std::vector<TracedModule>& trace, const cache::ControlSet& controls,
-                                 bool compiler) {
+// `dir` holds the trace: ptxas' records, and the NVVM stage's in units/
+// (none for a unit whose cicc step the memo answered).
+static std::string trace_problem(const std::vector<TracedModule>& trace, const std::string& dir,
+                                 const cache::ControlSet& controls, bool compiler) {
   if (!compiler) return "";
   if (trace.empty())
     return "no kernels were compiled through ciq-ptxas (build with CUDACXX=ciq-nvcc or TRITON_PTXAS_PATH=ciq-ptxas, "
            "and make the build recompile: e.g. build into {workdir})";
   for (const auto& m : trace)
     if (!m.controls_error.empty()) return "controls not applied: " + m.controls_error;
-  if (!controls.empty() && std::none_of(trace.begin(), trace.end(), [](const auto& m) { return m.controls_applied; }))
+  if (!controls.ptxas_stage().empty() &&
+      std::none_of(trace.begin(), trace.end(), [](const auto& m) { return m.controls_applied; }))
     return "no compiled kernel matched --kernels, so the controls were not applied";
+  if (!controls.nvcc.empty()) {
+    auto units = read_unit_trace(dir);
+    if (!units) return units.error().message;
+    for (const auto& u : *units)
+      if (!u.controls_error.empty()) return "NVVM-stage controls not applied to " + u.unit + ": " + u.controls_error;
+  }
   return "";
 }
 
@@ -327,7 +342,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   if (!trace) return invalid(trace.error().message);
   bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
   if (!setup_.build.empty() || !benchmarks) {
-    if (auto problem = trace_problem(*trace, space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
+    if (auto problem = trace_problem(*trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
   }
 
   // Same code and same parameters as something measured: reuse it.
@@ -356,7 +371,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
       auto jit = read_trace(join_path(r.workdir, "trace"));
       if (!jit) return invalid(jit.error().message);
       trace = std::move(jit);
-      if (auto problem = trace_problem(*trace, space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
+      if (auto problem = trace_problem(*trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
       r.digest = code_digest(*trace, c); // measured anyway, but pruning compares code
     }
   }

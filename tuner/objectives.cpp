@@ -95,6 +95,28 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
   return out;
 }
 
+Result<std::vector<TracedUnit>> read_unit_trace(const std::string& dir) {
+  std::vector<TracedUnit> out;
+  std::string units = join_path(dir, "units");
+  auto entries = list_directory(units);
+  if (!entries) return out;
+  for (const auto& n : *entries) {
+    if (!ends_with(n, ".json")) continue;
+    auto text = read_file(join_path(units, n));
+    if (!text) return text.error();
+    auto json = parse_json(*text);
+    if (!json) return make_error("parse", "unit trace record " + n + ": " + json.error().message);
+    const JsonValue& j = *json;
+    if (j["format"].string_or("") != "ciq-trace/1" || j["kind"].string_or("") != "unit")
+      return make_error("parse", "unit trace record " + n + " is not a ciq-trace/1 unit record");
+    TracedUnit u{j["unit"].string_or(""), j["target"].string_or(""), j["key"].string_or(""), j["nvcc_version"].string_or(""), {}, ""};
+    for (const auto& k : j["kernels"].array) u.kernels.push_back(k.string_or(""));
+    u.controls_error = j["controls_error"].string_or("");
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
 double trace_objective(const Objective& o, const std::vector<TracedModule>& modules, const std::string& glob) {
   double total = 0;
   for (const auto& m : modules) {

@@ -53,6 +53,16 @@ struct TracedModule {
 /// Every trace record under `dir`, oldest first; an absent dir gives none.
 Result<std::vector<TracedModule>> read_trace(const std::string& dir);
 
+/// One translation unit ciq-cicc compiled (the NVVM stage): <trace>/units/.
+struct TracedUnit {
+  std::string unit, target, key, nvcc_version;
+  std::vector<std::string> kernels; // the kernels of the PTX it produced
+  std::string controls_error;       // why controls meant for it were not applied
+};
+
+/// Every unit record under `dir`/units; none when ciq-cicc did not run.
+Result<std::vector<TracedUnit>> read_unit_trace(const std::string& dir);
+
 /// The value of a ptxas objective over the traced kernels matching `glob`
 /// (all when empty): summed over kernels (for registers: the maximum).
 double trace_objective(const Objective& objective, const std::vector<TracedModule>& modules, const std::string& glob);

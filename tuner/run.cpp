@@ -213,7 +213,7 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
 }
 
 // Discovery: what does the build compile, with which ptxas?
-static Result<std::vector<TracedModule>> discover(const TuneOptions& o) {
+static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<TracedUnit>& discovery_units) {
   std::vector<TracedModule> discovery;
   if (o.space != "none" && !o.setup.replay) {
     std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
@@ -230,6 +230,9 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o) {
       if (!trace) return trace.error();
     }
     discovery = std::move(*trace);
+    if (auto units = read_unit_trace(join_path(dir, "trace")); units) discovery_units = std::move(*units);
+    else std::fprintf(stderr, "ciq-tuner: warning: %s; searching without NVVM-stage knobs\n", units.error().message.c_str());
+    if (!discovery_units.empty()) std::fprintf(stderr, "ciq-tuner: found %zu translation unit compile(s) through ciq-nvcc (NVVM stage)\n", discovery_units.size());
     std::size_t kernels = 0;
     for (const auto& m : discovery) kernels += m.kernels.size();
     std::fprintf(stderr, "ciq-tuner: found %zu kernel(s) in %zu module(s)%s\n", kernels, discovery.size(),
@@ -247,7 +250,7 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o) {
 // The search space: the traced ptxas' knobs (and parameters, ACFs), the
 // seeds, and the occupancy probes.
 static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedModule>& discovery) {
-  SpaceRequest request{o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe};
+  SpaceRequest request{o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe, o.stages, o.units};
   auto space = o.setup.replay ? Result<SearchSpace>(o.setup.replay->space()) : build_search_space(request, discovery);
   if (!space) return space.error();
   o.setup.compiler = !space->compiler_space.empty();
@@ -444,7 +447,7 @@ int run_tuning(TuneOptions o) {
   std::vector<EvalRecord> journal = std::move(*opened);
   std::string journal_path = join_path(o.out_dir, "journal.jsonl");
 
-  auto discovered = discover(o);
+  auto discovered = discover(o, o.units);
   if (!discovered) return fail(discovered.error().message);
   const std::vector<TracedModule>& discovery = *discovered;
   auto made = make_space(o, discovery);
@@ -515,7 +518,7 @@ int run_tuning(TuneOptions o) {
 }
 
 int sample_space(const TuneOptions& o, int count) {
-  SpaceRequest request{o.space.empty() ? "none" : o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe};
+  SpaceRequest request{o.space.empty() ? "none" : o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe, o.stages, {}};
   auto space = build_search_space(request, {});
   if (!space) return fail(space.error().message);
   std::mt19937_64 rng(o.search.seed);

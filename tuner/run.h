@@ -29,6 +29,8 @@ struct TuneOptions {
   double alpha = 0.05;               // significance level
   int verify_runs = 10;              // interleaved runs per side when verifying
   bool allow_unsafe = false;
+  std::string stages = "all";        // --stages: all, ptxas or nvcc
+  std::vector<TracedUnit> units;     // the discovery build's translation units (set by the run)
   bool ship = true;                  // write the verified winner to the cache
   bool json = false;                 // last stdout line: a JSON summary
   std::string cache_dir;

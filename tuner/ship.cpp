@@ -119,10 +119,14 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
 }
 
 Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
-                 const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
+                                      const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
   auto candidate = space.parse(winner.candidate);
   if (!candidate) return candidate.error();
-  cache::ControlSet controls = no_gain ? cache::ControlSet{space.compiler_space, {}, {}, {}, {}, {}} : space.controls(*candidate);
+  cache::ControlSet both = no_gain ? cache::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.controls(*candidate);
+  // Each record holds one stage: the ptxas entries are keyed by the PTX the
+  // winner's NVVM options produced (its own trace), the unit entries by the
+  // units' cicc input, which no candidate changes.
+  cache::ControlSet controls = both.ptxas_stage();
   auto [gpu, driver] = gpu_and_driver();
 
   std::vector<std::pair<std::string, std::string>> provenance{
@@ -188,6 +192,23 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
       r.kernel = k.name;
       r.controls = controls.for_kernel(k.name);
       if (auto w = put(k.key, r); !w) return w.error();
+    }
+  }
+  if (!space.nvcc_space.empty()) {
+    cache::ControlSet unit_controls = both.nvcc_stage();
+    unit_controls.space = space.nvcc_space;
+    for (const auto& u : options.units) {
+      if (std::find(space.units.begin(), space.units.end(), u.key) == space.units.end()) continue;
+      cache::Record r;
+      r.kind = "unit";
+      r.unit = u.unit;
+      r.target = u.target;
+      r.nvcc = u.nvcc_version;
+      r.created = cache::utc_now();
+      r.source = k_tuner_version;
+      r.provenance = provenance;
+      r.controls = unit_controls;
+      if (auto w = put(u.key, r); !w) return w.error();
     }
   }
   if (auto r = store->apply(changes); !r) return r.error();

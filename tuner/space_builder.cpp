@@ -37,6 +37,44 @@ bool allowed(const spaces::Knob& k, const SpaceRequest& r) {
 
 } // namespace
 
+// The NVVM stage's knobs, for the translation units that hold a targeted
+// kernel (ciq-cicc traced them: the build went through ciq-nvcc).
+static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& request) {
+  std::set<std::string> keys;
+  std::string release;
+  for (const auto& u : request.units)
+    for (const auto& k : u.kernels)
+      if (request.kernels.empty() || glob_match(request.kernels, k)) {
+        keys.insert(u.key);
+        release = u.nvcc_version;
+      }
+  if (keys.empty()) {
+    if (request.stages == "nvcc")
+      return make_error("invalid", "--stages nvcc: no translation unit of a targeted kernel was traced (build with CUDACXX=ciq-nvcc)");
+    return {};
+  }
+  auto parts = split(release, '.');
+  std::string major_minor = parts.size() >= 2 ? std::string(parts[0]) + "." + std::string(parts[1]) : release;
+  auto found = spaces::find_space(spaces_directory(), "cicc", major_minor);
+  if (!found) return found.error();
+  if (!*found) {
+    if (request.stages == "nvcc") return make_error("invalid", "no NVVM-stage space covers CUDA " + major_minor);
+    return {};
+  }
+  space.nvcc_space = (*found)->name;
+  space.units.assign(keys.begin(), keys.end());
+  for (const auto& knob : (*found)->knobs) {
+    if (!allowed(knob, request)) continue;
+    Dimension d;
+    d.kind = DimensionKind::nvvm;
+    d.knob = knob.name;
+    d.values = search_domain(knob);
+    d.knockout = 0.7;
+    if (!d.values.empty()) space.dimensions.push_back(std::move(d));
+  }
+  return {};
+}
+
 Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::vector<TracedModule>& trace) {
   SearchSpace space;
   if (request.space_name != "none") {
@@ -102,6 +140,12 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
       space.exclusions.push_back(std::move(x));
     }
   }
+  if (request.space_name != "none" && request.stages != "ptxas")
+    if (auto r = add_nvvm_stage(space, request); !r) return r.error();
+  if (request.stages == "nvcc") { // the ptxas knobs out (their exclusions with them)
+    std::erase_if(space.dimensions, [](const Dimension& d) { return d.kind == DimensionKind::option || d.kind == DimensionKind::directive; });
+    space.exclusions.clear();
+  }
   for (const auto& spec : request.params) {
     auto d = parse_param(spec);
     if (!d) return d.error();
@@ -137,6 +181,8 @@ Result<Candidate> candidate_from_controls(const SearchSpace& space, const cache:
       if (auto r = set(DimensionKind::directive, kernel, k, v); !r) return r.error();
   if (controls.acf)
     if (auto r = set(DimensionKind::acf, "", "acf", *controls.acf); !r) return r.error();
+  for (const auto& [k, v] : controls.nvcc)
+    if (auto r = set(DimensionKind::nvvm, "", k, v); !r) return r.error();
   return c;
 }
 

@@ -1,7 +1,9 @@
 // Building the search space of a run: the compiler knobs of the space of
 // the ptxas that compiled the traced kernels (only safety classes the run
 // allows: `numerics` needs a --check, `unsafe` needs --allow-unsafe),
-// per-kernel directives for the kernels --kernels selects, and the
+// per-kernel directives for the kernels --kernels selects, the knobs of
+// the NVVM stage (nvcc space) when the build went through ciq-nvcc and
+// the targeted kernels' translation units were traced, and the
 // application parameters.
 #pragma once
 
@@ -20,6 +22,8 @@ struct SpaceRequest {
   std::string kernels;                 // glob; "" = every traced kernel
   bool have_check = false;
   bool allow_unsafe = false;
+  std::string stages = "all";          // "all", "ptxas" (no NVVM-stage knobs) or "nvcc" (no ptxas knobs)
+  std::vector<TracedUnit> units;       // the discovery build's translation units
 };
 
 /// `trace` is the discovery build's (may be empty when space_name names a

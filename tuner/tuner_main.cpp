@@ -40,6 +40,7 @@ static cl::list<std::string> objectives("objective", cl::desc("Built-in objectiv
 static cl::list<std::string> params("param", cl::desc("Application parameter NAME=range:S:E:STEP | choice:A,B | literal:V [,knockout=P]; use as {param:NAME}"), cl::value_desc("spec"), cl::cat(category), cl::sub(run_cmd), cl::sub(sample_cmd));
 static cl::opt<std::string> kernels("kernels", cl::desc("Tune only the traced kernels matching this glob"), cl::value_desc("glob"), BOTH);
 static cl::opt<std::string> space("space", cl::desc("Knob space (default: that of the traced ptxas; 'none' = parameters only)"), cl::value_desc("name"), BOTH);
+static cl::opt<std::string> stages("stages", cl::desc("Compiler stages to search: all (ptxas, and the NVVM stage of the units of the targeted kernels when the build goes through ciq-nvcc), ptxas, or nvcc (default all)"), cl::value_desc("all|ptxas|nvcc"), cl::init("all"), RUN);
 static cl::opt<int> budget("budget", cl::desc("Evaluations, the default's included (default 32)"), cl::init(32), RUN);
 static cl::opt<int> generations("generations", cl::desc("Stop after G generations (default: when the budget is spent)"), cl::init(0), RUN);
 static cl::opt<int> pool("pool", cl::desc("Population size (default 8)"), cl::init(8), RUN);
@@ -171,6 +172,8 @@ int main(int argc, char** argv) {
     o.setup.objectives[i].maximize = directions[i] == "max";
   }
   o.space = space;
+  if (stages != "all" && stages != "ptxas" && stages != "nvcc") return fail("--stages must be all, ptxas or nvcc, not '" + stages + "'");
+  o.stages = stages;
   o.params.assign(params.begin(), params.end());
   o.seeds.assign(seed_controls.begin(), seed_controls.end());
   o.occupancy_probes = occupancy_probes;
