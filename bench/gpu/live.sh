@@ -57,7 +57,7 @@ for side in tuned default; do
   unset CIQ_DISABLE
   grep -E "Used [0-9]+ registers" "$dir/build-$side.log" | sed "s/^/$side: /" | tee -a "$dir/summary.txt"
 done
-ciq-cache stats | grep -E "^ +(hit|applied)" | tee -a "$dir/summary.txt"
+ciq-cache stats | grep -E "^ +(hit|applied|unit\.(hit|applied))" | tee -a "$dir/summary.txt"
 echo "side,process,time_ms" >"$dir/confirm.csv"
 for i in $(seq 1 8); do
   for side in default tuned; do

@@ -9,6 +9,12 @@ compared with the default build's. The cubin's other sections embed the
 command line, so only code is compared.
 
   verify_space.py --ciq-ptxas BIN --ptxas BIN SPACE PTX... [--all]
+  verify_space.py --ciq-nvcc BIN --nvcc BIN SPACE CU... [--all]
+
+The second form checks a space of the NVVM stage (tool = cicc): each .cu is
+compiled to PTX (`nvcc -ptx`, sm_90a) through ciq-nvcc, whose ciq-cicc
+applies the knob (`nvcc.KNOB = VALUE` in CIQ_CONTROLS), and the PTX is
+compared with the default build's.
 
 Prints one line per knob: `KNOB changes code: VALUE on KERNEL-FILE`, or
 `KNOB no effect on: ...`. Exits 1 if any knob changed nothing. With --all
@@ -118,16 +124,35 @@ def compile_with(ciq_ptxas, ptxas, ptx, controls, out, workdir):
     return text_sections(out)
 
 
+def compile_nvvm(ciq_nvcc, nvcc, cu, knob, value, out, workdir):
+    """PTX text of `cu` built through ciq-nvcc with one NVVM-stage knob (none: the default); None if it failed."""
+    env = dict(os.environ, CIQ_REAL_NVCC=nvcc, CIQ_CACHE_DIR=os.path.join(workdir, "cache"), CIQ_ALLOW_UNSAFE="1")
+    if knob is not None:
+        path = os.path.join(workdir, "candidate.controls")
+        with open(path, "w") as f:
+            f.write(f"nvcc.{knob} = {value}\n")
+        env["CIQ_CONTROLS"] = path
+        env["CIQ_TRACE"] = os.path.join(workdir, "trace")
+    r = subprocess.run([ciq_nvcc, "-arch=sm_90a", "-ptx", cu, "-o", out], env=env, capture_output=True, text=True)
+    return open(out).read() if r.returncode == 0 else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ciq-ptxas", required=True)
-    ap.add_argument("--ptxas", required=True)
+    ap.add_argument("--ciq-ptxas")
+    ap.add_argument("--ptxas")
+    ap.add_argument("--ciq-nvcc")
+    ap.add_argument("--nvcc")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("space")
     ap.add_argument("ptx", nargs="+")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="ciq-verify-")
+    if a.ciq_nvcc:
+        sys.exit(verify_nvvm(a, work))
+    if not (a.ciq_ptxas and a.ptxas):
+        ap.error("give --ciq-ptxas and --ptxas (a ptxas space) or --ciq-nvcc and --nvcc (an NVVM-stage space)")
     defaults = {}
     for ptx in a.ptx:
         defaults[ptx] = compile_with(a.ciq_ptxas, a.ptxas, ptx, None, os.path.join(work, "default.cubin"), work)
@@ -165,6 +190,38 @@ def main():
     for pair in accepted:
         print(f"conflict {pair}: ptxas accepts it")
     sys.exit(1 if useless or accepted else 0)
+
+
+def verify_nvvm(a, work):
+    """The NVVM-stage check; returns the exit status."""
+    out = os.path.join(work, "k.ptx")
+    defaults = {cu: compile_nvvm(a.ciq_nvcc, a.nvcc, cu, None, None, out, work) for cu in a.ptx}
+    for cu, ptx in defaults.items():
+        if ptx is None:
+            raise SystemExit(f"default compile of {cu} failed")
+    knobs, _ = parse_space(a.space)
+    useless = []
+    for knob in knobs:
+        effects = []
+        for value in knob["values"]:
+            for cu in a.ptx:
+                ptx = compile_nvvm(a.ciq_nvcc, a.nvcc, cu, knob["name"], value, out, work)
+                if ptx is None:
+                    effects.append(f"{value} on {os.path.basename(cu)}: cicc refused")
+                elif ptx != defaults[cu]:
+                    effects.append(f"{value} on {os.path.basename(cu)}")
+                    if not a.all:
+                        break
+            if effects and not effects[-1].endswith("refused") and not a.all:
+                break
+        changed = [e for e in effects if not e.endswith("refused")]
+        if changed:
+            print(f"{knob['level']} {knob['name']} changes code: " + "; ".join(changed))
+        else:
+            useless.append(knob["name"])
+            print(f"{knob['level']} {knob['name']} no effect on: " + ", ".join(os.path.basename(p) for p in a.ptx)
+                  + (" (" + "; ".join(effects) + ")" if effects else ""))
+    return 1 if useless else 0
 
 
 if __name__ == "__main__":
