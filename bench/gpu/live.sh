@@ -22,7 +22,12 @@ dir="$out/$kernel-j$jobs"
 rm -rf "$dir" && mkdir -p "$dir"
 export CIQ_CACHE_DIR="$dir/cache"
 
-flags="-O3 -std=c++17 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu"
+# The flags of the suite's CMake Release build (-O3 -DNDEBUG; C++17 is nvcc's
+# default, which CMake does not spell out): NVVM-stage entries are keyed by
+# the preprocessed unit, so the tuning build must preprocess it as the
+# program's build does (an explicit -std=c++17 makes the host headers strict
+# ANSI: another unit, and the confirmation build would miss).
+flags="-O3 -DNDEBUG -arch=sm_90a -I $root/bench/common $root/bench/kernels/$kernel.cu"
 if [[ ${SERVER:-0} == 1 ]]; then
   "$cuda/bin/nvcc" $flags -o "$dir/server" || exit 1 # once, before the clock starts
   how=(--build "ciq-nvcc -cubin $flags -o {workdir}/k.cubin" --bench-server "$dir/server --serve"
