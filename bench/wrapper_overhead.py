@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What ciq-ptxas and ciq-nvcc add to a compile: a miss (a cache exists but
+"""What ciq-ptxas, ciq-cicc and ciq-nvcc add to a compile: a miss (a cache exists but
 holds nothing for this PTX) and a hit (an entry is applied), against the
 plain tools, interleaved round by round so drift hits all variants alike.
 
@@ -7,9 +7,12 @@ plain tools, interleaved round by round so drift hits all variants alike.
 
 The hit is compared with plain ptxas given the same extra option, so the
 difference is ciq's own work (lookup, rendering, spawning), not a different
-compile. Prints a Markdown table of medians (ms), added ms and ratios.
+compile. ciq-cicc (the NVVM stage) is timed on the cicc command nvcc runs for
+the .cu (recorded through --cicc-prefix, its temporaries kept): a miss, and a
+hit of a unit entry (fmad=0) against cicc given -fmad=0 itself. Prints a Markdown table of medians (ms), added ms and ratios.
 """
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -57,6 +60,25 @@ def main():
     subprocess.run([ciq_cache, "put", "--ptx", cu_ptx, "--arch", "sm_90a", "--set", "maxrregcount=32"],
                    env=hit_env, check=True, stdout=subprocess.DEVNULL)
 
+    # The cicc step of nvcc -c, recorded with its input kept.
+    keep = os.path.join(work, "keep")
+    os.makedirs(keep)
+    recorder = os.path.join(work, "record.sh")
+    with open(recorder, "w") as f:
+        f.write(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {work}/cicc.args\nexec \"$@\"\n")
+    os.chmod(recorder, 0o755)
+    subprocess.run([nvcc, "--cicc-prefix=" + recorder, "-keep", "-keep-dir", keep, "-arch=sm_90a", "-c", a.cu,
+                    "-o", os.path.join(work, "rec.o")], check=True, cwd=work)
+    cicc_cmd = open(os.path.join(work, "cicc.args")).read().splitlines()
+    ciq_cicc = os.path.join(a.bin, "ciq-cicc")
+    trace = os.path.join(work, "trace")
+    subprocess.run([ciq_cicc] + cicc_cmd, env=dict(miss_env, CIQ_TRACE=trace), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    unit_key = json.load(open(os.path.join(trace, "units", os.listdir(os.path.join(trace, "units"))[0])))["key"]
+    subprocess.run([ciq_cache, "put", "--unit", unit_key, "--set", "fmad=0"], env=dict(hit_env, CIQ_REAL_NVCC=nvcc),
+                   check=True, stdout=subprocess.DEVNULL)
+    cicc_fmad0 = [w if w != "-fmad=1" else "-fmad=0" for w in cicc_cmd]
+
     args = ["-arch=sm_90a", "-m64", a.ptx, "-o", out]
     cu_args = ["-arch=sm_90a", "-c", a.cu, "-o", os.path.join(work, "k.o")]
     variants = {
@@ -64,6 +86,10 @@ def main():
         "ptxas plain + --maxrregcount=32": ([ptxas] + args + ["--maxrregcount=32"], env),
         "ciq-ptxas miss": ([ciq_ptxas] + args, miss_env),
         "ciq-ptxas hit (maxrregcount=32)": ([ciq_ptxas] + args, hit_env),
+        "cicc plain": (cicc_cmd, env),
+        "ciq-cicc miss": ([ciq_cicc] + cicc_cmd, miss_env),
+        "cicc plain -fmad=0": (cicc_fmad0, env),
+        "ciq-cicc hit (fmad=0)": ([ciq_cicc] + cicc_cmd, hit_env),
         "nvcc -c plain": ([nvcc] + cu_args, env),
         "nvcc -c plain -Xptxas --maxrregcount=32": ([nvcc] + cu_args + ["-Xptxas", "--maxrregcount=32"], env),
         "ciq-nvcc -c miss": ([ciq_nvcc] + cu_args, miss_env),
@@ -76,8 +102,8 @@ def main():
         for name, (cmd, e) in variants.items():
             samples[name].append(timed(cmd, e))
     stats = subprocess.run([ciq_cache, "stats"], env=hit_env, capture_output=True, text=True).stdout
-    if "applied" not in stats:
-        sys.exit("the hit variant never applied its entry:\n" + stats)
+    if "applied" not in stats or "unit.applied" not in stats:
+        sys.exit("the hit variants never applied their entries:\n" + stats)
 
     med = {k: statistics.median(v) for k, v in samples.items()}
     def row(name, base):
@@ -91,6 +117,10 @@ def main():
     print(row("ciq-ptxas miss", "ptxas plain"))
     print(row("ptxas plain + --maxrregcount=32", "ptxas plain + --maxrregcount=32"))
     print(row("ciq-ptxas hit (maxrregcount=32)", "ptxas plain + --maxrregcount=32"))
+    print(row("cicc plain", "cicc plain"))
+    print(row("ciq-cicc miss", "cicc plain"))
+    print(row("cicc plain -fmad=0", "cicc plain -fmad=0"))
+    print(row("ciq-cicc hit (fmad=0)", "cicc plain -fmad=0"))
     print(row("nvcc -c plain", "nvcc -c plain"))
     print(row("ciq-nvcc -c miss", "nvcc -c plain"))
     print(row("nvcc -c plain -Xptxas --maxrregcount=32", "nvcc -c plain -Xptxas --maxrregcount=32"))
