@@ -16,6 +16,7 @@
 #include "wrapper/lookup.h"
 #include "wrapper/pack_index.h"
 #include "wrapper/real_tool.h"
+#include "wrapper/remote_lookup.h"
 #include "wrapper/trace.h"
 
 #include <optional>
@@ -58,6 +59,7 @@ private:
   }
   std::optional<cache::ControlSet> find_controls();
   std::optional<cache::ControlSet> checked(cache::ControlSet set);
+  bool fetch_remote_record(const std::string& remote);
   std::optional<RunResult> compile(const std::optional<cache::ControlSet>& controls);
   void quarantine(const std::string& why);
   void trace(const RunResult& run, const std::optional<cache::ControlSet>& controls);
@@ -83,7 +85,7 @@ std::optional<RunResult> CiccWrapper::run() {
     if (f == "-g" || f == "--debug_mode") return pass("debug"); // -G: optimisation is off on purpose
 
   bool tuning = !controls_file_.empty();
-  if (!tuning && trace_dir_.empty() && env_or_empty("CIQ_PACKS").empty() &&
+  if (!tuning && trace_dir_.empty() && env_or_empty("CIQ_PACKS").empty() && env_or_empty("CIQ_REMOTE").empty() &&
       !path_exists(join_path(join_path(cache_dir_, "db"), "data.mdb")))
     return pass("no-cache");
 
@@ -148,6 +150,13 @@ std::optional<cache::ControlSet> CiccWrapper::find_controls() {
     hit = look(index->store);
     if (hit) from_ = From::pack, store_dir_ = index->directory;
   }
+  // The team's Redis last, as for ptxas: a usable record is copied into
+  // the local cache and found there.
+  if (std::string remote = env_or_empty("CIQ_REMOTE"); !hit && !remote.empty() && fetch_remote_record(remote))
+    if (auto store = cache::Store::open_for_reading(cache_dir_); store && *store) {
+      hit = look(**store);
+      if (hit) from_ = From::cache, store_dir_ = cache_dir_, counters.push_back("unit.remote-hit");
+    }
   if (!hit) {
     counters.push_back("unit.miss");
     return std::nullopt;
@@ -155,6 +164,25 @@ std::optional<cache::ControlSet> CiccWrapper::find_controls() {
   counters.push_back("unit.hit");
   if (hit->controls.empty()) return std::nullopt; // tuned before, the default won
   return checked(std::move(hit->controls));
+}
+
+// Asks CIQ_REMOTE for this unit's record; true when one was copied locally.
+bool CiccWrapper::fetch_remote_record(const std::string& remote) {
+  auto fail = [&](const std::string& why) {
+    spdlog::warn("CIQ_REMOTE: {}", why);
+    counters.push_back("unit.remote-error");
+    return false;
+  };
+  auto config = cache::remote_config(remote, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
+  if (!config) return fail(config.error().message);
+  auto space = spaces::find_space(spaces_directory(), "cicc", toolkit_.release);
+  if (!space || !*space) return false; // nothing could be applied anyway
+  spaces::Policy policy;
+  policy.allow_unsafe = unsafe_allowed();
+  auto fetched = fetch_remote_unit(*config, key_, **space, policy, cache_dir_);
+  if (!fetched) return fail(fetched.error().message);
+  if (fetched->refused) counters.push_back("unit.remote-refused");
+  return fetched->copied > 0;
 }
 
 // `set` if the running toolkit's nvcc space allows it; else why not in error_.

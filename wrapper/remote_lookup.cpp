@@ -30,18 +30,16 @@ std::string check_record(const std::string& text, const std::string& hex, const 
   return "";
 }
 
-} // namespace
+struct Wanted {
+  Hash128 key;
+  std::string kind, kernel;
+};
 
-Result<RemoteFetch> fetch_remote(const cache::RemoteConfig& remote, const cache::PtxModule& module,
-                                 const cache::KeyContext& context, const spaces::Space& space,
-                                 const spaces::Policy& policy, const std::string& cache_dir) {
-  struct Wanted {
-    Hash128 key;
-    std::string kind, kernel;
-  };
-  std::vector<Wanted> wanted{{cache::module_key(module, context), "module", ""}};
-  for (const auto& kernel : module.kernel_names()) wanted.push_back({cache::kernel_key(module, kernel, context), "kernel", kernel});
-
+// Fetches the records `wanted` names, in order (a module record ends the
+// list: it answers for the module), checks each, and copies the usable
+// ones into the local cache.
+Result<RemoteFetch> fetch_records(const cache::RemoteConfig& remote, const std::vector<Wanted>& wanted,
+                                  const spaces::Space& space, const spaces::Policy& policy, const std::string& cache_dir) {
   // The whole lookup, not just each reply, is bounded: connect plus two
   // reply timeouts, however many kernels the module has, name resolution,
   // AUTH, SELECT and ACF blobs included.
@@ -86,6 +84,21 @@ Result<RemoteFetch> fetch_remote(const cache::RemoteConfig& remote, const cache:
   if (auto put = store->put_many(cache::Table::records, records); !put) return put.error();
   fetch.copied = int(records.size());
   return fetch;
+}
+
+} // namespace
+
+Result<RemoteFetch> fetch_remote(const cache::RemoteConfig& remote, const cache::PtxModule& module,
+                                 const cache::KeyContext& context, const spaces::Space& space,
+                                 const spaces::Policy& policy, const std::string& cache_dir) {
+  std::vector<Wanted> wanted{{cache::module_key(module, context), "module", ""}};
+  for (const auto& kernel : module.kernel_names()) wanted.push_back({cache::kernel_key(module, kernel, context), "kernel", kernel});
+  return fetch_records(remote, wanted, space, policy, cache_dir);
+}
+
+Result<RemoteFetch> fetch_remote_unit(const cache::RemoteConfig& remote, const Hash128& unit_key, const spaces::Space& space,
+                                      const spaces::Policy& policy, const std::string& cache_dir) {
+  return fetch_records(remote, {{unit_key, "unit", ""}}, space, policy, cache_dir);
 }
 
 } // namespace ciq::wrapper

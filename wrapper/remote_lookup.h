@@ -1,4 +1,4 @@
-// CIQ_REMOTE=redis://host:port/db: on a local miss, ciq-ptxas asks the team's
+// CIQ_REMOTE=redis://host:port/db: on a local miss, ciq-ptxas (ciq-cicc) asks the team's
 // Redis for the module's records, checks each exactly like a local entry
 // (size, syntax, the running ptxas' space and value domains, the ACF blob's
 // sha256) and copies the usable ones into the local cache, where the normal
@@ -25,5 +25,10 @@ struct RemoteFetch {
 Result<RemoteFetch> fetch_remote(const cache::RemoteConfig& remote, const cache::PtxModule& module,
                                  const cache::KeyContext& context, const spaces::Space& space,
                                  const spaces::Policy& policy, const std::string& cache_dir);
+
+/// The same for one translation unit's record (ciq-cicc); `space` is the
+/// running toolkit's nvcc space.
+Result<RemoteFetch> fetch_remote_unit(const cache::RemoteConfig& remote, const Hash128& unit_key, const spaces::Space& space,
+                                      const spaces::Policy& policy, const std::string& cache_dir);
 
 } // namespace ciq::wrapper
