@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/install/deps.sh"
 build=${CIQ_BUILD_DIR:-$root/build}
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --target ciq-ptxas ciq-nvcc ciq-cache ciq-tuner
+cmake --build "$build" --target ciq-ptxas ciq-nvcc ciq-cicc ciq-cache ciq-tuner
 echo "ciq: built into $build/bin" >&2
 if [[ ${1:-} != --no-run ]]; then
   exec "$root/examples/run-example.sh" "$build/bin"
