@@ -13,6 +13,7 @@
 #include "utils/text.h"
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -71,6 +72,21 @@ std::string record_json(std::string_view key, const Record& r, bool quarantined)
 
 } // namespace
 
+// What `put` was given: --controls FILE, then each --set (as `spell` writes it).
+static Result<ControlSet> requested_controls(const PutRequest& req, const std::function<std::string(const std::string&)>& spell) {
+  ControlSet controls;
+  if (!req.controls_file.empty()) {
+    auto text = read_file(req.controls_file);
+    if (!text) return text.error();
+    auto parsed = parse_control_set(*text, req.controls_file);
+    if (!parsed) return parsed.error();
+    controls = std::move(*parsed);
+  }
+  for (const auto& a : req.assignments)
+    if (auto r = add_assignment(controls, spell(a)); !r) return r.error();
+  return controls;
+}
+
 // put --unit: one unit record, its knobs checked against the nvcc space of
 // the toolkit the entry is for. The key comes from a ciq-nvcc build's trace
 // (CIQ_TRACE=DIR: DIR/units/*.json, "key").
@@ -90,18 +106,10 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   if (!space) return space.error();
   if (!*space) return make_error("not-found", "no NVVM-stage space covers CUDA " + identity->release + " in " + spaces_directory());
 
-  ControlSet given;
-  if (!req.controls_file.empty()) {
-    auto text = read_file(req.controls_file);
-    if (!text) return text.error();
-    auto parsed = parse_control_set(*text, req.controls_file);
-    if (!parsed) return parsed.error();
-    given = std::move(*parsed);
-  }
-  for (const auto& a : req.assignments) {
-    std::string assignment = starts_with(a, "nvcc.") ? a : "nvcc." + a; // KNOB=V means the NVVM stage here
-    if (auto r = add_assignment(given, assignment); !r) return r;
-  }
+  // KNOB=VALUE means the NVVM stage here.
+  auto read = requested_controls(req, [](const std::string& a) { return starts_with(a, "nvcc.") ? a : "nvcc." + a; });
+  if (!read) return read.error();
+  const ControlSet& given = *read;
   if (!given.options.empty() || !given.kernels.empty() || given.acf)
     return make_error("invalid", "a unit entry holds NVVM-stage knobs only (nvcc.KNOB=VALUE)");
   ControlSet controls = given.nvcc_stage();
@@ -152,16 +160,9 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   if (!space) return space.error();
   if (!*space) return make_error("not-found", "no knob space covers ptxas " + identity->release + " in " + spaces_directory());
 
-  ControlSet controls;
-  if (!req.controls_file.empty()) {
-    auto text = read_file(req.controls_file);
-    if (!text) return text.error();
-    auto parsed = parse_control_set(*text, req.controls_file);
-    if (!parsed) return parsed.error();
-    controls = std::move(*parsed);
-  }
-  for (const auto& a : req.assignments)
-    if (auto r = add_assignment(controls, a); !r) return r;
+  auto read = requested_controls(req, [](const std::string& a) { return a; });
+  if (!read) return read.error();
+  ControlSet controls = std::move(*read);
   if (controls.space.empty()) controls.space = (*space)->name;
   spaces::Policy policy;
   policy.allow_unsafe = req.allow_unsafe;

@@ -149,79 +149,62 @@ def main():
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="ciq-verify-")
+    knobs, conflicts = parse_space(a.space)
     if a.ciq_nvcc:
-        sys.exit(verify_nvvm(a, work))
+        out = os.path.join(work, "k.ptx")
+        compile_knob = lambda cu, knob, value: compile_nvvm(a.ciq_nvcc, a.nvcc, cu, knob and knob["name"], value, out, work)
+        sys.exit(1 if survey(knobs, a.ptx, compile_knob, "cicc", a.all) else 0)
     if not (a.ciq_ptxas and a.ptxas):
         ap.error("give --ciq-ptxas and --ptxas (a ptxas space) or --ciq-nvcc and --nvcc (an NVVM-stage space)")
-    defaults = {}
-    for ptx in a.ptx:
-        defaults[ptx] = compile_with(a.ciq_ptxas, a.ptxas, ptx, None, os.path.join(work, "default.cubin"), work)
-        if defaults[ptx] is None:
-            raise SystemExit(f"default compile of {ptx} failed")
     kernels = {p: re.findall(r"\.entry\s+([\w$]+)\s*\(", open(p).read()) for p in a.ptx}
 
-    useless = []
-    knobs, conflicts = parse_space(a.space)
-    for knob in knobs:
-        effects = []
-        for value in knob["values"]:
-            for ptx in a.ptx:
-                if knob["level"] == "option":
-                    controls = f"{knob['name']} = {value}\n"
-                else:
-                    controls = "".join(f"{k}:{knob['name']} = {value}\n" for k in kernels[ptx])
-                code = compile_with(a.ciq_ptxas, a.ptxas, ptx, controls, os.path.join(work, "k.cubin"), work)
-                if code is None:
-                    effects.append(f"{value} on {os.path.basename(ptx)}: ptxas refused")
-                elif code != defaults[ptx]:
-                    effects.append(f"{value} on {os.path.basename(ptx)}")
-                    if not a.all:
-                        break
-            if effects and not effects[-1].endswith("refused") and not a.all:
-                break
-        changed = [e for e in effects if not e.endswith("refused")]
-        if changed:
-            print(f"{knob['level']} {knob['name']} changes code: " + "; ".join(changed))
+    def compile_knob(ptx, knob, value):
+        if knob is None:
+            controls = None
+        elif knob["level"] == "option":
+            controls = f"{knob['name']} = {value}\n"
         else:
-            useless.append(knob["name"])
-            print(f"{knob['level']} {knob['name']} no effect on: " + ", ".join(os.path.basename(p) for p in a.ptx)
-                  + (" (" + "; ".join(effects) + ")" if effects else ""))
+            controls = "".join(f"{k}:{knob['name']} = {value}\n" for k in kernels[ptx])
+        return compile_with(a.ciq_ptxas, a.ptxas, ptx, controls, os.path.join(work, "k.cubin"), work)
+
+    useless = survey(knobs, a.ptx, compile_knob, "ptxas", a.all)
     accepted = conflicts_hold(knobs, conflicts, a.ptxas, a.ptx[0], os.path.join(work, "conflict.cubin"))
     for pair in accepted:
         print(f"conflict {pair}: ptxas accepts it")
     sys.exit(1 if useless or accepted else 0)
 
 
-def verify_nvvm(a, work):
-    """The NVVM-stage check; returns the exit status."""
-    out = os.path.join(work, "k.ptx")
-    defaults = {cu: compile_nvvm(a.ciq_nvcc, a.nvcc, cu, None, None, out, work) for cu in a.ptx}
-    for cu, ptx in defaults.items():
-        if ptx is None:
-            raise SystemExit(f"default compile of {cu} failed")
-    knobs, _ = parse_space(a.space)
+def survey(knobs, inputs, compile_knob, tool, every):
+    """Prints what each knob does to the code of `inputs` (compile_knob(input,
+    knob, value) gives the code, None when the tool refused; knob None: the
+    default); returns the names of the knobs that changed nothing."""
+    defaults = {}
+    for path in inputs:
+        defaults[path] = compile_knob(path, None, None)
+        if defaults[path] is None:
+            raise SystemExit(f"default compile of {path} failed")
     useless = []
     for knob in knobs:
         effects = []
         for value in knob["values"]:
-            for cu in a.ptx:
-                ptx = compile_nvvm(a.ciq_nvcc, a.nvcc, cu, knob["name"], value, out, work)
-                if ptx is None:
-                    effects.append(f"{value} on {os.path.basename(cu)}: cicc refused")
-                elif ptx != defaults[cu]:
-                    effects.append(f"{value} on {os.path.basename(cu)}")
-                    if not a.all:
+            for path in inputs:
+                code = compile_knob(path, knob, value)
+                if code is None:
+                    effects.append(f"{value} on {os.path.basename(path)}: {tool} refused")
+                elif code != defaults[path]:
+                    effects.append(f"{value} on {os.path.basename(path)}")
+                    if not every:
                         break
-            if effects and not effects[-1].endswith("refused") and not a.all:
+            if effects and not effects[-1].endswith("refused") and not every:
                 break
         changed = [e for e in effects if not e.endswith("refused")]
         if changed:
             print(f"{knob['level']} {knob['name']} changes code: " + "; ".join(changed))
         else:
             useless.append(knob["name"])
-            print(f"{knob['level']} {knob['name']} no effect on: " + ", ".join(os.path.basename(p) for p in a.ptx)
+            print(f"{knob['level']} {knob['name']} no effect on: " + ", ".join(os.path.basename(p) for p in inputs)
                   + (" (" + "; ".join(effects) + ")" if effects else ""))
-    return 1 if useless else 0
+    return useless
 
 
 if __name__ == "__main__":
