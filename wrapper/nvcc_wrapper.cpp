@@ -1,6 +1,8 @@
 #include "wrapper/nvcc_wrapper.h"
 
 #include "cache/counters.h"
+#include "cache/ptxas_identity.h"
+#include "spaces/space.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/log.h"
@@ -38,6 +40,17 @@ bool is_lto_device_link(const std::vector<std::string>& args) {
   // Without a compile-only phase option nvcc links, device link included.
   return !has_any(args, {"-c", "--compile", "-cubin", "--cubin", "-ptx", "--ptx", "-fatbin", "--fatbin", "-E",
                          "--preprocess", "-M", "-MM", "-lib", "--lib", "-dc", "--device-c"});
+}
+
+/// Whether ciq knows the NVVM stage of this nvcc: a space file covers its
+/// release (checked on CUDA 13.0: --cicc-prefix is hidden, so it goes only
+/// to the toolkits whose stage was verified). The version is probed once per
+/// nvcc binary and remembered in <cache>/tools/.
+static bool nvvm_stage_known(const std::string& real_nvcc) {
+  auto id = cache::identify_ptxas(real_nvcc, cache_directory()); // nvcc prints the same "release X.Y"
+  if (!id) return false;
+  auto space = spaces::find_space(spaces_directory(), "cicc", id->release);
+  return space && *space;
 }
 
 /// What a memoised build did, for the tuner's journal: <CIQ_TRACE>/steps/.
@@ -128,7 +141,11 @@ void run_ciq_nvcc(int argc, char** argv) {
     // unless the caller has a cicc prefix of their own.
     if (has_any(args, {"--cicc-prefix", "-cicc-prefix"})) {
       counters.push_back("nvcc.unit.user-prefix");
-    } else if (is_executable_file(ciq_cicc)) {
+    } else if (!is_executable_file(ciq_cicc)) {
+      counters.push_back("nvcc.unit.no-ciq-cicc");
+    } else if (!nvvm_stage_known(real)) {
+      counters.push_back("nvcc.unit.unknown-toolkit");
+    } else {
       argv_out.insert(argv_out.begin() + 2, "--cicc-prefix=" + shell_quote(ciq_cicc));
     }
     ::alarm(0);
