@@ -3,7 +3,8 @@
 # a register-pressure 3D stencil built with CMake through ciq-nvcc).
 #
 #   1. build it with CUDACXX=ciq-nvcc (empty cache: plain ptxas);
-#   2. ciq-tuner searches ptxas controls for its kernel: with a GPU it
+#   2. ciq-tuner searches compiler controls for its kernel (ptxas knobs,
+#      and the NVVM stage of its translation unit): with a GPU it
 #      measures the kernel's time (and checks its result against a CPU
 #      reference), without one it minimises the bytes ptxas spills;
 #   3. the verified winner is shipped to the cache, and an ordinary rebuild
@@ -54,11 +55,11 @@ ciq-tuner run --build "$build" "${args[@]}" --kernels '*stencil25*' --budget "$b
   --verify-runs "${CIQ_EXAMPLE_VERIFY_RUNS:-10}" --out "$work/run" --json |
   tail -n 1 | tee "$work/summary.json"
 
-step "3. An ordinary rebuild: ciq-ptxas finds the shipped entry and applies it"
+step "3. An ordinary rebuild: ciq-cicc and ciq-ptxas find the shipped entries and apply them"
 cmake --build "$work/build" --clean-first -- VERBOSE=1 >"$work/build2.log" 2>&1 || { cat "$work/build2.log"; exit 1; }
 report "$work/build2.log"
-ciq-cache list --kernels '*stencil25*' | sed 's/^/   /'
-ciq-cache stats | grep -E "^  (hit|applied|miss)" | sed 's/^/ /' || true
+ciq-cache list | sed 's/^/   /'
+ciq-cache stats | grep -E "^  (hit|applied|miss|unit\.(hit|applied))" | sed 's/^/ /' || true
 
 if [[ $objective == gpu ]]; then
   step "4. Tuned against default, in fresh processes"
