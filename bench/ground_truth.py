@@ -26,11 +26,19 @@ Grids (--grid):
   registers  per-kernel maxnreg (11 values and none) x register-usage-level
              {none, 0, 10} x def-load-cache {none, cs} (72 sets): the axis
              that holds stencil3d's 2.5x and Triton attention's 1.4x
+  nvvm       the NVVM stage (cicc, nvcc-13.space) with ptxas: nvvm-version
+             {none, nvvm-latest} x opt-level {none, 1} x disable-nvvm-remat
+             {none, on} x register-usage-level {none, 3, 10} x def-load-cache
+             {none, cs} (48 sets; exact knobs only: no check runs here). Each
+             NVVM set's PTX comes from ciq-nvcc -ptx with the set as
+             CIQ_CONTROLS (ciq-cicc applies it; its trace must say so), then
+             ciq-ptxas compiles it per ptxas set. CUDA programs only.
 """
 import argparse
 import concurrent.futures
 import csv
 import io
+import json
 import itertools
 import os
 import random
@@ -55,6 +63,13 @@ GRIDS = {
         ("register-usage-level", [None, "0", "8", "10"]),
         ("def-load-cache", [None, "cg", "cs"]),
     ],
+    "nvvm": [
+        ("nvcc.nvvm-version", [None, "nvvm-latest"]),
+        ("nvcc.opt-level", [None, "1"]),
+        ("nvcc.disable-nvvm-remat", [None, "on"]),
+        ("register-usage-level", [None, "3", "10"]),
+        ("def-load-cache", [None, "cs"]),
+    ],
     "registers": [  # KERNEL: the program's kernel
         ("KERNEL:maxnreg", [None, "32", "40", "48", "56", "64", "80", "96", "128", "160", "200", "255"]),
         ("register-usage-level", [None, "0", "10"]),
@@ -75,7 +90,33 @@ def control_sets(grid="knobs", kernel=None):
 
 
 def controls_text(knobs):
-    return "format = ciq-controls/1\nspace = ptxas-13\n" + "".join(f"{k} = {v}\n" for k, v in knobs)
+    nvvm = "nvcc-space = nvcc-13\n" if any(k.startswith("nvcc.") for k, _ in knobs) else ""
+    return "format = ciq-controls/1\nspace = ptxas-13\n" + nvvm + "".join(f"{k} = {v}\n" for k, v in knobs)
+
+
+def nvvm_ptx(args, program, out, knobs, cache):
+    """The PTX of `program` with the NVVM-stage part of `knobs` applied by
+    ciq-cicc (through ciq-nvcc -ptx); the default PTX when there is none."""
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    nvvm = [(k, v) for k, v in knobs if k.startswith("nvcc.")]
+    tag = "-".join(f"{k[5:]}={v}" for k, v in nvvm) or "default"
+    ptx = os.path.join(out, f"{program}.{tag}.ptx")
+    if os.path.exists(ptx):
+        return ptx
+    env = dict(os.environ, CIQ_CACHE_DIR=cache, CIQ_REAL_NVCC=f"{cuda}/bin/nvcc")
+    trace = os.path.join(cache, "nvvm-trace", program, tag)
+    if nvvm:
+        controls = os.path.join(cache, f"{program}.{tag}.controls")
+        with open(controls, "w") as f:
+            f.write(controls_text(nvvm))
+        env.update(CIQ_CONTROLS=controls, CIQ_TRACE=trace)
+    subprocess.run([os.path.join(os.path.abspath(args.bin), "ciq-nvcc"), "-O3", "-std=c++17", f"-arch={ARCH}", "-ptx",
+                    "-I", f"{HERE}/common", f"{HERE}/kernels/{program}.cu", "-o", ptx], env=env, check=True)
+    if nvvm:
+        units = [json.load(open(os.path.join(trace, "units", n))) for n in os.listdir(os.path.join(trace, "units"))]
+        if not units or not all(u["controls_applied"] for u in units):
+            raise RuntimeError(f"{program} {tag}: ciq-cicc did not apply the NVVM set: {units}")
+    return ptx
 
 
 def controls_label(knobs):
@@ -86,7 +127,8 @@ def compile_variants(args):
     ciq_ptxas = os.path.join(os.path.abspath(args.bin), "ciq-ptxas")
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     jobs = []
-    for program in list(KERNELS) + [TRITON]:
+    cache = tempfile.mkdtemp(prefix="ciq-gt-cache-")
+    for program in list(KERNELS) + ([] if args.grid == "nvvm" else [TRITON]):
         if args.only and program not in args.only.split(","):
             continue
         sets = control_sets(args.grid, TRITON_KERNEL if program == TRITON else KERNELS[program])
@@ -101,13 +143,15 @@ def compile_variants(args):
                     c.write(controls_text(knobs))
         if program == TRITON:
             continue
+        if args.grid == "nvvm":
+            for name, knobs in sets:
+                jobs.append((out, nvvm_ptx(args, program, out, knobs, cache), name, [kv for kv in knobs if not kv[0].startswith("nvcc.")]))
+            continue
         ptx = os.path.join(out, program + ".ptx")
         subprocess.run([f"{cuda}/bin/nvcc", "-O3", "-std=c++17", f"-arch={ARCH}", "-ptx", "-I", f"{HERE}/common",
                         f"{HERE}/kernels/{program}.cu", "-o", ptx], check=True)
         for name, knobs in sets:
             jobs.append((out, ptx, name, knobs))
-
-    cache = tempfile.mkdtemp(prefix="ciq-gt-cache-")
 
     def one(job):
         out, ptx, name, knobs = job
