@@ -58,9 +58,9 @@ static cl::opt<bool> fix("fix", cl::desc("Remove the broken entries found"), cl:
 static cl::opt<bool> gc_quarantined("quarantined", cl::desc("Also remove records quarantined after ptxas failed with them"),
                                     cl::cat(category), cl::sub(gc_cmd));
 
-static cl::opt<std::string> ptx("ptx", cl::desc("PTX file the controls are for (required)"), cl::value_desc("file"),
+static cl::opt<std::string> ptx("ptx", cl::desc("PTX file the controls are for (required, except with --unit)"), cl::value_desc("file"),
                                 cl::cat(category), cl::sub(put_cmd));
-static cl::opt<std::string> arch("arch", cl::desc("Target ptxas compiles for, e.g. sm_90a (required)"),
+static cl::opt<std::string> arch("arch", cl::desc("Target ptxas compiles for, e.g. sm_90a (required, except with --unit: there the virtual target, e.g. compute_90a, for listings)"),
                                  cl::value_desc("sm_XX"), cl::cat(category), cl::sub(put_cmd));
 static cl::list<std::string> sets("set", cl::desc("KNOB=VALUE (a ptxas option) or KERNEL:KNOB=VALUE (a PTX directive); repeatable"),
                                   cl::value_desc("assignment"), cl::cat(category), cl::sub(put_cmd));
