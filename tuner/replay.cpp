@@ -27,6 +27,7 @@ bool value_less(const std::string& a, const std::string& b) {
 
 std::string key_of(cache::ControlSet set) {
   set.space = k_space;
+  set.nvcc_space.clear(); // the recorded sets name no space; a candidate's NVVM part does
   return cache::format_control_set(set);
 }
 
@@ -76,6 +77,7 @@ Result<std::shared_ptr<ReplayData>> ReplayData::load(const std::string& path) {
       for (const auto& [knob, value] : set.options) values[knob].insert(value);
       for (const auto& [kernel, knobs] : set.kernels)
         for (const auto& [knob, value] : knobs) values[kernel + ":" + knob].insert(value);
+      for (const auto& [knob, value] : set.nvcc) values["nvcc." + knob].insert(value);
       sets.emplace(key, set);
     }
     samples.push_back(ms);
@@ -87,7 +89,10 @@ Result<std::shared_ptr<ReplayData>> ReplayData::load(const std::string& path) {
   for (auto& [label, seen] : values) {
     Dimension d;
     auto colon = label.find(':');
-    if (colon == std::string::npos) {
+    if (starts_with(label, "nvcc.")) { // an NVVM-stage knob (bench/ground_truth.py --grid nvvm)
+      d.kind = DimensionKind::nvvm;
+      d.knob = label.substr(5);
+    } else if (colon == std::string::npos) {
       d.kind = DimensionKind::option;
       d.knob = label;
     } else {
