@@ -139,9 +139,11 @@ std::string_view table_name(Table table) {
   return "?";
 }
 
+bool Store::exists(const std::string& cache_dir) { return path_exists(join_path(join_path(cache_dir, "db"), "data.mdb")); }
+
 Result<std::optional<Store>> Store::open_for_reading(const std::string& cache_dir) {
   std::string db_dir = join_path(cache_dir, "db");
-  if (!path_exists(join_path(db_dir, "data.mdb"))) return std::optional<Store>{};
+  if (!exists(cache_dir)) return std::optional<Store>{};
   auto env = open_env(db_dir, false, 0);
   if (!env) return env.error();
   return std::optional<Store>{Store(*env, db_dir, false)};

@@ -28,6 +28,8 @@ struct Change {
 
 class Store {
 public:
+  /// Whether `cache_dir` holds a store (without opening it).
+  static bool exists(const std::string& cache_dir);
   /// Opens an existing store read-only; std::nullopt when there is none
   /// (a miss, not an error). Errors mean the store exists but is unusable.
   static Result<std::optional<Store>> open_for_reading(const std::string& cache_dir);

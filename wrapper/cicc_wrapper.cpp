@@ -59,6 +59,7 @@ private:
   }
   std::optional<cache::ControlSet> find_controls();
   std::optional<cache::ControlSet> checked(cache::ControlSet set);
+  Result<std::optional<spaces::Space>>& nvcc_space();
   bool fetch_remote_record(const std::string& remote);
   std::optional<RunResult> compile(const std::optional<cache::ControlSet>& controls);
   void quarantine(const std::string& why);
@@ -75,7 +76,15 @@ private:
   std::string store_dir_; // the cache, or the pack index the hit came from
   std::string error_;     // why controls meant for this unit were not applied
   std::vector<std::string> rendered_; // the options for cicc's command line
+  std::optional<Result<std::optional<spaces::Space>>> space_; // nvcc_space(), read once
 };
+
+// The nvcc space of the running toolkit (std::nullopt: none covers it),
+// read from the spaces directory the first time it is needed.
+Result<std::optional<spaces::Space>>& CiccWrapper::nvcc_space() {
+  if (!space_) space_.emplace(spaces::find_space(spaces_directory(), "cicc", toolkit_.release));
+  return *space_;
+}
 
 std::optional<RunResult> CiccWrapper::run() {
   auto scanned = cache::scan_cicc_args(args_);
@@ -86,7 +95,7 @@ std::optional<RunResult> CiccWrapper::run() {
 
   bool tuning = !controls_file_.empty();
   if (!tuning && trace_dir_.empty() && env_or_empty("CIQ_PACKS").empty() && env_or_empty("CIQ_REMOTE").empty() &&
-      !path_exists(join_path(join_path(cache_dir_, "db"), "data.mdb")))
+      !cache::Store::exists(cache_dir_))
     return pass("no-cache");
 
   auto input = read_file(command_.input);
@@ -175,7 +184,7 @@ bool CiccWrapper::fetch_remote_record(const std::string& remote) {
   };
   auto config = cache::remote_config(remote, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
   if (!config) return fail(config.error().message);
-  auto space = spaces::find_space(spaces_directory(), "cicc", toolkit_.release);
+  auto& space = nvcc_space();
   if (!space || !*space) return false; // nothing could be applied anyway
   spaces::Policy policy;
   policy.allow_unsafe = unsafe_allowed();
@@ -187,7 +196,7 @@ bool CiccWrapper::fetch_remote_record(const std::string& remote) {
 
 // `set` if the running toolkit's nvcc space allows it; else why not in error_.
 std::optional<cache::ControlSet> CiccWrapper::checked(cache::ControlSet set) {
-  auto space = spaces::find_space(spaces_directory(), "cicc", toolkit_.release);
+  auto& space = nvcc_space();
   if (!space || !*space) {
     error_ = space ? "no knob space covers the NVVM stage of CUDA " + toolkit_.release : space.error().message;
   } else {

@@ -55,7 +55,7 @@ Result<PackIndex> open_pack_index(const std::string& cache_dir, const std::strin
   if (!fingerprint) return make_error("io", "cannot stat pack '" + pack_path + "'");
   std::string id = to_hex(xxh128(real_path(pack_path).value_or(pack_path) + "\n" + *fingerprint));
   std::string dir = join_path(join_path(cache_dir, "packs"), id);
-  if (!path_exists(join_path(join_path(dir, "db"), "data.mdb"))) {
+  if (!cache::Store::exists(dir)) {
     if (auto made = make_dirs(join_path(cache_dir, "packs")); !made) return made.error();
     if (auto built = build_index(pack_path, dir); !built) return built.error();
   }

@@ -161,7 +161,7 @@ std::vector<std::string> named_paths(const std::vector<std::string>& argv) {
 class StepRunner {
 public:
   StepRunner(std::string memo_dir, std::string tmp, const NvccPlan& plan)
-      : steps_dir_(join_path(memo_dir, "steps")), tmp_(std::move(tmp)) {
+      : steps_dir_(join_path(memo_dir, "steps")), tmp_(std::move(tmp)), nvvm_controls_(nvvm_controls()) {
     for (const auto& [name, value] : plan.environment) environment_ += name + "=" + normalised(value) + "\n";
   }
 
@@ -181,6 +181,7 @@ private:
   bool update_fatbin_section(const std::string& object, const std::string& fatbin) const;
 
   std::string steps_dir_, tmp_, environment_;
+  std::string nvvm_controls_; // nvvm_controls() of this build, part of ciq-cicc steps' keys
   std::set<std::string> varying_; // temporaries every candidate can change: ptxas and fatbinary outputs onwards
 };
 
@@ -208,7 +209,7 @@ std::optional<std::string> StepRunner::key(const std::vector<std::string>& argv,
   h.add_field(environment_);
   h.add_field(*identity);
   // Behind ciq-cicc, the candidate's NVVM-stage knobs decide the output too.
-  if (base_name(argv[0]) == "ciq-cicc") h.add_field(nvvm_controls());
+  if (base_name(argv[0]) == "ciq-cicc") h.add_field(nvvm_controls_);
   for (std::size_t i = 0; i < argv.size(); ++i)
     h.add_field(kind == Kind::host_compile && i > 0 && argv[i - 1] == "-o" ? std::string(kOutputMark) : normalised(argv[i]));
   for (const auto& path : named_paths(argv)) {

@@ -23,7 +23,7 @@ namespace {
 
 
 Result<Store> open_existing_writable(const std::string& cache_dir) {
-  if (!path_exists(join_path(join_path(cache_dir, "db"), "data.mdb")))
+  if (!Store::exists(cache_dir))
     return make_error("not-found", "no cache at '" + cache_dir + "' (set CIQ_CACHE_DIR, or store something with 'ciq-cache put')");
   return Store::open_for_writing(cache_dir);
 }

@@ -132,7 +132,6 @@ def compile_nvvm(ciq_nvcc, nvcc, cu, knob, value, out, workdir):
         with open(path, "w") as f:
             f.write(f"nvcc.{knob} = {value}\n")
         env["CIQ_CONTROLS"] = path
-        env["CIQ_TRACE"] = os.path.join(workdir, "trace")
     r = subprocess.run([ciq_nvcc, "-arch=sm_90a", "-ptx", cu, "-o", out], env=env, capture_output=True, text=True)
     return open(out).read() if r.returncode == 0 else None
 
