@@ -37,6 +37,12 @@ bool allowed(const spaces::Knob& k, const SpaceRequest& r) {
 
 } // namespace
 
+// "13.0" of a version "13.0.88" (what space files' `versions` name).
+static std::string release_of(const std::string& version) {
+  auto parts = split(version, '.');
+  return parts.size() >= 2 ? std::string(parts[0]) + "." + std::string(parts[1]) : version;
+}
+
 // The NVVM stage's knobs, for the translation units that hold a targeted
 // kernel (ciq-cicc traced them: the build went through ciq-nvcc).
 static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& request) {
@@ -53,8 +59,7 @@ static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& reque
       return make_error("invalid", "--stages nvcc: no translation unit of a targeted kernel was traced (build with CUDACXX=ciq-nvcc)");
     return {};
   }
-  auto parts = split(release, '.');
-  std::string major_minor = parts.size() >= 2 ? std::string(parts[0]) + "." + std::string(parts[1]) : release;
+  std::string major_minor = release_of(release);
   auto found = spaces::find_space(spaces_directory(), "cicc", major_minor);
   if (!found) return found.error();
   if (!*found) {
@@ -92,8 +97,7 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
       std::string text = "release " + trace.front().ptxas_version;
       if (!cache::parse_ptxas_version(text, release, version))
         return make_error("invalid", "cannot tell the ptxas version from the trace");
-      auto parts = split(release, '.');
-      std::string major_minor = parts.size() >= 2 ? std::string(parts[0]) + "." + std::string(parts[1]) : release;
+      std::string major_minor = release_of(release);
       auto s = spaces::find_space(spaces_directory(), "ptxas", major_minor);
       if (!s) return s.error();
       if (!*s) return make_error("invalid", "no knob space covers ptxas " + major_minor + " in " + spaces_directory());
