@@ -19,6 +19,12 @@ control set of a grid, each build timed in several processes.
       kernel,config,controls,process,sample,ms,gpu,driver,toolkit
       (DATA/NAME-registers.csv for --grid registers)
 
+  bench/ground_truth.py stages --data DATA [--only P,...]
+      Per kernel of DATA/NAME-nvvm.csv: the default's time and the fastest
+      set using ptxas knobs only, NVVM-stage (nvcc.*) knobs only, and both;
+      time = median of all samples, spread = range of the per-process
+      medians. Prints a Markdown table and the geomean speedups.
+
 Grids (--grid):
   knobs      maxrregcount x register-usage-level x def-load-cache (96 sets),
              the module-wide knobs measured to matter on the H200
@@ -232,6 +238,50 @@ def measure(args):
         f.close()
 
 
+def stages(args):
+    """What the NVVM stage adds in a measured nvvm grid (see --help)."""
+    import statistics
+    rows, gains = [], {"ptxas": [], "nvvm": [], "both": []}
+    programs = [p for p in KERNELS if not args.only or p in args.only.split(",")]
+    for program in programs:
+        path = os.path.join(args.data, program + "-nvvm.csv")
+        if not os.path.exists(path):
+            continue
+        samples = {}
+        with open(path) as f:
+            for row in csv.DictReader(f):
+                samples.setdefault(row["controls"], {}).setdefault(row["process"], []).append(float(row["ms"]))
+
+        def time(label):
+            return statistics.median(ms for per in samples[label].values() for ms in per)
+
+        def spread(label):
+            medians = [statistics.median(v) for v in samples[label].values()]
+            return min(medians), max(medians)
+
+        def best(keep):
+            labels = [c for c in samples if c and keep([k.split("=", 1)[0] for k in c.split(";")])]
+            return min(labels, key=time) if labels else ""
+
+        default = time("")
+        picks = {"ptxas": best(lambda ks: not any(k.startswith("nvcc.") for k in ks)),
+                 "nvvm": best(lambda ks: all(k.startswith("nvcc.") for k in ks)),
+                 "both": best(lambda ks: True)}
+        cells = []
+        for mode, label in picks.items():
+            gain = default / time(label) if label else 1.0
+            gains[mode].append(gain)
+            lo, hi = spread(label) if label else spread("")
+            cells.append(f"{gain:.3f}x `{label or 'default'}` ({lo:.4f}-{hi:.4f})")
+        lo, hi = spread("")
+        rows.append(f"| {program} | {default:.4f} ({lo:.4f}-{hi:.4f}) | " + " | ".join(cells) + " |")
+    print("| kernel | default ms (process range) | ptxas only | NVVM only | both |")
+    print("| --- | --- | --- | --- | --- |")
+    print("\n".join(rows))
+    geo = {m: statistics.geometric_mean(g) for m, g in gains.items() if g}
+    print("\ngeomean: " + ", ".join(f"{m} {v:.3f}x" for m, v in geo.items()))
+
+
 def main():
     parser = argparse.ArgumentParser(description="ground truth for ciq's benchmark suite")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -249,8 +299,11 @@ def main():
     m.add_argument("--samples", type=int, default=20)
     m.add_argument("--only", help="comma-separated programs")
     m.add_argument("--grid", choices=sorted(GRIDS), default="knobs", help="names the data files (NAME-GRID.csv)")
+    st = sub.add_parser("stages")
+    st.add_argument("--data", required=True, help="directory of NAME-nvvm.csv")
+    st.add_argument("--only", help="comma-separated programs")
     args = parser.parse_args()
-    compile_variants(args) if args.command == "compile" else measure(args)
+    {"compile": compile_variants, "measure": measure, "stages": stages}[args.command](args)
 
 
 if __name__ == "__main__":
