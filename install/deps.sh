@@ -14,6 +14,7 @@ packages=(
   zlib1g-dev libtinfo-dev       # what static LLVMSupport links against
   libgtest-dev libgmock-dev     # unit tests
   redis-server                  # the Redis team tier's tests (a real server on loopback)
+  slurmctld slurmd slurm-client munge  # --executor slurm's tests (a one-node cluster on loopback)
 )
 
 missing=()

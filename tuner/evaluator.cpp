@@ -110,7 +110,9 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
 
 Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
     : setup_(std::move(setup)), space_(space), replay_rng_(setup_.replay_seed ^ 0x5eedf00dull) {
-  idle_gpus_ = setup_.gpus.empty() ? std::vector<std::string>{""} : setup_.gpus;
+  // Under Slurm the scheduler places benchmarks on GPUs: --jobs of them at once.
+  if (setup_.slurm) idle_gpus_.assign(std::size_t(std::max(1, setup_.jobs)), "");
+  else idle_gpus_ = setup_.gpus.empty() ? std::vector<std::string>{""} : setup_.gpus;
   for (const auto& g : idle_gpus_) servers_[g]; // every slot exists before threads start
 }
 
@@ -134,7 +136,7 @@ std::map<std::string, std::string> Evaluator::placeholders(const Candidate& c, c
 }
 
 Result<RunResult> Evaluator::run_command(const std::string& command, const Candidate& c, const std::string& workdir,
-                                         const std::string& gpu, const std::string& log_name) {
+                                         const std::string& gpu, const std::string& log_name, bool gpu_job) {
   auto argv = command_argv(command, placeholders(c, workdir, gpu), setup_.shell);
   if (!argv) return argv.error();
   RunOptions options;
@@ -156,17 +158,42 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   if (!setup_.acf_cache_dir.empty()) options.set_env.emplace_back("CIQ_CACHE_DIR", setup_.acf_cache_dir);
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
   if (setup_.memo && !setup_.run_dir.empty()) options.set_env.emplace_back("CIQ_MEMO_DIR", join_path(setup_.run_dir, "memo"));
-  auto run = run_process(options);
-  if (!run) return run;
-  std::string joined;
-  for (const auto& a : *argv) joined += (joined.empty() ? "" : " ") + a;
-  append_log(join_path(workdir, log_name), "$ " + joined + "\n" + run->out + run->err + "\n[" + run->describe() + "]\n");
+  std::string log;
+  auto run = run_job(std::move(options), gpu_job, base_name(workdir) + ":" + log_name, &log);
+  if (run) log += run->out + run->err + "\n[" + run->describe() + "]\n";
+  else log += "[" + run.error().message + "]\n";
+  append_log(join_path(workdir, log_name), log);
   return run;
+}
+
+Result<RunResult> Evaluator::run_job(RunOptions options, bool gpu_job, const std::string& comment, std::string* log) {
+  if (setup_.slurm) options.argv = job_argv(*setup_.slurm, options.argv, gpu_job, comment);
+  *log += "$";
+  for (const auto& a : options.argv) *log += " " + a;
+  *log += "\n";
+  if (!setup_.slurm) return run_process(options);
+  const SlurmConfig& slurm = *setup_.slurm;
+  // Slurm enforces the limit (--time); the tuner's own deadline is a backstop
+  // for a job stuck in the queue, and then the job is cancelled too.
+  if (options.timeout_seconds > 0) options.timeout_seconds += 120;
+  for (int attempt = 0;; ++attempt) {
+    auto run = run_process(options);
+    if (!run) return run;
+    if (run->timed_out) cancel_job(slurm, comment);
+    JobEnd end = job_end(*run);
+    if (!end.by_scheduler) return run;
+    if (end.retry && attempt < slurm.retries) {
+      *log += run->err + "[" + end.reason + ": submitted again]\n";
+      continue;
+    }
+    *log += run->out + run->err;
+    return make_error("slurm", end.reason + (end.retry ? " (after " + std::to_string(attempt + 1) + " tries)" : ""));
+  }
 }
 
 Result<RunResult> Evaluator::run_on_gpu(const std::string& command, const Candidate& c, const std::string& workdir,
                                        const std::string& gpu, const std::string& log_name) {
-  if (setup_.bench_server.empty()) return run_command(command, c, workdir, gpu, log_name);
+  if (setup_.bench_server.empty()) return run_command(command, c, workdir, gpu, log_name, /*gpu_job=*/true);
   return ask_server(command, c, workdir, gpu, log_name);
 }
 
@@ -254,7 +281,8 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
   std::string controls = setup_.compiler ? cache::format_control_set(space_.controls(c)) : "";
   if (auto w = write_file_atomic(join_path(workdir, "candidate.controls"), controls); !w) return w.error();
   if (!setup_.build.empty()) {
-    auto run = run_command(setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log");
+    auto run = run_command(setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log",
+                           /*gpu_job=*/false);
     if (!run) return run.error();
     if (!run->succeeded())
       return make_error("build", "build " + run->describe() + ": " + last_line(run->err.empty() ? run->out : run->err));

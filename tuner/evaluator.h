@@ -11,6 +11,7 @@
 #include "tuner/objectives.h"
 #include "tuner/replay.h"
 #include "tuner/search.h"
+#include "tuner/slurm.h"
 #include "utils/process.h"
 
 #include <condition_variable>
@@ -44,6 +45,7 @@ struct TuningSetup {
   bool memo = true;                // ciq-nvcc reuses the steps a candidate does not change (<run_dir>/memo)
   std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
   std::uint64_t replay_seed = 1;
+  std::optional<SlurmConfig> slurm;  // run every command as a Slurm job (slurm.h); gpus then unused
 };
 
 /// Everything known about one evaluation; a line of the journal.
@@ -99,8 +101,13 @@ private:
   std::string code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const;
   std::map<std::string, std::string> placeholders(const Candidate& c, const std::string& workdir,
                                                   const std::string& gpu) const;
+  /// Runs a user command for `c` (build: `gpu_job` false) with the
+  /// candidate's environment, here or as a Slurm job, and logs it.
   Result<RunResult> run_command(const std::string& command, const Candidate& c, const std::string& workdir,
-                                       const std::string& gpu, const std::string& log_name);
+                                const std::string& gpu, const std::string& log_name, bool gpu_job);
+  /// run_process, or srun of it (its argv goes to `*log`): retried when Slurm preempted the job or
+  /// lost its node, an error saying so when Slurm ended it otherwise.
+  Result<RunResult> run_job(RunOptions options, bool gpu_job, const std::string& comment, std::string* log);
   /// Runs --bench or --check on `gpu` (held by the caller): as a command, or
   /// as a request to that GPU's resident benchmark server.
   Result<RunResult> run_on_gpu(const std::string& command, const Candidate& c, const std::string& workdir,

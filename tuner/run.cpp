@@ -159,6 +159,17 @@ static Result<void> check_options(TuneOptions& o) {
     o.setup.objectives = {*objective};
     o.ship = false;
   }
+  if (o.setup.slurm) {
+    SlurmConfig& slurm = *o.setup.slurm;
+    if (o.setup.replay) return make_error("tuner", "--replay runs nothing: it needs no --executor slurm");
+    if (!o.setup.bench_server.empty())
+      return make_error("tuner", "--bench-server is not supported with --executor slurm yet: every benchmark is its own job");
+    if (!o.setup.gpus.empty()) return make_error("tuner", "--gpus is for --executor local: under Slurm the scheduler picks the GPU (--slurm-gres)");
+    // Slurm's limits are whole minutes; the tuner's --timeout rounds up to one.
+    if (slurm.time_limit.empty() && o.setup.timeout > 0) slurm.time_limit = std::to_string(int(std::ceil(o.setup.timeout / 60)));
+    if (auto v = validate(slurm); !v) return v.error();
+    if (auto tools = resolve_tools(slurm); !tools) return tools.error();
+  }
   if (!o.setup.bench_server.empty() && o.setup.bench.empty())
     return make_error("tuner", "--bench-server needs --bench: the request it answers for every candidate (e.g. --bench '--cubin {workdir}/k.cubin')");
   if (!o.setup.bench_server.empty() && o.setup.build.empty() && o.space != "none")
@@ -176,6 +187,24 @@ static Result<void> check_options(TuneOptions& o) {
     o.out_dir = name;
   }
   if (auto abs = real_path(dir_name(o.out_dir))) o.out_dir = join_path(*abs, base_name(o.out_dir));
+  return {};
+}
+
+// Under Slurm: the run's job name, cancelling the jobs on an interrupt (and
+// those a killed tuner left running, on resume), and a test job of each kind
+// that must see the run directory.
+static Result<void> start_slurm(TuneOptions& o) {
+  SlurmConfig& slurm = *o.setup.slurm;
+  slurm.job_name = job_name_for(o.out_dir);
+  run_on_interrupt(cancel_all_argv(slurm));
+  if (o.resume)
+    if (int left = cancel_all(slurm))
+      std::fprintf(stderr, "ciq-tuner: cancelled %d Slurm job(s) of the interrupted run (%s)\n", left, slurm.job_name.c_str());
+  if (!o.slurm_check) return {};
+  std::fprintf(stderr, "ciq-tuner: Slurm: submitting a test build job and a test benchmark job (%s)\n", slurm.job_name.c_str());
+  double wait = o.setup.timeout > 0 ? o.setup.timeout + 120 : 600;
+  if (auto checked = check_cluster(slurm, o.out_dir, wait); !checked)
+    return make_error("tuner", checked.error().message + " (skip this check with --slurm-check=false)");
   return {};
 }
 
@@ -209,6 +238,9 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
     append_line(join_path(o.out_dir, "results.csv"), header + ",status,reason,build_s,bench_s");
   }
 
+  if (o.setup.slurm) {
+    if (auto ready = start_slurm(o); !ready) return ready.error();
+  }
   return journal;
 }
 

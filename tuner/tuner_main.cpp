@@ -66,6 +66,15 @@ static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships 
 static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
 static cl::opt<std::string> strategy("strategy", cl::desc("Search strategy: genetic (default; NSGA-II with several objectives; steady-state when --jobs > 1), generational (genetic in generations whatever --jobs: reproducible) or random (the baseline)"), cl::init("genetic"), cl::value_desc("genetic|generational|random"), RUN);
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache to ship to (default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), RUN);
+static cl::opt<std::string> executor("executor", cl::desc("Where commands run: local (default) or slurm (every build, benchmark and check is a Slurm job through srun; see README, 'Tuning on a cluster')"), cl::value_desc("local|slurm"), cl::init("local"), RUN);
+static cl::opt<std::string> slurm_partition("slurm-partition", cl::desc("Slurm partition of the jobs (default: the cluster's)"), cl::value_desc("name"), RUN);
+static cl::opt<std::string> slurm_account("slurm-account", cl::desc("Slurm account of the jobs (default: yours)"), cl::value_desc("name"), RUN);
+static cl::opt<std::string> slurm_time("slurm-time", cl::desc("Time limit of every job, in Slurm's syntax (default: --timeout rounded up to minutes, else none)"), cl::value_desc("time"), RUN);
+static cl::opt<int> slurm_build_cpus("slurm-build-cpus", cl::desc("CPUs per build job (default 1)"), cl::init(1), RUN);
+static cl::opt<std::string> slurm_gres("slurm-gres", cl::desc("GRES of benchmark and check jobs (default gpu:1; 'none' for CPU-only benchmarks)"), cl::value_desc("gres"), cl::init("gpu:1"), RUN);
+static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun option for every job, e.g. --slurm-arg=--qos=high; repeatable"), cl::value_desc("option"), cl::cat(category), cl::sub(run_cmd));
+static cl::opt<int> slurm_retries("slurm-retries", cl::desc("Resubmissions of a job that Slurm preempted or whose node failed (default 1); a job cancelled or out of time makes the candidate invalid"), cl::init(1), RUN);
+static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run a test build job and benchmark job that must see the run directory (default true)"), cl::init(true), RUN);
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
 
 static const char* overview = R"(search compiler controls (and application parameters) for your kernels
@@ -171,6 +180,20 @@ int main(int argc, char** argv) {
     if (i >= o.setup.objectives.size()) return fail("more --direction values than objectives");
     o.setup.objectives[i].maximize = directions[i] == "max";
   }
+  if (executor == "slurm") {
+    tn::SlurmConfig slurm;
+    slurm.partition = slurm_partition;
+    slurm.account = slurm_account;
+    slurm.time_limit = slurm_time;
+    slurm.build_cpus = slurm_build_cpus;
+    slurm.gres = slurm_gres;
+    slurm.extra.assign(slurm_args.begin(), slurm_args.end());
+    slurm.retries = slurm_retries;
+    o.setup.slurm = slurm;
+  } else if (executor != "local") {
+    return fail("--executor must be local or slurm, not '" + executor + "'");
+  }
+  o.slurm_check = slurm_check;
   o.space = space;
   if (stages != "all" && stages != "ptxas" && stages != "nvcc") return fail("--stages must be all, ptxas or nvcc, not '" + stages + "'");
   o.stages = stages;

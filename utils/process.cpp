@@ -68,6 +68,9 @@ namespace {
 constexpr int k_child_slots = 256;
 std::atomic<pid_t> g_child_groups[k_child_slots];
 const char* g_interrupt_message = nullptr;
+// A command the handler runs before killing the children (run_on_interrupt):
+// built once, outside the handler, and never freed.
+std::atomic<char* const*> g_interrupt_argv{nullptr};
 
 void track_child(pid_t pid) {
   for (auto& slot : g_child_groups) {
@@ -84,6 +87,17 @@ void untrack_child(pid_t pid) {
 }
 
 extern "C" void on_interrupt(int sig) {
+  if (char* const* argv = g_interrupt_argv.load()) {
+    // fork and execve are async-signal-safe; the command (scancel) is short.
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execve(argv[0], argv, environ);
+      ::_exit(127);
+    }
+    int status;
+    while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
   for (auto& slot : g_child_groups)
     if (pid_t pid = slot.load(); pid > 0) ::kill(-pid, SIGKILL);
   if (g_interrupt_message) {
@@ -101,6 +115,17 @@ void kill_children_on_interrupt(const char* message) {
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+void run_on_interrupt(const std::vector<std::string>& argv) {
+  if (argv.empty()) {
+    g_interrupt_argv = nullptr;
+    return;
+  }
+  // Kept for the life of the process: the handler may run at any moment.
+  auto* storage = new std::vector<std::string>(argv);
+  auto* pointers = new std::vector<char*>(c_argv(*storage));
+  g_interrupt_argv = pointers->data();
 }
 
 std::string RunResult::describe() const {

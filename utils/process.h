@@ -96,6 +96,12 @@ private:
 /// its benchmark running on the GPU.
 void kill_children_on_interrupt(const char* message);
 
+/// From now on the interrupt handler above first runs `argv` (argv[0] an
+/// absolute path) and waits for it, then kills the children: for a command
+/// that stops what the children started elsewhere (Slurm's scancel). An
+/// empty argv removes it.
+void run_on_interrupt(const std::vector<std::string>& argv);
+
 /// Ends this process the way the child ended: same exit code, or the same
 /// signal re-raised (default action), so callers see what they would have
 /// seen without the wrapper.

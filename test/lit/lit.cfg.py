@@ -3,7 +3,7 @@
 # Substitutions: %ciq_ptxas %ciq_nvcc %ciq_cache (the built tools),
 # %fake_ptxas %fake_nvcc (scripted stand-ins that print their argv), %ptxas
 # %nvcc (the real CUDA tools), %python, %inputs, %tools, %bench (the repo's bench/),
-# %ciq_bin (the directory of the built tools).
+# %ciq_bin (the directory of the built tools), %slurm (a test Slurm cluster).
 # Feature `cuda`: the real nvcc and ptxas exist (no GPU is needed).
 import os
 import shutil
@@ -54,3 +54,13 @@ if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")
 if shutil.which("cmake"):
     config.available_features.add("cmake")
+# Feature `slurm`: a one-node Slurm cluster can be started here
+# (test/tools/slurm_cluster.py); without it the Slurm tests are skipped, and
+# the reason is printed.
+import subprocess
+slurm = subprocess.run([config.python, os.path.join(tools, "slurm_cluster.py"), "check"], capture_output=True, text=True)
+if slurm.returncode == 0:
+    config.available_features.add("slurm")
+else:
+    lit_config.note("Slurm tests skipped: " + slurm.stdout.strip())
+config.substitutions.append(("%slurm", config.python + " " + os.path.join(tools, "slurm_cluster.py")))
