@@ -12,6 +12,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -277,6 +278,23 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vec
       }
   }
   return discovery;
+}
+
+Result<std::vector<std::string>> discover_kernels(TuneOptions o) {
+  if (o.space == "none") return make_error("tuner", "a campaign tunes kernels: it needs a compiler space, not --space none");
+  if (auto checked = check_options(o); !checked) return checked.error();
+  if (o.setup.replay) return make_error("tuner", "a campaign runs builds: --replay does not apply");
+  if (o.setup.slurm) o.setup.slurm->job_name = job_name_for(o.out_dir);
+  std::vector<TracedUnit> units;
+  auto modules = discover(o, units);
+  if (!modules) return modules.error();
+  std::vector<std::string> names;
+  for (const auto& m : *modules)
+    for (const auto& k : m.kernels)
+      if ((o.setup.kernels.empty() || glob_match(o.setup.kernels, k.name)) &&
+          std::find(names.begin(), names.end(), k.name) == names.end())
+        names.push_back(k.name);
+  return names;
 }
 
 // The search space: the traced ptxas' knobs (and parameters, ACFs), the

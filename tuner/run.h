@@ -47,6 +47,11 @@ struct TuneOptions {
 /// whether or not something shipped; 1: could not tune).
 int run_tuning(TuneOptions options);
 
+/// The campaign's discovery: one traced default build (in
+/// `<out_dir>/discovery`, through the chosen executor) and the names of the
+/// kernels it compiled that `setup.kernels` selects, in build order.
+Result<std::vector<std::string>> discover_kernels(TuneOptions options);
+
 /// `ciq-tuner sample`: prints `count` random candidates of the space, one
 /// canonical form per line, without running anything.
 int sample_space(const TuneOptions& options, int count);

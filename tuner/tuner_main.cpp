@@ -1,4 +1,5 @@
 // ciq-tuner: option parsing only; the work is in run.cpp.
+#include "tuner/campaign.h"
 #include "tuner/run.h"
 #include "tuner/synthetic.h"
 #include "utils/config.h"
@@ -10,7 +11,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <csignal>
+#include <sys/prctl.h>
 #include <thread>
+#include <unistd.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/InitLLVM.h>
 #include <llvm/Support/raw_ostream.h>
@@ -20,24 +24,25 @@ namespace tn = ciq::tuner;
 
 static cl::OptionCategory category("ciq-tuner options");
 static cl::SubCommand run_cmd("run", "Tune: search control sets (and parameters) against your build and benchmark");
+static cl::SubCommand campaign_cmd("campaign", "Tune every kernel of a build: one run per kernel (all run options apply), shipped as each ends; see README, 'Campaigns'");
 static cl::SubCommand sample_cmd("sample", "Print N random candidates of a search space without running anything");
 static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
 static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<int> quality_budget("budget", cl::desc("Evaluations per search (default 64)"), cl::init(64), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noise (default 0.005)"), cl::init(0.005), cl::cat(category), cl::sub(quality_cmd));
 
-#define RUN cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore
-#define BOTH cl::cat(category), cl::sub(run_cmd), cl::sub(sample_cmd), cl::ZeroOrMore
+#define RUN cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::ZeroOrMore
+#define BOTH cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::sub(sample_cmd), cl::ZeroOrMore
 
 static cl::opt<std::string> build("build", cl::desc("Build command (optional); must recompile the kernels each time"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its output holds the --metric numbers"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see README, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN);
 static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
-static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd));
-static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd));
-static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd));
-static cl::list<std::string> params("param", cl::desc("Application parameter NAME=range:S:E:STEP | choice:A,B | literal:V [,knockout=P]; use as {param:NAME}"), cl::value_desc("spec"), cl::cat(category), cl::sub(run_cmd), cl::sub(sample_cmd));
+static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> params("param", cl::desc("Application parameter NAME=range:S:E:STEP | choice:A,B | literal:V [,knockout=P]; use as {param:NAME}"), cl::value_desc("spec"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::sub(sample_cmd));
 static cl::opt<std::string> kernels("kernels", cl::desc("Tune only the traced kernels matching this glob"), cl::value_desc("glob"), BOTH);
 static cl::opt<std::string> space("space", cl::desc("Knob space (default: that of the traced ptxas; 'none' = parameters only)"), cl::value_desc("name"), BOTH);
 static cl::opt<std::string> stages("stages", cl::desc("Compiler stages to search: all (ptxas, and the NVVM stage of the units of the targeted kernels when the build goes through ciq-nvcc), ptxas, or nvcc (default all)"), cl::value_desc("all|ptxas|nvcc"), cl::init("all"), RUN);
@@ -56,7 +61,7 @@ static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this 
 static cl::opt<bool> json("json", cl::desc("Print a JSON summary as the last line of stdout"), RUN);
 static cl::opt<double> min_effect("min-effect", cl::desc("Smallest relative gain worth shipping, in percent (default 1)"), cl::init(1.0), RUN);
 static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per side when verifying the winner (default 10)"), cl::init(10), RUN);
-static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
+static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<bool> occupancy_probes("occupancy-probes", cl::desc("Measure first, per kernel, the maxnreg values at which one more (or half as many) blocks fit per SM (default true; =false to turn off)"), cl::init(true), RUN);
 static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
@@ -72,9 +77,10 @@ static cl::opt<std::string> slurm_account("slurm-account", cl::desc("Slurm accou
 static cl::opt<std::string> slurm_time("slurm-time", cl::desc("Time limit of every job, in Slurm's syntax (default: --timeout rounded up to minutes, else none)"), cl::value_desc("time"), RUN);
 static cl::opt<int> slurm_build_cpus("slurm-build-cpus", cl::desc("CPUs per build job (default 1)"), cl::init(1), RUN);
 static cl::opt<std::string> slurm_gres("slurm-gres", cl::desc("GRES of benchmark and check jobs (default gpu:1; 'none' for CPU-only benchmarks)"), cl::value_desc("gres"), cl::init("gpu:1"), RUN);
-static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun option for every job, e.g. --slurm-arg=--qos=high; repeatable"), cl::value_desc("option"), cl::cat(category), cl::sub(run_cmd));
+static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun option for every job, e.g. --slurm-arg=--qos=high; repeatable"), cl::value_desc("option"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<int> slurm_retries("slurm-retries", cl::desc("Resubmissions of a job that Slurm preempted or whose node failed (default 1); a job cancelled or out of time makes the candidate invalid"), cl::init(1), RUN);
 static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run a test build job and benchmark job that must see the run directory (default true)"), cl::init(true), RUN);
+static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
 
 static const char* overview = R"(search compiler controls (and application parameters) for your kernels
@@ -120,6 +126,13 @@ static int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
+  // A run started by a campaign ends (cancelling its jobs, as on Ctrl-C)
+  // when the campaign dies, even by SIGKILL: a resumed campaign must not
+  // find a stray run still writing to the directory it resumes.
+  if (std::string parent = ciq::env_or_empty("CIQ_CAMPAIGN_PID"); !parent.empty()) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (std::to_string(::getppid()) != parent) return 1; // it died before prctl took effect
+  }
   // --resume DIR: re-parse the original command line, then what was given now.
   std::vector<std::string> args(argv, argv + argc);
   for (std::size_t i = 1; i < args.size(); ++i) {
@@ -241,6 +254,25 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (run_cmd) return tn::run_tuning(std::move(o));
+  if (campaign_cmd) {
+    tn::CampaignOptions c;
+    c.concurrent = concurrent;
+    // Each run gets the campaign's own options, less those that are the
+    // campaign's: its directory, the kernel selection, --concurrent, --json.
+    for (std::size_t i = 2; i < args.size(); ++i) {
+      std::string name = args[i].substr(0, args[i].find('='));
+      while (ciq::starts_with(name, "-")) name.erase(0, 1);
+      bool joined = args[i].find('=') != std::string::npos;
+      if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent") {
+        if (!joined) ++i;
+        continue;
+      }
+      if (name == "json") continue;
+      c.run_args.push_back(args[i]);
+    }
+    c.tune = std::move(o);
+    return tn::run_campaign(std::move(c));
+  }
   std::fprintf(stderr, "ciq-tuner: error: no subcommand given; run 'ciq-tuner --help'\n");
   return 2;
 }

@@ -68,6 +68,7 @@ namespace {
 constexpr int k_child_slots = 256;
 std::atomic<pid_t> g_child_groups[k_child_slots];
 const char* g_interrupt_message = nullptr;
+std::atomic<bool> g_forward_interrupt{false};
 // A command the handler runs before killing the children (run_on_interrupt):
 // built once, outside the handler, and never freed.
 std::atomic<char* const*> g_interrupt_argv{nullptr};
@@ -98,6 +99,19 @@ extern "C" void on_interrupt(int sig) {
     while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  if (g_forward_interrupt) {
+    // The children stop their own work (their own handlers run); wait for
+    // them, but not for ever: SIGALRM's default action ends this process.
+    ::alarm(60);
+    for (auto& slot : g_child_groups)
+      if (pid_t pid = slot.load(); pid > 0) ::kill(-pid, sig);
+    for (auto& slot : g_child_groups)
+      if (pid_t pid = slot.load(); pid > 0) {
+        int status;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+      }
+  }
   for (auto& slot : g_child_groups)
     if (pid_t pid = slot.load(); pid > 0) ::kill(-pid, SIGKILL);
   if (g_interrupt_message) {
@@ -109,8 +123,9 @@ extern "C" void on_interrupt(int sig) {
 }
 } // namespace
 
-void kill_children_on_interrupt(const char* message) {
+void kill_children_on_interrupt(const char* message, bool forward) {
   g_interrupt_message = message;
+  g_forward_interrupt = forward;
   struct sigaction sa {};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);

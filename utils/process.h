@@ -93,8 +93,11 @@ private:
 /// run_process() started with own_process_group (they do not get the
 /// terminal's signal themselves), write `message` to stderr, and end this
 /// process by the same signal. Without it, an interrupted tuner would leave
-/// its benchmark running on the GPU.
-void kill_children_on_interrupt(const char* message);
+/// its benchmark running on the GPU. With `forward`, the children's groups
+/// get the same signal first and are waited for (up to 60 s), so that
+/// children that clean up after themselves (a ciq-tuner run under a
+/// campaign, cancelling its Slurm jobs) can.
+void kill_children_on_interrupt(const char* message, bool forward = false);
 
 /// From now on the interrupt handler above first runs `argv` (argv[0] an
 /// absolute path) and waits for it, then kills the children: for a command

@@ -1,0 +1,236 @@
+#include "tuner/campaign.h"
+
+#include "utils/files.h"
+#include "utils/json.h"
+#include "utils/process.h"
+#include "utils/text.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+/// What one kernel's run said (its summary.json), or why it said nothing.
+struct KernelResult {
+  std::string kernel, run_dir;
+  std::string state = "pending"; // pending, done, failed
+  std::string verdict, controls, error, objective;
+  double baseline = NAN, best = NAN;
+  bool shipped = false;
+  int evaluations = 0, invalid = 0;
+};
+
+std::string number_json(double v) {
+  if (!std::isfinite(v)) return "null";
+  return format_number(v);
+}
+
+std::string to_json(const std::vector<KernelResult>& results) {
+  std::string j = "{\"format\":\"ciq-campaign/1\",\"kernels\":[";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const KernelResult& r = results[i];
+    j += std::string(i ? "," : "") + "{\"kernel\":" + json_string(r.kernel) + ",\"run_dir\":" + json_string(r.run_dir) +
+         ",\"state\":" + json_string(r.state) + ",\"verdict\":" + json_string(r.verdict) +
+         ",\"objective\":" + json_string(r.objective) + ",\"baseline\":" + number_json(r.baseline) +
+         ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
+         ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
+         ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) + "}";
+  }
+  return j + "]}\n";
+}
+
+/// Reads a finished run's summary.json into `r`; false when there is none.
+bool read_summary(KernelResult& r) {
+  auto text = read_file(join_path(r.run_dir, "summary.json"));
+  if (!text) return false;
+  auto json = parse_json(*text);
+  if (!json) return false;
+  const JsonValue& j = *json;
+  r.state = "done";
+  r.verdict = j["verdict"].string_or("");
+  r.controls = j["controls"].string_or("");
+  r.objective = j["objective"].string_or("");
+  r.baseline = j["baseline"].number_or(NAN);
+  r.best = j["best"].number_or(NAN);
+  r.shipped = j["shipped"].boolean;
+  r.evaluations = int(j["evaluations"].number_or(0));
+  r.invalid = int(j["invalid"].number_or(0));
+  r.error.clear();
+  return true;
+}
+
+std::string change_text(const KernelResult& r) {
+  if (!std::isfinite(r.baseline) || !std::isfinite(r.best) || r.baseline == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f %%", 100 * (r.best - r.baseline) / r.baseline);
+  return buf;
+}
+
+void print_table(const std::vector<KernelResult>& results) {
+  std::size_t width = 6;
+  for (const auto& r : results) width = std::max(width, std::min<std::size_t>(r.kernel.size(), 48));
+  std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
+  for (const auto& r : results) {
+    std::string verdict = r.state == "done" ? r.verdict : r.state + (r.error.empty() ? "" : ": " + r.error);
+    std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), r.kernel.substr(0, 48).c_str(), change_text(r).c_str(),
+                 r.shipped ? "yes" : "no", verdict.c_str());
+  }
+}
+
+/// A directory name for the i-th kernel: its number and a readable part.
+std::string run_name(std::size_t i, const std::string& kernel) {
+  char number[16];
+  std::snprintf(number, sizeof number, "%03zu-", i);
+  std::string readable;
+  for (char c : kernel.substr(0, 40)) readable += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return number + readable;
+}
+
+} // namespace
+
+std::string exact_glob(const std::string& name) {
+  std::string g;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') g += std::string("[") + c + "]";
+    else g += c;
+  }
+  return g;
+}
+
+int run_campaign(CampaignOptions c) {
+  TuneOptions& o = c.tune;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
+    return 1;
+  };
+  if (c.concurrent < 1) return fail("--concurrent must be at least 1");
+  bool benchmarks = std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); });
+  // Two searches timing on one GPU disturb each other: locally, each
+  // concurrent search gets GPUs of its own.
+  std::vector<std::string> gpu_sets(std::size_t(c.concurrent));
+  if (!o.setup.slurm && benchmarks && c.concurrent > 1) {
+    if (o.setup.gpus.size() < std::size_t(c.concurrent))
+      return fail("--concurrent " + std::to_string(c.concurrent) + " with a benchmark on this machine needs --gpus with at least " +
+                  std::to_string(c.concurrent) + " GPUs (each search times on its own), or --executor slurm");
+    for (std::size_t g = 0; g < o.setup.gpus.size(); ++g) {
+      std::string& set = gpu_sets[g % gpu_sets.size()];
+      set += (set.empty() ? "" : ",") + o.setup.gpus[g];
+    }
+  }
+  if (o.out_dir.empty()) {
+    char name[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(name, sizeof name, "ciq-campaign-%Y%m%d-%H%M%S", std::localtime(&now));
+    o.out_dir = name;
+  }
+  if (auto abs = real_path(dir_name(o.out_dir))) o.out_dir = join_path(*abs, base_name(o.out_dir));
+  std::string list_path = join_path(o.out_dir, "kernels.txt");
+
+  static std::string interrupt_message;
+  interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
+  kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
+
+  std::vector<std::string> kernels;
+  if (o.resume) {
+    auto text = read_file(list_path);
+    if (!text) return fail("nothing to resume: '" + o.out_dir + "' holds no campaign (" + text.error().message + ")");
+    for (auto line : split(*text, '\n'))
+      if (!trim(line).empty()) kernels.emplace_back(trim(line));
+    std::fprintf(stderr, "ciq-tuner: resuming campaign %s (%zu kernels)\n", o.out_dir.c_str(), kernels.size());
+  } else {
+    if (path_exists(list_path)) return fail("'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
+    if (auto made = make_dirs(o.out_dir); !made) return fail(made.error().message);
+    std::string saved;
+    for (const auto& a : o.command_line) saved += a + "\n";
+    if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return fail(w.error().message);
+    auto found = discover_kernels(o);
+    if (!found) return fail(found.error().message);
+    if (found->empty()) return fail("the discovery build compiled no kernel that --kernels selects");
+    kernels = std::move(*found);
+    std::string list;
+    for (const auto& k : kernels) list += k + "\n";
+    if (auto w = write_file_atomic(list_path, list); !w) return fail(w.error().message);
+  }
+
+  std::vector<KernelResult> results(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    results[i].kernel = kernels[i];
+    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, kernels[i]));
+    read_summary(results[i]);
+  }
+  if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
+  std::string self = self_executable();
+  std::mutex mutex;
+  std::atomic<std::size_t> next{0};
+  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == "done"; });
+  std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", kernels.size(), finished, c.concurrent);
+  auto write_summary = [&] { // under the mutex
+    if (auto w = write_file_atomic(join_path(o.out_dir, "campaign.json"), to_json(results)); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  };
+  {
+    std::lock_guard lock(mutex);
+    write_summary();
+  }
+
+  auto worker = [&](std::size_t slot) {
+    for (std::size_t i = next++; i < results.size(); i = next++) {
+      KernelResult& r = results[i];
+      if (r.state == "done") continue;
+      RunOptions run;
+      if (path_exists(join_path(r.run_dir, "journal.jsonl"))) {
+        run.argv = {self, "run", "--resume", r.run_dir, "--json"};
+      } else {
+        run.argv = {self, "run"};
+        run.argv.insert(run.argv.end(), c.run_args.begin(), c.run_args.end());
+        run.argv.insert(run.argv.end(), {"--kernels", exact_glob(r.kernel), "--out", r.run_dir, "--json"});
+        if (!gpu_sets[slot].empty()) run.argv.insert(run.argv.end(), {"--gpus", gpu_sets[slot]});
+      }
+      run.capture_stdout = run.capture_stderr = run.stdin_null = true;
+      run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
+      run.set_env = {{"CIQ_CAMPAIGN_PID", std::to_string(::getpid())}}; // and it ends if the campaign dies
+      {
+        std::lock_guard lock(mutex);
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), r.kernel.c_str());
+      }
+      auto ran = run_process(run);
+      std::lock_guard lock(mutex);
+      if (ran) {
+        if (auto w = write_file_atomic(r.run_dir + ".log", ran->err); !w)
+          std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+      }
+      if (ran && ran->succeeded() && read_summary(r)) {
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, results.size(), r.kernel.c_str(), r.verdict.c_str(),
+                     change_text(r).c_str(), r.shipped ? ", shipped" : "");
+      } else {
+        r.state = "failed";
+        std::string said = ran ? std::string(trim(ran->err)) : ran.error().message;
+        auto nl = said.rfind('\n');
+        r.error = nl == std::string::npos ? said : said.substr(nl + 1);
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, results.size(),
+                     r.kernel.c_str(), r.error.c_str(), r.run_dir.c_str());
+      }
+      write_summary();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
+  for (auto& t : threads) t.join();
+
+  print_table(results);
+  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != "done"; }));
+  int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
+  std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
+               failed, join_path(o.out_dir, "campaign.json").c_str());
+  if (o.json) std::printf("%s", to_json(results).c_str());
+  return failed ? 1 : 0;
+}
+
+} // namespace ciq::tuner
