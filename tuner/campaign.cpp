@@ -193,7 +193,8 @@ int run_campaign(CampaignOptions c) {
         run.argv.insert(run.argv.end(), {"--kernels", exact_glob(r.kernel), "--out", r.run_dir, "--json"});
         if (!gpu_sets[slot].empty()) run.argv.insert(run.argv.end(), {"--gpus", gpu_sets[slot]});
       }
-      run.capture_stdout = run.capture_stderr = run.stdin_null = true;
+      run.capture_stdout = run.stdin_null = true;
+      run.stderr_file = r.run_dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
       run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
       run.set_env = {{"CIQ_CAMPAIGN_PID", std::to_string(::getpid())}}; // and it ends if the campaign dies
       {
@@ -202,18 +203,16 @@ int run_campaign(CampaignOptions c) {
       }
       auto ran = run_process(run);
       std::lock_guard lock(mutex);
-      if (ran) {
-        if (auto w = write_file_atomic(r.run_dir + ".log", ran->err); !w)
-          std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
-      }
       if (ran && ran->succeeded() && read_summary(r)) {
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, results.size(), r.kernel.c_str(), r.verdict.c_str(),
                      change_text(r).c_str(), r.shipped ? ", shipped" : "");
       } else {
         r.state = "failed";
-        std::string said = ran ? std::string(trim(ran->err)) : ran.error().message;
+        auto log = read_file(run.stderr_file);
+        std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
         auto nl = said.rfind('\n');
         r.error = nl == std::string::npos ? said : said.substr(nl + 1);
+        if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, results.size(),
                      r.kernel.c_str(), r.error.c_str(), r.run_dir.c_str());
       }

@@ -112,6 +112,13 @@ Examples:
   # Replay recorded ground truth (bench/data/*.csv): no build, no GPU.
   ciq-tuner run --replay bench/data/stencil3d.csv --budget 32 --seed 7
 
+  # On a Slurm cluster (the run directory on a shared file system).
+  ciq-tuner run --executor slurm --slurm-partition gpu --jobs 16 --build ... --bench ...
+
+  # Every kernel of the build, one search each, two at a time.
+  ciq-tuner campaign --build 'cmake --build build --clean-first' --bench 'build/bench' \
+      --metric 'ms=([0-9.]+)' --gpus 0,1 --concurrent 2 --out tuning/all
+
   ciq-tuner sample 5 --space ptxas-13
   ciq-tuner run --resume ciq-tune-20261202-101500
 

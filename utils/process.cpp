@@ -240,7 +240,14 @@ Result<RunResult> run_process(const RunOptions& options) {
     return make_error("exec", std::string("cannot create a pipe: ") + std::strerror(errno));
 
   auto start = std::chrono::steady_clock::now();
-  auto spawned = spawn_child(options, -1, out.fd[1], err.fd[1]);
+  int stderr_fd = err.fd[1];
+  Pipe file; // fd[0]: the stderr file, when there is one
+  if (!options.capture_stderr && !options.stderr_file.empty()) {
+    file.fd[0] = ::open(options.stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (file.fd[0] < 0) return make_error("exec", "cannot write " + options.stderr_file + ": " + std::strerror(errno));
+    stderr_fd = file.fd[0];
+  }
+  auto spawned = spawn_child(options, -1, out.fd[1], stderr_fd);
   if (!spawned) return spawned.error();
   pid_t pid = *spawned;
   RunResult result;

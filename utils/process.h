@@ -30,7 +30,8 @@ Error exec_replace(const std::string& path, const std::vector<std::string>& argv
 struct RunOptions {
   std::vector<std::string> argv;  // argv[0] is the program (a path, or a name found on PATH)
   bool capture_stdout = false;    // otherwise inherited
-  bool capture_stderr = false;    // otherwise inherited
+  bool capture_stderr = false;    // otherwise inherited, or appended to stderr_file
+  std::string stderr_file;        // without capture_stderr: the child's stderr goes here as it writes
   bool stdin_null = false;
   double timeout_seconds = 0;     // 0: none. On expiry the whole group gets SIGKILL.
   bool own_process_group = false; // needed for timeouts to reach grandchildren
