@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <minizip/unzip.h>
 #include <zlib.h>
 
 namespace ciq::cache {
@@ -27,65 +28,47 @@ std::string line(std::string_view key, std::string_view value) { return format_k
 
 Error bad(const std::string& origin, const std::string& why) { return make_error("invalid", origin + ": " + why); }
 
-std::uint32_t le16(const std::string& s, std::size_t at) {
-  return std::uint32_t(std::uint8_t(s[at])) | std::uint32_t(std::uint8_t(s[at + 1])) << 8;
-}
-std::uint32_t le32(const std::string& s, std::size_t at) { return le16(s, at) | le16(s, at + 2) << 16; }
-
-// The files of a zip archive (stored or deflated), by name.
-Result<std::map<std::string, std::string>> read_zip(const std::string& path, const std::string& bytes) {
-  // The end-of-central-directory record: 22 bytes plus a comment of at most
-  // 64 KiB, at the end of the file.
-  std::size_t eocd = std::string::npos;
-  if (bytes.size() >= 22) {
-    std::size_t lowest = bytes.size() > 22 + 65535 ? bytes.size() - 22 - 65535 : 0;
-    for (std::size_t i = bytes.size() - 22 + 1; i-- > lowest;)
-      if (le32(bytes, i) == 0x06054b50) {
-        eocd = i;
-        break;
-      }
-  }
-  if (eocd == std::string::npos) return bad(path, "not a zip archive (no end of central directory)");
-  std::size_t count = le16(bytes, eocd + 10), cd_size = le32(bytes, eocd + 12), at = le32(bytes, eocd + 16);
-  if (count == 0xffff || at == 0xffffffff) return bad(path, "ZIP64 archives are not supported");
-  if (count > k_max_files) return bad(path, "more than " + std::to_string(k_max_files) + " files");
-  if (at + cd_size > eocd) return bad(path, "truncated or damaged (central directory out of range)");
+// The files of a zip archive, by name, through minizip (zlib's contrib
+// unzip): every entry's declared size is checked against the blob limit
+// before it is read, and no more than that is ever inflated (a zip bomb that
+// lies about its sizes is cut off), and minizip checks each CRC.
+Result<std::map<std::string, std::string>> read_zip(const std::string& path) {
+  unzFile zip = unzOpen64(path.c_str());
+  if (!zip) return bad(path, "not a zip archive, or a damaged one");
+  struct Closer {
+    unzFile z;
+    ~Closer() { unzClose(z); }
+  } closer{zip};
+  unz_global_info64 global;
+  if (unzGetGlobalInfo64(zip, &global) != UNZ_OK) return bad(path, "damaged central directory");
+  if (global.number_entry > k_max_files) return bad(path, "more than " + std::to_string(k_max_files) + " files");
   std::map<std::string, std::string> files;
-  for (std::size_t n = 0; n < count; ++n) {
-    if (at + 46 > eocd || le32(bytes, at) != 0x02014b50) return bad(path, "damaged central directory");
-    std::uint32_t method = le16(bytes, at + 10), crc = le32(bytes, at + 16);
-    std::size_t csize = le32(bytes, at + 20), usize = le32(bytes, at + 24);
-    std::size_t name_len = le16(bytes, at + 28), extra = le16(bytes, at + 30), comment = le16(bytes, at + 32);
-    std::size_t local = le32(bytes, at + 42);
-    if (at + 46 + name_len > eocd) return bad(path, "damaged central directory");
-    std::string name = bytes.substr(at + 46, name_len);
-    at += 46 + name_len + extra + comment;
+  for (int r = unzGoToFirstFile(zip); r != UNZ_END_OF_LIST_OF_FILE; r = unzGoToNextFile(zip)) {
+    if (r != UNZ_OK) return bad(path, "damaged central directory");
+    unz_file_info64 info;
+    char name_buf[1024];
+    if (unzGetCurrentFileInfo64(zip, &info, name_buf, sizeof name_buf, nullptr, 0, nullptr, 0) != UNZ_OK ||
+        info.size_filename >= sizeof name_buf)
+      return bad(path, "damaged central directory (or a name over 1023 bytes)");
+    std::string name(name_buf, info.size_filename);
     if (!name.empty() && name.back() == '/') continue; // a directory entry
-    if (usize > k_max_blob_bytes) return bad(path, name + " is over the " + std::to_string(k_max_blob_bytes >> 20) + " MiB limit");
-    if (local + 30 > bytes.size() || le32(bytes, local) != 0x04034b50) return bad(path, name + ": damaged local header");
-    std::size_t data = local + 30 + le16(bytes, local + 26) + le16(bytes, local + 28);
-    if (data + csize > bytes.size()) return bad(path, name + ": truncated");
-    std::string out;
-    if (method == 0) {
-      if (csize != usize) return bad(path, name + ": damaged (stored sizes differ)");
-      out = bytes.substr(data, csize);
-    } else if (method == 8) {
-      out.resize(usize);
-      z_stream z{};
-      if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return bad(path, "zlib failed to start");
-      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + data));
-      z.avail_in = uInt(csize);
-      z.next_out = reinterpret_cast<Bytef*>(out.data());
-      z.avail_out = uInt(usize);
-      int r = inflate(&z, Z_FINISH);
-      std::size_t produced = usize - z.avail_out;
-      inflateEnd(&z);
-      if (r != Z_STREAM_END || produced != usize) return bad(path, name + ": damaged compressed data");
-    } else {
-      return bad(path, name + ": unsupported compression method " + std::to_string(method));
-    }
-    if (crc32(0, reinterpret_cast<const Bytef*>(out.data()), uInt(out.size())) != crc)
-      return bad(path, name + ": CRC mismatch (damaged)");
+    if (info.uncompressed_size > k_max_blob_bytes)
+      return bad(path, name + " is over the " + std::to_string(k_max_blob_bytes >> 20) + " MiB limit");
+    if (info.compression_method != 0 && info.compression_method != Z_DEFLATED)
+      return bad(path, name + ": unsupported compression method " + std::to_string(info.compression_method));
+    if (unzOpenCurrentFile(zip) != UNZ_OK) return bad(path, name + ": damaged local header");
+    // One byte more than declared: reading it means the sizes lie.
+    std::string out(std::size_t(info.uncompressed_size) + 1, '\0');
+    std::size_t got = 0;
+    int n = 0;
+    while (got < out.size() && (n = unzReadCurrentFile(zip, out.data() + got, unsigned(out.size() - got))) > 0)
+      got += std::size_t(n);
+    bool damaged = n < 0 || got != info.uncompressed_size;
+    int closed = unzCloseCurrentFile(zip); // UNZ_CRCERROR when the data does not match its CRC
+    if (damaged) return bad(path, name + ": damaged or truncated compressed data");
+    if (closed == UNZ_CRCERROR) return bad(path, name + ": CRC mismatch (damaged)");
+    if (closed != UNZ_OK) return bad(path, name + ": damaged");
+    out.resize(got);
     files.emplace(std::move(name), std::move(out));
   }
   return files;
@@ -149,9 +132,8 @@ std::string set_path(const std::string& cache_dir, const std::string& name) {
 Result<AcfCandidateSet> import_acf_candidates(const std::string& cache_dir, const std::string& path, std::string name) {
   auto files = [&]() -> Result<std::map<std::string, std::string>> {
     if (is_directory(path)) return read_dir(path);
-    auto bytes = read_file(path);
-    if (!bytes) return bytes.error();
-    return read_zip(path, *bytes);
+    if (!path_exists(path)) return make_error("io", path + ": no such file or directory");
+    return read_zip(path);
   }();
   if (!files) return files.error();
 

@@ -4,12 +4,11 @@
 #include "utils/text.h"
 
 #include <cstring>
+#include <sodium.h>
 
 namespace ciq::cache {
 
 namespace {
-
-constexpr char k_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 bool is_hex(std::string_view s, std::size_t n) {
   if (s.size() != n) return false;
@@ -20,41 +19,25 @@ bool is_hex(std::string_view s, std::size_t n) {
 
 } // namespace
 
+// Base64 through libsodium (the standard alphabet, with padding).
 std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    unsigned v = unsigned(static_cast<unsigned char>(bytes[i])) << 16;
-    if (i + 1 < bytes.size()) v |= unsigned(static_cast<unsigned char>(bytes[i + 1])) << 8;
-    if (i + 2 < bytes.size()) v |= unsigned(static_cast<unsigned char>(bytes[i + 2]));
-    out += k_alphabet[(v >> 18) & 63];
-    out += k_alphabet[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? k_alphabet[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? k_alphabet[v & 63] : '=';
-  }
+  std::string out(sodium_base64_encoded_len(bytes.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
+  sodium_bin2base64(out.data(), out.size(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
+                    sodium_base64_VARIANT_ORIGINAL);
+  out.pop_back(); // the terminating NUL
   return out;
 }
 
 Result<std::string> base64_decode(std::string_view text) {
   if (text.size() % 4) return make_error("parse", "base64 length is not a multiple of 4");
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    unsigned v = 0;
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = text[i + k];
-      int d;
-      if (c == '=' && i + 4 == text.size() && k >= 2) { d = 0; ++pad; }
-      else if (pad) return make_error("parse", "base64 padding in the middle");
-      else if (const char* p = std::strchr(k_alphabet, c); p && c) d = int(p - k_alphabet);
-      else return make_error("parse", "bad base64 character");
-      v = v << 6 | unsigned(d);
-    }
-    out += char(v >> 16);
-    if (pad < 2) out += char((v >> 8) & 255);
-    if (pad < 1) out += char(v & 255);
-  }
+  std::string out(text.size() / 4 * 3, '\0');
+  std::size_t written = 0;
+  const char* end = nullptr;
+  if (sodium_base642bin(reinterpret_cast<unsigned char*>(out.data()), out.size(), text.data(), text.size(), nullptr,
+                        &written, &end, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+      end != text.data() + text.size())
+    return make_error("parse", "not base64 (a character outside the alphabet, or padding in the middle)");
+  out.resize(written);
   return out;
 }
 

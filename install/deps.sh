@@ -10,6 +10,11 @@ packages=(
   liblmdb-dev lmdb-utils        # the cache store
   libxxhash-dev                 # PTX hashing
   libspdlog-dev libfmt-dev      # logging
+  libsodium-dev                 # SHA-256, hex, base64
+  nlohmann-json3-dev            # JSON (header-only)
+  libhiredis-dev                # the Redis protocol
+  libminizip-dev                # ACF zips
+  libboost-math-dev             # Welch's test: the t distribution
   llvm-14-dev llvm-14-tools     # LLVM Support (cl::opt), lit, FileCheck, not
   zlib1g-dev libtinfo-dev       # what static LLVMSupport links against
   libgtest-dev libgmock-dev     # unit tests

@@ -1,5 +1,7 @@
 #include "tuner/statistics.h"
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -24,55 +26,12 @@ double variance(const std::vector<double>& v) {
   return s / double(v.size() - 1);
 }
 
-namespace {
-
-// Continued fraction for the regularised incomplete beta function
-// (modified Lentz's method).
-double beta_fraction(double a, double b, double x) {
-  const double tiny = 1e-300, eps = 1e-14;
-  double c = 1, d = 1 - (a + b) * x / (a + 1);
-  if (std::fabs(d) < tiny) d = tiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= 300; ++m) {
-    double m2 = 2.0 * m;
-    double num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-    d = 1 + num * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1 + num / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-    d = 1 + num * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1 + num / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1 / d;
-    double step = d * c;
-    h *= step;
-    if (std::fabs(step - 1) < eps) break;
-  }
-  return h;
-}
-
-// I_x(a, b).
-double incomplete_beta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
-  double front = std::exp(log_front);
-  if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
-  return 1 - front * beta_fraction(b, a, 1 - x) / b;
-}
-
-} // namespace
-
 double student_t_cdf(double t, double dof) {
   if (std::isinf(t)) return t > 0 ? 1 : 0;
-  double x = dof / (dof + t * t);
-  double tail = 0.5 * incomplete_beta(dof / 2, 0.5, x); // P(T > |t|)
-  return t > 0 ? 1 - tail : tail;
+  // Boost.Math throws on a non-finite or non-positive dof; the callers never
+  // pass one, but a NaN must not become an exception in a tuning run.
+  if (!(dof > 0) || !std::isfinite(t)) return NAN;
+  return boost::math::cdf(boost::math::students_t_distribution<double>(dof), t);
 }
 
 WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b) {

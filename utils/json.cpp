@@ -1,6 +1,8 @@
+// JSON through nlohmann/json (header-only), converted into the small value
+// type the rest of ciq reads.
 #include "utils/json.h"
 
-#include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace ciq {
 
@@ -13,132 +15,66 @@ const JsonValue& JsonValue::operator[](std::string_view key) const {
 
 namespace {
 
-class Parser {
-public:
-  explicit Parser(std::string_view text) : t_(text) {}
-
-  Result<JsonValue> document() {
-    auto v = value(0);
-    if (!v) return v;
-    skip();
-    if (i_ != t_.size()) return fail("unexpected text after the value");
-    return v;
-  }
-
-private:
-  Error fail(const std::string& why) const { return make_error("parse", "JSON at offset " + std::to_string(i_) + ": " + why); }
-  void skip() {
-    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\t' || t_[i_] == '\r')) ++i_;
-  }
-  bool literal(std::string_view word) {
-    if (t_.substr(i_, word.size()) != word) return false;
-    i_ += word.size();
-    return true;
-  }
-
-  Result<JsonValue> value(int depth) {
-    if (depth > 64) return fail("nested too deeply");
-    skip();
-    if (i_ >= t_.size()) return fail("unexpected end");
-    JsonValue v;
-    char c = t_[i_];
-    if (c == '{') {
-      v.kind = JsonValue::Kind::object;
-      ++i_;
-      skip();
-      if (i_ < t_.size() && t_[i_] == '}') { ++i_; return v; }
-      while (true) {
-        skip();
-        auto key = string();
-        if (!key) return key.error();
-        skip();
-        if (i_ >= t_.size() || t_[i_] != ':') return fail("expected ':'");
-        ++i_;
-        auto member = value(depth + 1);
-        if (!member) return member;
-        v.object[*key] = std::move(*member);
-        skip();
-        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
-        if (i_ < t_.size() && t_[i_] == '}') { ++i_; return v; }
-        return fail("expected ',' or '}'");
-      }
-    }
-    if (c == '[') {
-      v.kind = JsonValue::Kind::array;
-      ++i_;
-      skip();
-      if (i_ < t_.size() && t_[i_] == ']') { ++i_; return v; }
-      while (true) {
-        auto item = value(depth + 1);
-        if (!item) return item;
-        v.array.push_back(std::move(*item));
-        skip();
-        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
-        if (i_ < t_.size() && t_[i_] == ']') { ++i_; return v; }
-        return fail("expected ',' or ']'");
-      }
-    }
-    if (c == '"') {
-      auto s = string();
-      if (!s) return s.error();
-      v.kind = JsonValue::Kind::string;
-      v.string = std::move(*s);
-      return v;
-    }
-    if (literal("true")) { v.kind = JsonValue::Kind::boolean; v.boolean = true; return v; }
-    if (literal("false")) { v.kind = JsonValue::Kind::boolean; return v; }
-    if (literal("null")) return v;
-    std::size_t start = i_;
-    while (i_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[i_])) || t_[i_] == '-' || t_[i_] == '+' ||
-                              t_[i_] == '.' || t_[i_] == 'e' || t_[i_] == 'E'))
-      ++i_;
-    if (start == i_) return fail("unexpected character");
-    std::string number(t_.substr(start, i_ - start));
-    char* end = nullptr;
-    v.number = std::strtod(number.c_str(), &end);
-    if (!end || *end) return fail("bad number '" + number + "'");
+JsonValue convert(const nlohmann::json& j) {
+  JsonValue v;
+  switch (j.type()) {
+  case nlohmann::json::value_t::boolean:
+    v.kind = JsonValue::Kind::boolean;
+    v.boolean = j.get<bool>();
+    break;
+  case nlohmann::json::value_t::number_integer:
+  case nlohmann::json::value_t::number_unsigned:
+  case nlohmann::json::value_t::number_float:
     v.kind = JsonValue::Kind::number;
-    return v;
+    v.number = j.get<double>();
+    break;
+  case nlohmann::json::value_t::string:
+    v.kind = JsonValue::Kind::string;
+    v.string = j.get<std::string>();
+    break;
+  case nlohmann::json::value_t::array:
+    v.kind = JsonValue::Kind::array;
+    v.array.reserve(j.size());
+    for (const auto& e : j) v.array.push_back(convert(e));
+    break;
+  case nlohmann::json::value_t::object:
+    v.kind = JsonValue::Kind::object;
+    for (const auto& [key, e] : j.items()) v.object.emplace(key, convert(e));
+    break;
+  default: // null, discarded, binary: nothing ciq reads
+    break;
   }
-
-  Result<std::string> string() {
-    if (i_ >= t_.size() || t_[i_] != '"') return fail("expected a string");
-    ++i_;
-    std::string out;
-    while (i_ < t_.size() && t_[i_] != '"') {
-      char c = t_[i_++];
-      if (c != '\\') { out += c; continue; }
-      if (i_ >= t_.size()) break;
-      char e = t_[i_++];
-      switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'u': {
-        if (i_ + 4 > t_.size()) return fail("bad \\u escape");
-        unsigned code = std::strtoul(std::string(t_.substr(i_, 4)).c_str(), nullptr, 16);
-        i_ += 4;
-        if (code < 0x80) out += char(code);
-        else if (code < 0x800) { out += char(0xC0 | (code >> 6)); out += char(0x80 | (code & 0x3F)); }
-        else { out += char(0xE0 | (code >> 12)); out += char(0x80 | ((code >> 6) & 0x3F)); out += char(0x80 | (code & 0x3F)); }
-        break;
-      }
-      default: out += e;
-      }
-    }
-    if (i_ >= t_.size()) return fail("unterminated string");
-    ++i_;
-    return out;
-  }
-
-  std::string_view t_;
-  std::size_t i_ = 0;
-};
+  return v;
+}
 
 } // namespace
 
-Result<JsonValue> parse_json(std::string_view text) { return Parser(text).document(); }
+Result<JsonValue> parse_json(std::string_view text) {
+  // Nesting is bounded so that hostile input cannot exhaust the stack in
+  // convert(): deeper than ciq's own files ever are.
+  constexpr int k_max_depth = 64;
+  bool too_deep = false;
+  auto limit = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= k_max_depth)
+      too_deep = true;
+    return !too_deep;
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.begin(), text.end(), limit);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error("parse", std::string("JSON: ") + e.what());
+  }
+  if (too_deep) return make_error("parse", "JSON nested deeper than " + std::to_string(k_max_depth) + " levels");
+  if (j.is_discarded()) return make_error("parse", "not JSON");
+  return convert(j);
+}
+
+std::string json_escape(std::string_view s) {
+  // Bytes that are not UTF-8 become U+FFFD: what is written can be read back.
+  std::string quoted = nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
+}
 
 } // namespace ciq

@@ -1,6 +1,6 @@
-// A small JSON reader for ciq's own files (trace records, journals, run
-// configuration): objects, arrays, strings, numbers, true/false/null.
-// Not a general-purpose parser: no streaming, inputs are small.
+// Reading JSON (trace records, journals, summaries, manifests) into a small
+// value type: objects, arrays, strings, numbers, true/false/null. The parser
+// is nlohmann/json's; nesting is limited to 64 levels.
 #pragma once
 
 #include "utils/result.h"

@@ -1,4 +1,12 @@
+// The RESP protocol (command encoding, reply parsing) is hiredis's; the
+// socket, every deadline and the size limits are ours, because hiredis's
+// blocking API bounds each read() rather than a whole reply, and resolves
+// names without a deadline.
 #include "utils/redis.h"
+
+#include "utils/text.h"
+
+#include <hiredis/hiredis.h>
 
 #include <cerrno>
 #include <chrono>
@@ -186,7 +194,7 @@ Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts time
 }
 
 RedisClient::RedisClient(RedisClient&& other) noexcept
-    : fd_(other.fd_), timeouts_(other.timeouts_), end_ms_(other.end_ms_), buffer_(std::move(other.buffer_)), used_(other.used_) {
+    : fd_(other.fd_), timeouts_(other.timeouts_), end_ms_(other.end_ms_), reader_(std::move(other.reader_)) {
   other.fd_ = -1;
 }
 
@@ -196,8 +204,7 @@ RedisClient& RedisClient::operator=(RedisClient&& other) noexcept {
     fd_ = other.fd_;
     timeouts_ = other.timeouts_;
     end_ms_ = other.end_ms_;
-    buffer_ = std::move(other.buffer_);
-    used_ = other.used_;
+    reader_ = std::move(other.reader_);
     other.fd_ = -1;
   }
   return *this;
@@ -206,6 +213,8 @@ RedisClient& RedisClient::operator=(RedisClient&& other) noexcept {
 RedisClient::~RedisClient() {
   if (fd_ >= 0) ::close(fd_);
 }
+
+void RedisClient::ReaderFree::operator()(redisReader* r) const { redisReaderFree(r); }
 
 Result<void> RedisClient::send_all(std::string_view bytes, long long deadline_ms) {
   while (!bytes.empty()) {
@@ -224,109 +233,102 @@ Result<void> RedisClient::send_all(std::string_view bytes, long long deadline_ms
   return {};
 }
 
-Result<void> RedisClient::fill(long long deadline_ms) {
-  if (used_ > 0 && used_ == buffer_.size()) {
-    buffer_.clear();
-    used_ = 0;
-  }
-  char chunk[16384];
-  while (true) {
-    ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n > 0) {
-      buffer_.append(chunk, std::size_t(n));
-      return {};
-    }
-    if (n == 0) return redis_error("the server closed the connection");
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) return redis_error(std::string("recv: ") + std::strerror(errno));
-    if (auto w = wait_for(fd_, POLLIN, deadline_ms, "waiting for the reply"); !w) return w;
-  }
-}
-
-Result<std::string> RedisClient::read_line(long long deadline_ms) {
-  while (true) {
-    auto end = buffer_.find("\r\n", used_);
-    if (end != std::string::npos) {
-      std::string line = buffer_.substr(used_, end - used_);
-      used_ = end + 2;
-      return line;
-    }
-    if (buffer_.size() - used_ > 4096) return redis_error("reply line too long");
-    if (auto f = fill(deadline_ms); !f) return f.error();
-  }
-}
-
-Result<std::string> RedisClient::read_exact(std::size_t n, long long deadline_ms) {
-  while (buffer_.size() - used_ < n) {
-    if (auto f = fill(deadline_ms); !f) return f.error();
-  }
-  std::string out = buffer_.substr(used_, n);
-  used_ += n;
-  return out;
-}
-
 Result<RedisClient::Reply> RedisClient::command(const std::vector<std::string_view>& args, std::size_t max_bytes) {
   if (fd_ < 0) return redis_error("not connected");
   long long deadline = now_ms() + timeouts_.io_ms;
   if (end_ms_ && end_ms_ < deadline) deadline = end_ms_;
   if (deadline <= now_ms()) return redis_error("out of time: the whole exchange is limited to " + std::to_string(timeouts_.total_ms) + " ms");
-  std::string request = "*" + std::to_string(args.size()) + "\r\n";
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
   for (auto a : args) {
-    request += "$" + std::to_string(a.size()) + "\r\n";
-    request.append(a.data(), a.size());
-    request += "\r\n";
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
   }
+  char* formatted = nullptr;
+  int length = redisFormatCommandArgv(&formatted, int(argv.size()), argv.data(), lengths.data());
+  if (length < 0) return redis_error("cannot format the command");
+  std::string request(formatted, std::size_t(length));
+  redisFreeCommand(formatted);
   auto fail = [&](Error e) {
     ::close(fd_); // the stream is out of step now: never reuse it
     fd_ = -1;
     return e;
   };
   if (auto s = send_all(request, deadline); !s) return fail(s.error());
-  auto reply = read_reply(deadline, max_bytes, 0);
+  auto reply = read_reply(deadline, max_bytes);
   if (!reply) return fail(reply.error());
   return reply;
 }
 
-Result<RedisClient::Reply> RedisClient::read_reply(long long deadline, std::size_t max_bytes, int depth) {
-  auto line = read_line(deadline);
-  if (!line) return line.error();
-  if (line->empty()) return redis_error("empty reply");
-  Reply reply;
-  reply.type = (*line)[0];
-  std::string body = line->substr(1);
-  switch (reply.type) {
-  case '+':
-  case '-':
-  case ':':
-    reply.text = body;
-    return reply;
-  case '$': {
-    long long n = 0;
-    if (!parse_int(body, n) || n < -1) return redis_error("malformed bulk length '" + body + "'");
-    if (n == -1) return reply; // null: absent
-    if (std::size_t(n) > max_bytes)
-      return redis_error("reply of " + std::to_string(n) + " bytes is over the limit of " + std::to_string(max_bytes));
-    auto data = read_exact(std::size_t(n) + 2, deadline);
-    if (!data) return data.error();
-    if (data->compare(std::size_t(n), 2, "\r\n") != 0) return redis_error("malformed bulk reply");
-    data->resize(std::size_t(n));
-    reply.text = std::move(*data);
-    return reply;
+namespace {
+
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+
+} // namespace
+
+Result<RedisClient::Reply> RedisClient::read_reply(long long deadline, std::size_t max_bytes) {
+  if (!reader_) {
+    reader_.reset(redisReaderCreate());
+    if (!reader_) return redis_error("out of memory");
   }
-  case '*': { // only EXEC's: a few simple replies, one level deep
-    long long n = 0;
-    if (!parse_int(body, n) || n < -1 || n > 16 || depth > 0) return redis_error("unexpected array reply '" + body + "'");
-    if (n == -1) return reply; // null: a watched key changed, nothing was done
-    reply.text = "";
-    for (long long i = 0; i < n; ++i) {
-      auto element = read_reply(deadline, 1024, depth + 1);
-      if (!element) return element.error();
-      reply.elements.push_back(element->type + element->text.value_or(""));
+  // What may arrive for one reply: the value and its framing. A server that
+  // announces (or sends) more is refused before it is all read.
+  std::size_t limit = max_bytes + 64, received = 0;
+  while (true) {
+    void* out = nullptr;
+    if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
+      return redis_error(std::string("malformed reply: ") + reader_->errstr);
+    if (out) {
+      std::unique_ptr<redisReply, ReplyFree> r(static_cast<redisReply*>(out));
+      Reply reply;
+      switch (r->type) {
+      case REDIS_REPLY_STATUS: reply.type = '+'; break;
+      case REDIS_REPLY_ERROR: reply.type = '-'; break;
+      case REDIS_REPLY_INTEGER: reply.type = ':'; reply.text = std::to_string(r->integer); return reply;
+      case REDIS_REPLY_STRING: reply.type = '$'; break;
+      case REDIS_REPLY_NIL: reply.type = 'n'; return reply; // an absent key, or EXEC after a watched key changed
+      case REDIS_REPLY_ARRAY: // only EXEC's: a few simple replies
+        reply.type = '*';
+        reply.text = "";
+        if (r->elements > 16) return redis_error("unexpected array reply of " + std::to_string(r->elements) + " elements");
+        for (std::size_t i = 0; i < r->elements; ++i) {
+          const redisReply* e = r->element[i];
+          char type = e->type == REDIS_REPLY_STATUS ? '+' : e->type == REDIS_REPLY_ERROR ? '-' : '?';
+          reply.elements.push_back(type + std::string(e->str ? e->str : "", e->str ? e->len : 0));
+        }
+        return reply;
+      default: return redis_error("unexpected reply type " + std::to_string(r->type));
+      }
+      if (r->len > max_bytes)
+        return redis_error("reply of " + std::to_string(r->len) + " bytes is over the limit of " + std::to_string(max_bytes));
+      reply.text = std::string(r->str, r->len);
+      return reply;
     }
-    return reply;
-  }
-  default:
-    return redis_error(std::string("unexpected reply type '") + reply.type + "'");
+    char chunk[16384];
+    ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n > 0) {
+      // A value announced over the limit is refused from its length line,
+      // without waiting for (or reading) the rest.
+      if (received == 0 && chunk[0] == '$') {
+        std::string_view head(chunk, std::size_t(n));
+        if (auto eol = head.find("\r\n"); eol != std::string_view::npos)
+          if (auto announced = parse_integer(head.substr(1, eol - 1)); announced && *announced > 0 &&
+                                                                        std::size_t(*announced) > max_bytes)
+            return redis_error("reply of " + std::to_string(*announced) + " bytes is over the limit of " +
+                               std::to_string(max_bytes));
+      }
+      received += std::size_t(n);
+      if (received > limit)
+        return redis_error("reply of over " + std::to_string(received) + " bytes is over the limit of " + std::to_string(max_bytes));
+      if (redisReaderFeed(reader_.get(), chunk, std::size_t(n)) != REDIS_OK) return redis_error("out of memory");
+      continue;
+    }
+    if (n == 0) return redis_error("the server closed the connection");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return redis_error(std::string("recv: ") + std::strerror(errno));
+    if (auto w = wait_for(fd_, POLLIN, deadline, "waiting for the reply"); !w) return w.error();
   }
 }
 
@@ -334,6 +336,7 @@ Result<std::optional<std::string>> RedisClient::get(std::string_view key, std::s
   auto r = command({"GET", key}, max_bytes);
   if (!r) return r.error();
   if (r->type == '-') return redis_error("GET refused: " + r->text.value_or(""));
+  if (r->type == 'n') return std::optional<std::string>();
   if (r->type != '$') return redis_error("unexpected reply to GET");
   return r->text;
 }
@@ -360,8 +363,8 @@ Result<bool> RedisClient::set_if_unchanged(std::string_view key, std::string_vie
   }
   auto r = command({"EXEC"}, 1024);
   if (!r) return r.error();
+  if (r->type == 'n') return false; // the watched key changed: nothing was set
   if (r->type != '*') return redis_error("EXEC refused: " + r->text.value_or(""));
-  if (!r->text) return false; // the watched key changed: nothing was set
   if (r->elements.size() != 1 || r->elements[0] != "+OK") return redis_error("SET inside MULTI failed");
   return true;
 }

@@ -1,4 +1,4 @@
-// A small Redis client (RESP2 over TCP) for ciq's team tier: GET and SET of
+// A small Redis client (RESP2 over TCP, hiredis's protocol code) for ciq's team tier: GET and SET of
 // records and blobs, with a deadline on every step. Written for the
 // wrappers' read path: connect and each reply are bounded by short
 // timeouts, replies are size-limited, and any surprise is an error (the
@@ -10,10 +10,13 @@
 #include "utils/result.h"
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+struct redisReader;
 
 namespace ciq {
 
@@ -59,23 +62,22 @@ public:
 
 private:
   struct Reply {
-    char type = 0; // '+', '-', ':', '$', '*'
-    std::optional<std::string> text; // for '*': "" unless the array is null
+    char type = 0; // '+', '-', ':', '$', '*', or 'n' (nil)
+    std::optional<std::string> text;
     std::vector<std::string> elements; // '*': each element's type and text ("+OK")
+  };
+  struct ReaderFree {
+    void operator()(redisReader* r) const;
   };
   RedisClient(int fd, RedisTimeouts timeouts, long long end_ms) : fd_(fd), timeouts_(timeouts), end_ms_(end_ms) {}
   Result<Reply> command(const std::vector<std::string_view>& args, std::size_t max_bytes);
-  Result<Reply> read_reply(long long deadline_ms, std::size_t max_bytes, int depth);
+  Result<Reply> read_reply(long long deadline_ms, std::size_t max_bytes);
   Result<void> send_all(std::string_view bytes, long long deadline_ms);
-  Result<std::string> read_line(long long deadline_ms);
-  Result<std::string> read_exact(std::size_t n, long long deadline_ms);
-  Result<void> fill(long long deadline_ms);
 
   int fd_ = -1;
   RedisTimeouts timeouts_;
   long long end_ms_ = 0; // steady-clock ms after which nothing more is attempted (total_ms); 0 = none
-  std::string buffer_;
-  std::size_t used_ = 0; // bytes of buffer_ already consumed
+  std::unique_ptr<redisReader, ReaderFree> reader_; // hiredis's RESP parser; holds bytes read ahead
 };
 
 } // namespace ciq

@@ -42,7 +42,9 @@ std::string format_key_value(std::string_view key, std::string_view value);
 /// A number for people and CSV: up to 6 significant digits ("1.2345", "264").
 std::string format_number(double value);
 
-/// Escapes a string for a JSON string literal (without the quotes).
+/// Escapes a string for a JSON string literal (without the quotes), as
+/// nlohmann/json writes it (utils/json.cpp); bytes that are not UTF-8
+/// become U+FFFD, so that what is written can be read back.
 std::string json_escape(std::string_view s);
 inline std::string json_string(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 

@@ -1,0 +1,65 @@
+#include "cache/pack.h"
+#include "utils/json.h"
+#include "utils/text.h"
+
+#include <gtest/gtest.h>
+
+using namespace ciq;
+
+TEST(Json, ReadsEveryKind) {
+  auto v = parse_json(R"({"n": 3, "f": -1.5e2, "s": "a\"b\u00e9\n", "t": true, "z": null, "a": [1, [2], {"k": "v"}]})");
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_EQ((*v)["n"].number_or(0), 3);
+  EXPECT_EQ((*v)["f"].number_or(0), -150);
+  EXPECT_EQ((*v)["s"].string_or(""), "a\"b\xc3\xa9\n");
+  EXPECT_TRUE((*v)["t"].boolean);
+  EXPECT_TRUE((*v)["z"].is_null());
+  EXPECT_TRUE((*v)["missing"].is_null());
+  ASSERT_EQ((*v)["a"].array.size(), 3u);
+  EXPECT_EQ((*v)["a"].array[1].array[0].number_or(0), 2);
+  EXPECT_EQ((*v)["a"].array[2]["k"].string_or(""), "v");
+  EXPECT_EQ((*v)["n"].string_or("fallback"), "fallback"); // wrong kind: the fallback
+}
+
+TEST(Json, RefusesWhatIsNotOneDocument) {
+  for (const char* bad : {"", "{", "{\"a\":1} x", "[1,]", "{'a':1}", "nul", "\"\\x\"", "[1 2]", "\"\xff\""})
+    EXPECT_FALSE(parse_json(bad)) << bad;
+  auto err = parse_json("{\"a\": [1, }");
+  ASSERT_FALSE(err);
+  EXPECT_NE(err.error().message.find("JSON"), std::string::npos) << err.error().message;
+}
+
+TEST(Json, NestingIsBounded) {
+  std::string ok = std::string(60, '[') + std::string(60, ']');
+  EXPECT_TRUE(parse_json(ok));
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto r = parse_json(deep);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("deeper than 64"), std::string::npos) << r.error().message;
+}
+
+TEST(Json, WhatIsWrittenReadsBack) {
+  for (std::string s : {std::string("plain"), std::string("q\"b\\s\n\t\r\x01\x1f"), std::string("caf\xc3\xa9"),
+                        std::string("/path/\xff\xfe/x")}) {
+    auto v = parse_json("{\"k\":" + json_string(s) + "}");
+    ASSERT_TRUE(v) << json_string(s);
+    if (s.find('\xff') == std::string::npos) EXPECT_EQ((*v)["k"].string_or("?"), s);
+    else EXPECT_EQ((*v)["k"].string_or("?"), "/path/\xef\xbf\xbd\xef\xbf\xbd/x"); // U+FFFD each
+  }
+}
+
+TEST(Base64, KnownVectorsAndDamage) {
+  const std::pair<const char*, const char*> vectors[] = {
+      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"foobar", "Zm9vYmFy"}};
+  for (auto [plain, encoded] : vectors) {
+    EXPECT_EQ(cache::base64_encode(plain), encoded);
+    auto back = cache::base64_decode(encoded);
+    ASSERT_TRUE(back) << encoded;
+    EXPECT_EQ(*back, plain);
+  }
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += char(c);
+  EXPECT_EQ(*cache::base64_decode(cache::base64_encode(all)), all);
+  for (const char* bad : {"Zg=", "Z===", "Zg==Zg==", "Zm9*", "Zm9v\n", "Zg=a"})
+    EXPECT_FALSE(cache::base64_decode(bad)) << bad;
+}
