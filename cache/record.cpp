@@ -42,7 +42,7 @@ Result<Record> parse_record(std::string_view text, std::string_view origin) {
   if (record.kind != "module" && record.kind != "kernel" && record.kind != "unit")
     return make_error("parse", std::string(origin) + ": record kind must be module, kernel or unit");
   auto body = text.substr(marker + 11);
-  auto controls = parse_control_set(body, origin);
+  auto controls = spaces::parse_control_set(body, origin);
   if (!controls) return controls.error();
   if (!controls->nvcc.empty() || !controls->nvcc_space.empty())
     return make_error("parse", std::string(origin) + ": a record holds one stage's controls (nvcc.* knobs belong in a unit record)");
@@ -69,7 +69,7 @@ std::string format_record(const Record& r) {
   line("source", r.source);
   for (const auto& [k, v] : r.provenance) line(k, v);
   out += "[controls]\n";
-  out += format_control_set(r.controls);
+  out += spaces::format_control_set(r.controls);
   return out;
 }
 

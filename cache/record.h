@@ -20,7 +20,7 @@
 // the nvcc space. A record holds one stage's knobs only.
 #pragma once
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "utils/result.h"
 
 #include <string>
@@ -45,7 +45,7 @@ struct Record {
   /// Free-form provenance in insertion order: gpu, driver, toolkit,
   /// baseline, tuned, metric, p_value, evaluations, ...
   std::vector<std::pair<std::string, std::string>> provenance;
-  ControlSet controls;
+  spaces::ControlSet controls;
 
   std::string provenance_value(std::string_view key) const;
 };

@@ -20,6 +20,7 @@ packages=(
   libgtest-dev libgmock-dev     # unit tests
   redis-server                  # the Redis team tier's tests (a real server on loopback)
   slurmctld slurmd slurm-client munge  # --executor slurm's tests (a one-node cluster on loopback)
+  chromium                      # the report's test renders it headless
 )
 
 missing=()

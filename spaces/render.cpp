@@ -13,7 +13,7 @@ static std::string substitute(std::string_view pattern, std::string_view value) 
   return out;
 }
 
-RenderedControls render_controls(const Space& space, const cache::ControlSet& set) {
+RenderedControls render_controls(const Space& space, const spaces::ControlSet& set) {
   RenderedControls out;
   for (const auto& [name, value] : set.options)
     if (const Knob* k = space.find(name, KnobLevel::option)) out.options.push_back(substitute(k->render, value));

@@ -3,7 +3,7 @@
 // PTX (replacing any value of the same directive already there).
 #pragma once
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "spaces/space.h"
 #include "utils/result.h"
 
@@ -24,7 +24,7 @@ struct RenderedControls {
 };
 
 /// Renders `set`, which must have passed validate_controls() for `space`.
-RenderedControls render_controls(const Space& space, const cache::ControlSet& set);
+RenderedControls render_controls(const Space& space, const spaces::ControlSet& set);
 
 /// Returns `ptx` with the directives written into the named kernels'
 /// headers. Kernels that are not in `ptx` are skipped and not listed in

@@ -6,7 +6,7 @@
 // their domain.
 #pragma once
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "utils/result.h"
 
 #include <map>
@@ -90,6 +90,6 @@ Result<void> check_value(const Knob& knob, std::string_view value);
 /// level, directives per kernel), each value must be in its domain, its
 /// safety class must be allowed by `policy`, and no two options may be a
 /// conflict of the space.
-Result<void> validate_controls(const Space& space, const cache::ControlSet& set, const Policy& policy);
+Result<void> validate_controls(const Space& space, const spaces::ControlSet& set, const Policy& policy);
 
 } // namespace ciq::spaces

@@ -90,8 +90,8 @@ Result<Candidate> SearchSpace::parse(const std::string& text) const {
   return c;
 }
 
-cache::ControlSet SearchSpace::controls(const Candidate& c) const {
-  cache::ControlSet set;
+spaces::ControlSet SearchSpace::controls(const Candidate& c) const {
+  spaces::ControlSet set;
   set.space = compiler_space;
   for (std::size_t i = 0; i < dimensions.size(); ++i) {
     if (!c.genes[i]) continue;

@@ -5,7 +5,7 @@
 // default, or an absent parameter).
 #pragma once
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "utils/result.h"
 
 #include <optional>
@@ -63,7 +63,7 @@ struct SearchSpace {
   /// Parses canonical() back; fails on labels or values not in this space.
   Result<Candidate> parse(const std::string& canonical_text) const;
   /// The compiler part of a candidate as a control set.
-  cache::ControlSet controls(const Candidate& c) const;
+  spaces::ControlSet controls(const Candidate& c) const;
   /// Index of the dimension of this kind, knob and kernel (directives
   /// only), or dimensions.size() when the search has none.
   std::size_t find(DimensionKind kind, std::string_view knob, std::string_view kernel = "") const;

@@ -1,6 +1,6 @@
 #include "tuner/evaluator.h"
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "tuner/command.h"
 #include "tuner/statistics.h"
 #include "utils/files.h"
@@ -278,7 +278,7 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
   if (setup_.replay) return std::vector<TracedModule>{}; // nothing to build
   if (auto made = make_dirs(workdir); !made) return made.error();
   remove_tree(join_path(workdir, "trace"));
-  std::string controls = setup_.compiler ? cache::format_control_set(space_.controls(c)) : "";
+  std::string controls = setup_.compiler ? spaces::format_control_set(space_.controls(c)) : "";
   if (auto w = write_file_atomic(join_path(workdir, "candidate.controls"), controls); !w) return w.error();
   if (!setup_.build.empty()) {
     auto run = run_command(setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log",
@@ -319,7 +319,7 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
 // `dir` holds the trace: ptxas' records, and the NVVM stage's in units/
 // (none for a unit whose cicc step the memo answered).
 static std::string trace_problem(const std::vector<TracedModule>& trace, const std::string& dir,
-                                 const cache::ControlSet& controls, bool compiler) {
+                                 const spaces::ControlSet& controls, bool compiler) {
   if (!compiler) return "";
   if (trace.empty())
     return "no kernels were compiled through ciq-ptxas (build with CUDACXX=ciq-nvcc or TRITON_PTXAS_PATH=ciq-ptxas, "

@@ -1,6 +1,6 @@
 #include "tuner/replay.h"
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "utils/files.h"
 #include "utils/text.h"
 
@@ -25,10 +25,10 @@ bool value_less(const std::string& a, const std::string& b) {
   return a < b;
 }
 
-std::string key_of(cache::ControlSet set) {
+std::string key_of(spaces::ControlSet set) {
   set.space = k_space;
   set.nvcc_space.clear(); // the recorded sets name no space; a candidate's NVVM part does
-  return cache::format_control_set(set);
+  return spaces::format_control_set(set);
 }
 
 } // namespace
@@ -54,7 +54,7 @@ Result<std::shared_ptr<ReplayData>> ReplayData::load(const std::string& path) {
   // Knob label -> values seen; and which labels every set gives.
   std::map<std::string, std::set<std::string>> values;
   std::map<std::string, std::size_t> label_count;
-  std::map<std::string, cache::ControlSet> sets;
+  std::map<std::string, spaces::ControlSet> sets;
   for (std::size_t n = 1; n < lines.size(); ++n) {
     std::string_view line = trim(lines[n]);
     if (line.empty()) continue;
@@ -66,10 +66,10 @@ Result<std::shared_ptr<ReplayData>> ReplayData::load(const std::string& path) {
     double ms = std::strtod(ms_text.c_str(), &end);
     if (ms_text.empty() || *end != '\0' || !(ms > 0)) return fail(n + 1, "'" + ms_text + "' is not a positive time");
 
-    cache::ControlSet set;
+    spaces::ControlSet set;
     for (std::string_view assignment : split(trim(fields[std::size_t(controls_col)]), ';')) {
       if (trim(assignment).empty()) continue;
-      if (auto added = cache::add_assignment(set, trim(assignment)); !added) return fail(n + 1, added.error().message);
+      if (auto added = spaces::add_assignment(set, trim(assignment)); !added) return fail(n + 1, added.error().message);
     }
     std::string key = key_of(set);
     auto& samples = data->samples_[key];

@@ -1,7 +1,7 @@
 #include "tuner/run.h"
 
 #include "cache/acf_candidates.h"
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "cache/remote.h"
 #include "tuner/occupancy.h"
 #include "tuner/ship.h"
@@ -30,13 +30,6 @@ std::string percent(double from, double to) {
   char buf[32];
   std::snprintf(buf, sizeof buf, " (%+.1f%%)", (to - from) / std::fabs(from) * 100);
   return buf;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 // Appends one line and syncs it: a SIGKILL loses at most the line in flight.
@@ -320,7 +313,7 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
   for (const auto& file : o.seeds) {
     auto text = read_file(file);
     if (!text) return text.error();
-    auto set = cache::parse_control_set(*text, file);
+    auto set = spaces::parse_control_set(*text, file);
     if (!set) return set.error();
     auto c = candidate_from_controls(*space, *set);
     if (!c) return make_error("tuner", "seed " + file + ": " + c.error().message);
@@ -462,7 +455,7 @@ static int report(const TuneOptions& o, const SearchSpace& space, const std::vec
   // The best control set, for people and for --seed.
   if (auto c = space.parse(best_text); c) {
     std::string text = "# best candidate of " + o.out_dir + "\n# " + best_text + "\n";
-    if (o.setup.compiler) text += cache::format_control_set(space.controls(*c));
+    if (o.setup.compiler) text += spaces::format_control_set(space.controls(*c));
     if (auto w = write_file_atomic(join_path(o.out_dir, "best.controls"), text); !w)
       std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
   }

@@ -87,6 +87,17 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
     }
     if (::isatty(2)) std::fprintf(stderr, "\n");
     std::fprintf(stderr, "ciq-tuner: verified over %d interleaved pairs\n", options.verify_runs);
+    // Every re-measured value, for `ciq-tuner report` (and for people).
+    std::string csv = "side,objective,run,value\n";
+    for (std::size_t k = 0; k < objectives.size(); ++k)
+      for (int side = 0; side < 2; ++side) {
+        const auto& values = side == 0 ? a[k] : b[k];
+        for (std::size_t i = 0; i < values.size(); ++i)
+          csv += std::string(side == 0 ? "default" : "best") + "," + csv_field(objectives[k].name) + "," + std::to_string(i) + "," +
+                 format_number(values[i]) + "\n";
+      }
+    if (auto w = write_file_atomic(join_path(root, "samples.csv"), csv); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
     bool first = true;
     for (auto k : noisy) {
       if (!objectives[k].needs_benchmark()) { // compile-time: use the search's samples
@@ -122,11 +133,11 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
                                       const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
   auto candidate = space.parse(winner.candidate);
   if (!candidate) return candidate.error();
-  cache::ControlSet both = no_gain ? cache::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.controls(*candidate);
+  spaces::ControlSet both = no_gain ? spaces::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.controls(*candidate);
   // Each record holds one stage: the ptxas entries are keyed by the PTX the
   // winner's NVVM options produced (its own trace), the unit entries by the
   // units' cicc input, which no candidate changes.
-  cache::ControlSet controls = both.ptxas_stage();
+  spaces::ControlSet controls = both.ptxas_stage();
   auto [gpu, driver] = gpu_and_driver();
 
   std::vector<std::pair<std::string, std::string>> provenance{
@@ -195,7 +206,7 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
     }
   }
   if (!space.nvcc_space.empty()) {
-    cache::ControlSet unit_controls = both.nvcc_stage();
+    spaces::ControlSet unit_controls = both.nvcc_stage();
     unit_controls.space = space.nvcc_space;
     for (const auto& u : options.units) {
       if (std::find(space.units.begin(), space.units.end(), u.key) == space.units.end()) continue;

@@ -162,7 +162,7 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
   return space;
 }
 
-Result<Candidate> candidate_from_controls(const SearchSpace& space, const cache::ControlSet& controls) {
+Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces::ControlSet& controls) {
   Candidate c = space.default_candidate();
   auto set = [&](DimensionKind kind, const std::string& kernel, const std::string& knob, const std::string& value) -> Result<void> {
     std::size_t i = space.find(kind, knob, kernel);

@@ -32,6 +32,6 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
 
 /// The candidate of `space` that sets what `controls` sets; knobs it cannot
 /// express are an error.
-Result<Candidate> candidate_from_controls(const SearchSpace& space, const cache::ControlSet& controls);
+Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces::ControlSet& controls);
 
 } // namespace ciq::tuner

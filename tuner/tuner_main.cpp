@@ -1,5 +1,6 @@
 // ciq-tuner: option parsing only; the work is in run.cpp.
 #include "tuner/campaign.h"
+#include "tuner/report.h"
 #include "tuner/run.h"
 #include "tuner/synthetic.h"
 #include "utils/config.h"
@@ -25,6 +26,7 @@ namespace tn = ciq::tuner;
 static cl::OptionCategory category("ciq-tuner options");
 static cl::SubCommand run_cmd("run", "Tune: search control sets (and parameters) against your build and benchmark");
 static cl::SubCommand campaign_cmd("campaign", "Tune every kernel of a build: one run per kernel (all run options apply), shipped as each ends; see README, 'Campaigns'");
+static cl::SubCommand report_cmd("report", "Write DIR/report.html (self-contained, inline SVG plots) and DIR/report/*.svg for a run or a campaign");
 static cl::SubCommand sample_cmd("sample", "Print N random candidates of a search space without running anything");
 static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
 static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
@@ -81,6 +83,8 @@ static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun opti
 static cl::opt<int> slurm_retries("slurm-retries", cl::desc("Resubmissions of a job that Slurm preempted or whose node failed (default 1); a job cancelled or out of time makes the candidate invalid"), cl::init(1), RUN);
 static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run a test build job and benchmark job that must see the run directory (default true)"), cl::init(true), RUN);
 static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd));
+static cl::opt<std::string> report_dir(cl::Positional, cl::desc("<run or campaign directory>"), cl::Required, cl::sub(report_cmd));
+static cl::opt<std::string> report_out("o", cl::desc("The HTML file to write (default DIR/report.html)"), cl::value_desc("file"), cl::cat(category), cl::sub(report_cmd));
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
 
 static const char* overview = R"(search compiler controls (and application parameters) for your kernels
@@ -121,6 +125,7 @@ Examples:
 
   ciq-tuner sample 5 --space ptxas-13
   ciq-tuner run --resume ciq-tune-20261202-101500
+  ciq-tuner report ciq-tune-20261202-101500          # report.html and report/*.svg
 
 Placeholders in commands: {controls} {workdir} {gpu} {param:NAME}.
 Results: <run dir>/journal.jsonl, results.csv, best.controls, summary.json.
@@ -249,6 +254,12 @@ int main(int argc, char** argv) {
   if (budget < 1 || pool < 2 || repeats < 1 || o.setup.jobs < 1 || verify_runs < 2 || cull < 0 || cull >= 1 || mutate_rate < 0 || mutate_rate > 1) {
     return fail("need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
                 "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
+  }
+  if (report_cmd) {
+    auto written = tn::write_report(report_dir, report_out);
+    if (!written) return fail(written.error().message);
+    std::printf("%s\n", written->c_str());
+    return 0;
   }
   if (sample_cmd) return tn::sample_space(o, sample_count);
   if (quality_cmd) {

@@ -161,4 +161,11 @@ std::string format_number(double value) {
   return buf;
 }
 
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 } // namespace ciq

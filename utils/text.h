@@ -39,6 +39,9 @@ Result<std::vector<KeyValue>> parse_key_values(std::string_view text, std::strin
 /// `key = value` with the value quoted when it needs to be.
 std::string format_key_value(std::string_view key, std::string_view value);
 
+/// A CSV field: quoted (with "" for ") when it holds a comma, quote or newline.
+std::string csv_field(std::string_view s);
+
 /// A number for people and CSV: up to 6 significant digits ("1.2345", "264").
 std::string format_number(double value);
 

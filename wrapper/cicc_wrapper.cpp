@@ -57,13 +57,13 @@ private:
     spdlog::debug("running cicc unchanged ({})", reason);
     return std::nullopt;
   }
-  std::optional<cache::ControlSet> find_controls();
-  std::optional<cache::ControlSet> checked(cache::ControlSet set);
+  std::optional<spaces::ControlSet> find_controls();
+  std::optional<spaces::ControlSet> checked(spaces::ControlSet set);
   Result<std::optional<spaces::Space>>& nvcc_space();
   bool fetch_remote_record(const std::string& remote);
-  std::optional<RunResult> compile(const std::optional<cache::ControlSet>& controls);
+  std::optional<RunResult> compile(const std::optional<spaces::ControlSet>& controls);
   void quarantine(const std::string& why);
-  void trace(const RunResult& run, const std::optional<cache::ControlSet>& controls);
+  void trace(const RunResult& run, const std::optional<spaces::ControlSet>& controls);
 
   std::string real_;
   std::vector<std::string> args_;
@@ -114,10 +114,10 @@ std::optional<RunResult> CiccWrapper::run() {
   return compile(controls);
 }
 
-std::optional<cache::ControlSet> CiccWrapper::find_controls() {
+std::optional<spaces::ControlSet> CiccWrapper::find_controls() {
   if (!controls_file_.empty()) {
     auto text = read_file(controls_file_);
-    auto parsed = text ? cache::parse_control_set(*text, controls_file_) : Result<cache::ControlSet>(text.error());
+    auto parsed = text ? spaces::parse_control_set(*text, controls_file_) : Result<spaces::ControlSet>(text.error());
     if (!parsed) {
       error_ = parsed.error().message;
       spdlog::error("CIQ_CONTROLS: {}", error_);
@@ -195,7 +195,7 @@ bool CiccWrapper::fetch_remote_record(const std::string& remote) {
 }
 
 // `set` if the running toolkit's nvcc space allows it; else why not in error_.
-std::optional<cache::ControlSet> CiccWrapper::checked(cache::ControlSet set) {
+std::optional<spaces::ControlSet> CiccWrapper::checked(spaces::ControlSet set) {
   auto& space = nvcc_space();
   if (!space || !*space) {
     error_ = space ? "no knob space covers the NVVM stage of CUDA " + toolkit_.release : space.error().message;
@@ -215,7 +215,7 @@ std::optional<cache::ControlSet> CiccWrapper::checked(cache::ControlSet set) {
   return std::nullopt;
 }
 
-std::optional<RunResult> CiccWrapper::compile(const std::optional<cache::ControlSet>& controls) {
+std::optional<RunResult> CiccWrapper::compile(const std::optional<spaces::ControlSet>& controls) {
   std::vector<std::string> argv{real_};
   if (controls) {
     auto tuned = cache::apply_cicc_options(args_, command_, rendered_);
@@ -232,7 +232,7 @@ std::optional<RunResult> CiccWrapper::compile(const std::optional<cache::Control
   if (!result) return pass("spawn-failed");
   bool applied = controls.has_value();
   if (applied && !result->succeeded()) {
-    error_ = "cicc " + result->describe() + " with " + cache::summarise_control_set(*controls);
+    error_ = "cicc " + result->describe() + " with " + spaces::summarise_control_set(*controls);
     spdlog::warn("{}; running it without them", error_);
     options.argv = {real_};
     options.argv.insert(options.argv.end(), args_.begin(), args_.end());
@@ -263,7 +263,7 @@ void CiccWrapper::quarantine(const std::string& why) {
   counters.push_back("unit.quarantined");
 }
 
-void CiccWrapper::trace(const RunResult& run, const std::optional<cache::ControlSet>& controls) {
+void CiccWrapper::trace(const RunResult& run, const std::optional<spaces::ControlSet>& controls) {
   UnitTraceRecord r;
   r.unit = command_.unit;
   r.source_path = command_.source_path;
@@ -274,7 +274,7 @@ void CiccWrapper::trace(const RunResult& run, const std::optional<cache::Control
   if (run.succeeded() && !command_.output.empty())
     if (auto ptx = read_file(command_.output)) r.kernels = cache::scan_ptx(*ptx).kernel_names();
   r.controls_source = controls ? std::string(from_name(from_)) : "";
-  r.controls = controls ? cache::summarise_control_set(*controls) : "";
+  r.controls = controls ? spaces::summarise_control_set(*controls) : "";
   r.controls_applied = controls.has_value();
   r.controls_error = error_;
   r.exit_status = run.shell_status();

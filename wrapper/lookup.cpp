@@ -43,7 +43,7 @@ Result<std::optional<LookupResult>> lookup_controls(const cache::Store& store, c
     auto record = lookup_record(store, kkey);
     if (!record) return record.error();
     if (!*record) continue;
-    cache::ControlSet part = (*record)->controls.for_kernel(kernel);
+    spaces::ControlSet part = (*record)->controls.for_kernel(kernel);
     if (any && part.space != merged.controls.space) {
       spdlog::warn("kernel entries of one module name different spaces; ignoring {}", kernel);
       continue;
@@ -70,10 +70,10 @@ Result<std::optional<LookupResult>> lookup_controls(const cache::Store& store, c
   return std::optional<LookupResult>{std::move(merged)};
 }
 
-cache::ControlSet target_kernels(const cache::ControlSet& set, const cache::PtxModule& module,
+spaces::ControlSet target_kernels(const spaces::ControlSet& set, const cache::PtxModule& module,
                                  const std::string& glob) {
   if (glob.empty()) return set;
-  cache::ControlSet out;
+  spaces::ControlSet out;
   out.space = set.space;
   bool matched = false;
   for (const auto& kernel : module.kernel_names()) {

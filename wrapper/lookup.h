@@ -3,7 +3,7 @@
 // Quarantined keys and unreadable records count as misses.
 #pragma once
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "cache/key.h"
 #include "cache/record.h"
 #include "cache/store.h"
@@ -15,7 +15,7 @@
 namespace ciq::wrapper {
 
 struct LookupResult {
-  cache::ControlSet controls;
+  spaces::ControlSet controls;
   std::vector<std::string> keys; // hex keys whose records contributed
   std::string matched;           // "module" or "kernel"
 };
@@ -32,7 +32,7 @@ Result<std::optional<LookupResult>> lookup_controls(const cache::Store& store, c
 
 /// Restricts `set` to the kernels of `module` that match `glob`: their
 /// directives, and the options only if at least one kernel matches.
-cache::ControlSet target_kernels(const cache::ControlSet& set, const cache::PtxModule& module,
+spaces::ControlSet target_kernels(const spaces::ControlSet& set, const cache::PtxModule& module,
                                  const std::string& glob);
 
 } // namespace ciq::wrapper

@@ -82,7 +82,7 @@ public:
 
 private:
   Result<std::string> read_input(const cache::PtxasInput& input) const;
-  Outcome compile(const std::optional<cache::ControlSet>& controls, const std::string& source,
+  Outcome compile(const std::optional<spaces::ControlSet>& controls, const std::string& source,
                   std::string controls_error);
   void quarantine(const std::string& why);
   std::optional<LookupResult> lookup_packs();
@@ -209,12 +209,12 @@ Outcome PtxasWrapper::run() {
   module_ = cache::scan_ptx(ptx_);
   context_ = cache::KeyContext{command_.target, identity_.version_text, command_.canonical_flags()};
 
-  std::optional<cache::ControlSet> controls;
+  std::optional<spaces::ControlSet> controls;
   std::string source, error;
   if (tuning) {
     source = "controls-file";
     auto text = read_file(controls_file_);
-    auto parsed = text ? cache::parse_control_set(*text, controls_file_) : Result<cache::ControlSet>(text.error());
+    auto parsed = text ? spaces::parse_control_set(*text, controls_file_) : Result<spaces::ControlSet>(text.error());
     if (!parsed) {
       error = parsed.error().message;
       spdlog::error("CIQ_CONTROLS: {}", error);
@@ -274,7 +274,7 @@ Outcome PtxasWrapper::run() {
   return compile(controls, source, std::move(error));
 }
 
-Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, const std::string& source,
+Outcome PtxasWrapper::compile(const std::optional<spaces::ControlSet>& controls, const std::string& source,
                               std::string controls_error) {
   std::vector<std::string> counters;
   if (source == "cache") counters.push_back(controls ? "hit" : "rejected");
@@ -342,7 +342,7 @@ Outcome PtxasWrapper::compile(const std::optional<cache::ControlSet>& controls, 
         argv.push_back(acf_path);
       }
     }
-    controls_summary_ = cache::summarise_control_set(*controls);
+    controls_summary_ = spaces::summarise_control_set(*controls);
     applied = true;
   }
 

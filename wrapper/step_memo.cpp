@@ -1,6 +1,6 @@
 #include "wrapper/step_memo.h"
 
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "utils/config.h"
 
 #include "utils/files.h"
@@ -125,9 +125,9 @@ enum class Kind { run, pure, host_compile };
 std::string nvvm_controls() {
   std::string file = env_or_empty("CIQ_CONTROLS");
   auto text = file.empty() ? Result<std::string>(std::string()) : read_file(file);
-  auto set = text ? cache::parse_control_set(*text, file) : Result<cache::ControlSet>(text.error());
+  auto set = text ? spaces::parse_control_set(*text, file) : Result<spaces::ControlSet>(text.error());
   // An unreadable file: ciq-cicc applies nothing, as with no file.
-  std::string stage = set ? cache::format_control_set(set->nvcc_stage()) : "";
+  std::string stage = set ? spaces::format_control_set(set->nvcc_stage()) : "";
   return stage + "\n" + env_or_empty("CIQ_UNITS");
 }
 

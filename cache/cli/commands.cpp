@@ -73,17 +73,17 @@ std::string record_json(std::string_view key, const Record& r, bool quarantined)
 } // namespace
 
 // What `put` was given: --controls FILE, then each --set (as `spell` writes it).
-static Result<ControlSet> requested_controls(const PutRequest& req, const std::function<std::string(const std::string&)>& spell) {
-  ControlSet controls;
+static Result<spaces::ControlSet> requested_controls(const PutRequest& req, const std::function<std::string(const std::string&)>& spell) {
+  spaces::ControlSet controls;
   if (!req.controls_file.empty()) {
     auto text = read_file(req.controls_file);
     if (!text) return text.error();
-    auto parsed = parse_control_set(*text, req.controls_file);
+    auto parsed = spaces::parse_control_set(*text, req.controls_file);
     if (!parsed) return parsed.error();
     controls = std::move(*parsed);
   }
   for (const auto& a : req.assignments)
-    if (auto r = add_assignment(controls, spell(a)); !r) return r.error();
+    if (auto r = spaces::add_assignment(controls, spell(a)); !r) return r.error();
   return controls;
 }
 
@@ -109,10 +109,10 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   // KNOB=VALUE means the NVVM stage here.
   auto read = requested_controls(req, [](const std::string& a) { return starts_with(a, "nvcc.") ? a : "nvcc." + a; });
   if (!read) return read.error();
-  const ControlSet& given = *read;
+  const spaces::ControlSet& given = *read;
   if (!given.options.empty() || !given.kernels.empty() || given.acf)
     return make_error("invalid", "a unit entry holds NVVM-stage knobs only (nvcc.KNOB=VALUE)");
-  ControlSet controls = given.nvcc_stage();
+  spaces::ControlSet controls = given.nvcc_stage();
   if (controls.space.empty()) controls.space = (*space)->name;
   if (controls.empty()) return make_error("invalid", "nothing to store: give --set KNOB=VALUE or --controls FILE");
   spaces::Policy policy;
@@ -134,9 +134,9 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   if (auto r = store->apply({write, clean}); !r) return r;
   if (json)
     out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":\"unit\",\"controls\":"
-        << json_string(summarise_control_set(record.controls)) << "}\n";
+        << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
   else
-    out << "stored " << to_hex(key) << "  unit  " << summarise_control_set(record.controls) << "\n";
+    out << "stored " << to_hex(key) << "  unit  " << spaces::summarise_control_set(record.controls) << "\n";
   return {};
 }
 
@@ -162,7 +162,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
 
   auto read = requested_controls(req, [](const std::string& a) { return a; });
   if (!read) return read.error();
-  ControlSet controls = std::move(*read);
+  spaces::ControlSet controls = std::move(*read);
   if (controls.space.empty()) controls.space = (*space)->name;
   spaces::Policy policy;
   policy.allow_unsafe = req.allow_unsafe;
@@ -211,7 +211,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   whole.controls = controls;
   writes.emplace_back(module_key(module, context), whole);
   for (const auto& kernel : kernels) {
-    ControlSet part = controls.for_kernel(kernel);
+    spaces::ControlSet part = controls.for_kernel(kernel);
     if (part.options.empty() && part.kernels.empty() && !part.acf) continue;
     Record r = base;
     r.kind = "kernel";
@@ -225,10 +225,10 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
     if (json)
       out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":" << json_string(record.kind)
           << ",\"kernel\":" << json_string(record.kernel) << ",\"controls\":"
-          << json_string(summarise_control_set(record.controls)) << "}\n";
+          << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
     else
       out << "stored " << to_hex(key) << "  " << record.kind << (record.kernel.empty() ? "" : " " + record.kernel)
-          << "  " << summarise_control_set(record.controls) << "\n";
+          << "  " << spaces::summarise_control_set(record.controls) << "\n";
   }
   return {};
 }
@@ -311,7 +311,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
       out << bytes_to_hex(k) << "  " << r->kind << "  " << r->target
           << (r->kind == "unit" ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
                                 : "  ptxas " + r->ptxas + "  " + (r->kernel.empty() ? "(module)" : r->kernel))
-          << "  " << summarise_control_set(r->controls)
+          << "  " << spaces::summarise_control_set(r->controls)
           << (bad ? "  [quarantined]" : "") << "\n";
     return true;
   });

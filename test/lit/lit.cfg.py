@@ -44,6 +44,7 @@ config.substitutions.append(("%tools", tools))
 config.substitutions.append(("%redis", config.python + " " + os.path.join(tools, "redis.py")))
 config.substitutions.append(("%bench", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "bench")))
 config.substitutions.append(("%ciq_bin", config.ciq_bin_dir))
+config.substitutions.append(("%ciq_source", config.ciq_source_dir))
 config.substitutions.append(("%system_path", config.environment["PATH"]))
 
 if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
@@ -63,4 +64,8 @@ if slurm.returncode == 0:
     config.available_features.add("slurm")
 else:
     lit_config.note("Slurm tests skipped: " + slurm.stdout.strip())
+# Feature `chromium`: Debian's headless Chromium, to render tuning reports.
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
+    config.substitutions.append(("%chromium_dom", "chromium --headless --no-sandbox --disable-gpu --user-data-dir=/tmp/ciq-chromium-profile --dump-dom"))
 config.substitutions.append(("%slurm", config.python + " " + os.path.join(tools, "slurm_cluster.py")))

@@ -1,10 +1,11 @@
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "cache/record.h"
 
 #include <gtest/gtest.h>
 
 using namespace ciq;
 using namespace ciq::cache;
+using namespace ciq::spaces;
 
 TEST(ControlSet, assignments_split_module_and_kernel_knobs) {
   ControlSet s;

@@ -2,7 +2,7 @@
 // keying a unit, putting options on cicc's command line, and the nvcc.*
 // part of control sets and unit records.
 #include "cache/cicc_command.h"
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 #include "cache/record.h"
 #include "spaces/render.h"
 #include "spaces/space.h"
@@ -11,6 +11,7 @@
 
 using namespace ciq;
 using namespace ciq::cache;
+using namespace ciq::spaces;
 
 namespace {
 

@@ -52,10 +52,10 @@ Space space() {
   return *s;
 }
 
-cache::ControlSet controls(std::initializer_list<const char*> assignments) {
-  cache::ControlSet c;
+spaces::ControlSet controls(std::initializer_list<const char*> assignments) {
+  spaces::ControlSet c;
   c.space = "test-1";
-  for (auto a : assignments) EXPECT_TRUE(cache::add_assignment(c, a).ok()) << a;
+  for (auto a : assignments) EXPECT_TRUE(spaces::add_assignment(c, a).ok()) << a;
   return c;
 }
 } // namespace
@@ -99,7 +99,7 @@ TEST(Space, validation_is_the_whitelist) {
   EXPECT_FALSE(validate_controls(s, controls({"maxnreg=32"}), policy).ok());      // directive as option
   EXPECT_FALSE(validate_controls(s, controls({"k:maxrregcount=32"}), policy).ok()); // option as directive
   EXPECT_FALSE(validate_controls(s, controls({"fmad=maybe"}), policy).ok());
-  cache::ControlSet other = controls({"maxrregcount=64"});
+  spaces::ControlSet other = controls({"maxrregcount=64"});
   other.space = "test-2";
   EXPECT_FALSE(validate_controls(s, other, policy).ok());
 }

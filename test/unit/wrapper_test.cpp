@@ -63,7 +63,7 @@ void put(cache::Store& store, const Hash128& key, const std::string& kernel, std
   r.kind = kernel.empty() ? "module" : "kernel";
   r.kernel = kernel;
   r.controls.space = "ptxas-13";
-  for (auto s : sets) ASSERT_TRUE(cache::add_assignment(r.controls, s).ok());
+  for (auto s : sets) ASSERT_TRUE(spaces::add_assignment(r.controls, s).ok());
   ASSERT_TRUE(store.put(cache::Table::records, std::string(reinterpret_cast<const char*>(key.data()), 16),
                         cache::format_record(r))
                   .ok());
@@ -120,10 +120,10 @@ TEST(Lookup, disagreeing_kernel_options_are_dropped_and_quarantine_is_a_miss) {
 
 TEST(Lookup, target_kernels_by_glob) {
   auto module = cache::scan_ptx(k_two);
-  cache::ControlSet s;
-  ASSERT_TRUE(cache::add_assignment(s, "maxrregcount=64").ok());
-  ASSERT_TRUE(cache::add_assignment(s, "a:maxnreg=32").ok());
-  ASSERT_TRUE(cache::add_assignment(s, "b:maxnreg=40").ok());
+  spaces::ControlSet s;
+  ASSERT_TRUE(spaces::add_assignment(s, "maxrregcount=64").ok());
+  ASSERT_TRUE(spaces::add_assignment(s, "a:maxnreg=32").ok());
+  ASSERT_TRUE(spaces::add_assignment(s, "b:maxnreg=40").ok());
   auto only_b = target_kernels(s, module, "b");
   EXPECT_EQ(only_b.options.size(), 1u);
   EXPECT_EQ(only_b.kernels.size(), 1u);

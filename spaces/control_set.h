@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-namespace ciq::cache {
+namespace ciq::spaces {
 
 inline constexpr std::string_view k_controls_format = "ciq-controls/1";
 
@@ -66,4 +66,4 @@ std::string format_control_set(const ControlSet& set);
 /// One line for listings: `maxrregcount=64 k:maxnreg=128 acf=ab12..`.
 std::string summarise_control_set(const ControlSet& set);
 
-} // namespace ciq::cache
+} // namespace ciq::spaces

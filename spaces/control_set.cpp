@@ -1,9 +1,9 @@
-#include "cache/control_set.h"
+#include "spaces/control_set.h"
 
 #include "utils/hash.h"
 #include "utils/text.h"
 
-namespace ciq::cache {
+namespace ciq::spaces {
 
 ControlSet ControlSet::for_kernel(const std::string& kernel) const {
   ControlSet out;
@@ -126,4 +126,4 @@ std::string summarise_control_set(const ControlSet& set) {
   return out.empty() ? "(defaults)" : out;
 }
 
-} // namespace ciq::cache
+} // namespace ciq::spaces
