@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -124,13 +123,7 @@ int run_campaign(CampaignOptions c) {
       set += (set.empty() ? "" : ",") + o.setup.gpus[g];
     }
   }
-  if (o.out_dir.empty()) {
-    char name[64];
-    std::time_t now = std::time(nullptr);
-    std::strftime(name, sizeof name, "ciq-campaign-%Y%m%d-%H%M%S", std::localtime(&now));
-    o.out_dir = name;
-  }
-  if (auto abs = real_path(dir_name(o.out_dir))) o.out_dir = join_path(*abs, base_name(o.out_dir));
+  o.out_dir = output_directory(o.out_dir, "ciq-campaign");
   std::string list_path = join_path(o.out_dir, "kernels.txt");
 
   static std::string interrupt_message;

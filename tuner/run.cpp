@@ -174,13 +174,7 @@ static Result<void> check_options(TuneOptions& o) {
   if (o.setup.objectives.empty()) return make_error("tuner", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
   if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return make_error("tuner", "give --build CMD and/or --bench CMD");
   if (o.cache_dir.empty()) o.cache_dir = cache_directory();
-  if (o.out_dir.empty()) {
-    char name[64];
-    std::time_t now = std::time(nullptr);
-    std::strftime(name, sizeof name, "ciq-tune-%Y%m%d-%H%M%S", std::localtime(&now));
-    o.out_dir = name;
-  }
-  if (auto abs = real_path(dir_name(o.out_dir))) o.out_dir = join_path(*abs, base_name(o.out_dir));
+  o.out_dir = output_directory(o.out_dir, "ciq-tune");
   return {};
 }
 
@@ -271,6 +265,17 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vec
       }
   }
   return discovery;
+}
+
+std::string output_directory(std::string dir, const char* prefix) {
+  if (dir.empty()) {
+    char name[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(name, sizeof name, "-%Y%m%d-%H%M%S", std::localtime(&now));
+    dir = prefix + std::string(name);
+  }
+  if (auto abs = real_path(dir_name(dir))) dir = join_path(*abs, base_name(dir));
+  return dir;
 }
 
 Result<std::vector<std::string>> discover_kernels(TuneOptions o) {

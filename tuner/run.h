@@ -47,6 +47,10 @@ struct TuneOptions {
 /// whether or not something shipped; 1: could not tune).
 int run_tuning(TuneOptions options);
 
+/// `dir` made absolute (its parent resolved), or `<prefix>-<date>-<time>`
+/// in the current directory when empty.
+std::string output_directory(std::string dir, const char* prefix);
+
 /// The campaign's discovery: one traced default build (in
 /// `<out_dir>/discovery`, through the chosen executor) and the names of the
 /// kernels it compiled that `setup.kernels` selects, in build order.

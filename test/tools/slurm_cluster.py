@@ -128,20 +128,19 @@ def start(link):
     sys.exit("slurm_cluster: the node did not become idle within 60 s")
 
 
+def signal_pidfiles(state, names, sig):
+    for name in names:
+        try:
+            with open(os.path.join(state, name + ".pid")) as f:
+                os.kill(int(f.read().strip()), sig)
+        except (OSError, ValueError):
+            pass
+
+
 def kill_daemons(state):
-    for name in DAEMONS:
-        try:
-            with open(os.path.join(state, name + ".pid")) as f:
-                os.kill(int(f.read().strip()), signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
+    signal_pidfiles(state, DAEMONS, signal.SIGTERM)
     time.sleep(0.5)
-    for name in DAEMONS:
-        try:
-            with open(os.path.join(state, name + ".pid")) as f:
-                os.kill(int(f.read().strip()), signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
+    signal_pidfiles(state, DAEMONS, signal.SIGKILL)
     # Steps' slurmstepd processes outlive slurmd when it is killed.
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -157,11 +156,7 @@ def kill_daemons(state):
 
 def stop(state):
     state = os.path.realpath(state)
-    try:
-        with open(os.path.join(state, "reaper.pid")) as f:
-            os.kill(int(f.read().strip()), signal.SIGKILL)
-    except (OSError, ValueError):
-        pass
+    signal_pidfiles(state, ["reaper"], signal.SIGKILL)
     kill_daemons(state)
     shutil.rmtree(state, ignore_errors=True)
 
