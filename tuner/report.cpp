@@ -30,6 +30,13 @@ std::string esc(std::string_view s) {
   return out;
 }
 
+// Axis numbers: four significant digits are enough to read a plot.
+std::string tick(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -80,8 +87,8 @@ public:
       double vx = x0_ + (x1_ - x0_) * i / 4, vy = y0_ + (y1_ - y0_) * i / 4;
       if (!xlabel_.empty()) // an unlabelled x axis holds categories: no numbers
         s += "<text x=\"" + num(x(vx)) + "\" y=\"" + num(k_height - k_bottom + 14) + "\" text-anchor=\"middle\">" +
-             esc(format_number(vx)) + "</text>\n";
-      s += "<text x=\"" + num(k_left - 4) + "\" y=\"" + num(y(vy) + 4) + "\" text-anchor=\"end\">" + esc(format_number(vy)) +
+             esc(tick(vx)) + "</text>\n";
+      s += "<text x=\"" + num(k_left - 4) + "\" y=\"" + num(y(vy) + 4) + "\" text-anchor=\"end\">" + esc(tick(vy)) +
            "</text>\n";
       s += "<line x1=\"" + num(k_left) + "\" x2=\"" + num(k_width - k_right) + "\" y1=\"" + num(y(vy)) + "\" y2=\"" + num(y(vy)) +
            "\" stroke=\"#eee\"/>\n";
@@ -94,7 +101,7 @@ public:
   }
 
 private:
-  static constexpr double k_width = 640, k_height = 320, k_left = 70, k_right = 20, k_top = 28, k_bottom = 42;
+  static constexpr double k_width = 640, k_height = 320, k_left = 78, k_right = 20, k_top = 28, k_bottom = 42;
   std::string id_, title_, xlabel_, ylabel_, body_;
   double x0_, x1_, y0_, y1_;
 };
