@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ciq test: installs what is missing (install/deps.sh), builds
-# with tests, and runs the GoogleTest units and the lit end-to-end tests.
+# with tests, runs the GoogleTest units and the lit end-to-end tests, then
+# every libFuzzer target briefly ($CIQ_FUZZ_SECONDS each, default 15; 0
+# skips them) from its seed corpus.
 # Usage: install/test.sh [extra ctest arguments]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -8,5 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${CIQ_BUILD_DIR:-$root/build}
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCIQ_BUILD_TESTS=ON -DCIQ_WERROR=ON >/dev/null
 cmake --build "$build"
-cd "$build"
-ctest --output-on-failure -j "$(nproc)" "$@"
+(cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@")
+fuzz_seconds=${CIQ_FUZZ_SECONDS:-15}
+if ((fuzz_seconds > 0)); then
+  CIQ_FUZZ_BUILD_DIR=${CIQ_FUZZ_BUILD_DIR:-$build-fuzz} "$root/test/fuzz/run.sh" "$fuzz_seconds"
+fi

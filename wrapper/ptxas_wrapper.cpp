@@ -180,6 +180,12 @@ Outcome PtxasWrapper::run() {
   if (command_.inputs.size() > 1) return Outcome::pass("several-inputs");
   if (command_.target.empty()) return Outcome::pass("no-target");
   if (starts_with(command_.target, "compute_")) return Outcome::pass("virtual-target"); // nvcc's syntax check
+  // A trace that cannot be written is no reason to run ptxas otherwise
+  // (tracing adds -v, which changes the cubin's bytes): drop the trace.
+  if (!trace_dir_.empty() && !trace_dir_usable(trace_dir_)) {
+    spdlog::warn("CIQ_TRACE={} cannot be written; not tracing this compile", trace_dir_);
+    trace_dir_.clear();
+  }
 
   bool tuning = !controls_file_.empty();
   if (!tuning) {

@@ -17,6 +17,10 @@ static std::string number(double v) {
   return buf;
 }
 
+bool trace_dir_usable(const std::string& dir) {
+  return make_dirs(dir) && is_directory(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
 void write_trace(const std::string& dir, const TraceRecord& r) {
   std::string json = "{\"format\":\"ciq-trace/1\"";
   auto field = [&](const char* name, const std::string& value) { json += std::string(",\"") + name + "\":" + json_string(value); };

@@ -39,6 +39,8 @@ struct TraceRecord {
 
 /// Writes `record` as <dir>/<time>-<pid>-<n>.json; failures are logged only.
 void write_trace(const std::string& dir, const TraceRecord& record);
+/// Whether `dir` is (or can be made) a directory this process can write.
+bool trace_dir_usable(const std::string& dir);
 
 /// What ciq-cicc did for one translation unit at the NVVM stage.
 struct UnitTraceRecord {

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""The fault-injection matrix: ciq-ptxas and ciq-nvcc under every fault we
+can make here, each compared with the plain tool run the same way: exit
+status, stdout, stderr and the output file's bytes must be identical, and a
+shim in front of the real ptxas records every argv ciq-ptxas gave it, which
+must be exactly the caller's (nothing from a damaged or hostile source may
+reach ptxas). Prints the matrix and exits 1 unless every fault tried was
+survived.
+
+  fault_matrix.py --bin BUILD/bin --ptxas PTXAS --nvcc NVCC --inputs DIR --work DIR
+
+A fault that cannot be made on this machine (a small tmpfs needs mount
+rights) is listed as not tried, with the reason.
+"""
+import argparse
+import hashlib
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+
+
+def args():
+    p = argparse.ArgumentParser()
+    for name in ("--bin", "--ptxas", "--nvcc", "--inputs", "--work"):
+        p.add_argument(name, required=True)
+    return p.parse_args()
+
+
+A = args()
+WORK = os.path.abspath(A.work)
+PTX = os.path.join(A.inputs, "light.ptx")
+CU = os.path.join(A.inputs, "light.cu")
+CIQ_PTXAS = os.path.join(A.bin, "ciq-ptxas")
+CIQ_NVCC = os.path.join(A.bin, "ciq-nvcc")
+CIQ_CACHE = os.path.join(A.bin, "ciq-cache")
+BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith("CIQ_")}
+BASE_ENV["CIQ_SPACES_DIR"] = os.environ.get("CIQ_SPACES_DIR", "")
+results = []  # (tool, fault, status) status: "survived", "FAILED: why", "not tried: why"
+
+
+def shim(name, body):
+    """A stand-in for the real ptxas: logs its argv (one line, NUL-separated
+    words) to $SHIM_LOG, then runs `body`."""
+    path = os.path.join(WORK, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nprintf '%s\\0' \"$@\" >> \"$SHIM_LOG\"; printf '\\n' >> \"$SHIM_LOG\"\n" + body + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+REAL = SEGV = EXIT3 = None  # the shims, made in main()
+
+
+def run(cmd, env, out):
+    if os.path.exists(out):
+        os.remove(out)
+    r = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+    data = open(out, "rb").read() if os.path.exists(out) else None
+    return r.returncode, r.stdout, r.stderr, data
+
+
+def ptxas_case(fault, env_extra, real, setup=None):
+    """ciq-ptxas under `env_extra` against `real` run directly."""
+    d = os.path.join(WORK, "ptxas-" + str(len(results)))
+    os.makedirs(d, exist_ok=True)
+    try:
+        extra = setup(d) if setup else env_extra
+    except Exception as e:  # the fault cannot be made here
+        results.append(("ciq-ptxas", fault, f"not tried: {e}"))
+        return
+    argv = ["-arch=sm_90a", PTX, "-o", os.path.join(d, "out.cubin")]
+    logs = {}
+    got = {}
+    for side, tool in (("plain", real), ("ciq", CIQ_PTXAS)):
+        env = dict(BASE_ENV, SHIM_LOG=os.path.join(d, side + ".argv"), CIQ_REAL_PTXAS=real, **(extra or {}))
+        if side == "plain":
+            env = {k: v for k, v in env.items() if not k.startswith("CIQ_")}
+            env["SHIM_LOG"] = os.path.join(d, "plain.argv")
+        got[side] = run([tool] + argv, env, os.path.join(d, "out.cubin"))
+        # ciq-ptxas identifies a ptxas it has not seen with one probe run
+        # (--version): not a compile, so not compared.
+        lines = open(env["SHIM_LOG"], "rb").read().split(b"\n") if os.path.exists(env["SHIM_LOG"]) else []
+        logs[side] = b"\n".join(l for l in lines if b"\0--version\0" not in b"\0" + l)
+    compare("ciq-ptxas", fault, got, logs)
+
+
+def compare(tool, fault, got, logs=None):
+    plain, ciq = got["plain"], got["ciq"]
+    why = []
+    for i, what in enumerate(("exit status", "stdout", "stderr", "output bytes")):
+        if plain[i] != ciq[i]:
+            why.append(f"{what} differs ({plain[i]!r:.60} vs {ciq[i]!r:.60})" if i == 0 else f"{what} differs")
+    if logs is not None and logs["plain"] != logs["ciq"]:
+        why.append(f"ptxas got other arguments: {logs['ciq']!r:.200}")
+    results.append((tool, fault, "survived" if not why else "FAILED: " + "; ".join(why)))
+
+
+def cache_with_entry(d):
+    cache = os.path.join(d, "cache")
+    env = dict(BASE_ENV, CIQ_CACHE_DIR=cache, CIQ_REAL_PTXAS=A.ptxas)
+    subprocess.run([CIQ_CACHE, "put", "--ptx", PTX, "--arch", "sm_90a", "--set", "maxrregcount=32"], env=env, check=True,
+                   capture_output=True)
+    return cache
+
+
+def overwrite(path, data_fn):
+    n = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        data_fn(f, n)
+
+
+def damaged_cache(kind):
+    def setup(d):
+        cache = cache_with_entry(d)
+        db = os.path.join(cache, "db", "data.mdb")
+        rnd = random.Random(7)
+        if kind == "random":
+            overwrite(db, lambda f, n: f.write(rnd.randbytes(n)))
+        elif kind == "pages":
+            overwrite(db, lambda f, n: (f.seek(8192), f.write(rnd.randbytes(n - 8192))))
+        elif kind == "truncated":
+            os.truncate(db, 4096)
+        elif kind == "empty":
+            os.truncate(db, 0)
+        elif kind == "directory":
+            os.remove(db)
+            os.mkdir(db)
+        return {"CIQ_CACHE_DIR": cache}
+    return setup
+
+
+def controls(content):
+    def setup(d):
+        path = os.path.join(d, "controls")
+        if content is None:
+            return {"CIQ_CONTROLS": path, "CIQ_CACHE_DIR": os.path.join(d, "empty")}
+        if content == "dir":
+            os.mkdir(path)
+        else:
+            open(path, "wb").write(content)
+        return {"CIQ_CONTROLS": path, "CIQ_CACHE_DIR": os.path.join(d, "empty")}
+    return setup
+
+
+def pack(kind):
+    def setup(d):
+        cache = cache_with_entry(d)
+        path = os.path.join(d, "team.ciqpack")
+        subprocess.run([CIQ_CACHE, "export", "-o", path], env=dict(BASE_ENV, CIQ_CACHE_DIR=cache), check=True, capture_output=True)
+        text = open(path, "rb").read()
+        if kind == "truncated":
+            text = text[: len(text) // 2]
+        elif kind == "random":
+            text = random.Random(3).randbytes(len(text))
+        elif kind == "checksum":
+            text = text.replace(b"maxrregcount = 32", b"maxrregcount = 64")
+        elif kind == "hostile":  # a knob no space allows, with a checksum that matches
+            head, body = text.split(b"\n\n", 1)
+            body = body.replace(b"maxrregcount = 32", b"output-file = /tmp/x")
+            head = b"\n".join(b"checksum = sha256:" + hashlib.sha256(body).hexdigest().encode() if l.startswith(b"checksum")
+                              else l for l in head.split(b"\n"))
+            text = head + b"\n\n" + body
+        open(path, "wb").write(text)
+        return {"CIQ_PACKS": path, "CIQ_CACHE_DIR": os.path.join(d, "empty")}
+    return setup
+
+
+def server(reply):
+    """A loopback server that reads a request and answers `reply` (None:
+    never answers); returns its redis:// URL."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(16)
+
+    def serve():
+        while True:
+            try:
+                c, _ = s.accept()
+            except OSError:
+                return
+            try:
+                c.recv(65536)
+                if reply is not None:
+                    c.sendall(reply)
+            except OSError:
+                pass
+            threading.Timer(5, c.close).start()
+    threading.Thread(target=serve, daemon=True).start()
+    return f"redis://127.0.0.1:{s.getsockname()[1]}/0"
+
+
+def bulk(value):
+    return b"$" + str(len(value)).encode() + b"\r\n" + value + b"\r\n"
+
+
+def remote(url_fn):
+    def setup(d):
+        return {"CIQ_REMOTE": url_fn(), "CIQ_CACHE_DIR": os.path.join(d, "empty")}
+    return setup
+
+
+def tmpfs(options, fill):
+    def setup(d):
+        mnt = os.path.join(d, "mnt")
+        os.makedirs(mnt)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("cannot mount a tmpfs here (" + r.stderr.strip()[:80] + ")")
+        MOUNTS.append(mnt)
+        cache = os.path.join(mnt, "cache")
+        if fill:
+            os.makedirs(cache)
+            try:
+                with open(os.path.join(mnt, "filler"), "wb") as f:
+                    while True:
+                        f.write(b"\0" * 4096)
+                        f.flush()
+            except OSError:  # ENOSPC: full, as wanted
+                pass
+        if options:
+            subprocess.run(["mount", "-o", "remount," + options, mnt], check=True)
+        return {"CIQ_CACHE_DIR": cache}
+    return setup
+
+
+MOUNTS = []
+
+
+def nvcc_case(fault, setup):
+    d = os.path.join(WORK, "nvcc-" + str(len(results)))
+    os.makedirs(d, exist_ok=True)
+    extra = setup(d)
+    got = {}
+    for side, tool in (("plain", A.nvcc), ("ciq", CIQ_NVCC)):
+        env = dict(BASE_ENV, CIQ_REAL_NVCC=A.nvcc, **extra) if side == "ciq" else \
+            {k: v for k, v in BASE_ENV.items() if not k.startswith("CIQ_")}
+        # -cubin: nvcc -c writes objects that differ from run to run.
+        got[side] = run([tool, "-arch=sm_90a", "-cubin", CU, "-o", os.path.join(d, "out.cubin")], env, os.path.join(d, "out.cubin"))
+    compare("ciq-nvcc", fault, got)
+
+
+def main():
+    if os.path.exists(WORK):
+        shutil.rmtree(WORK)
+    os.makedirs(WORK)
+    globals()["REAL"] = shim("ptxas-shim", f'exec {A.ptxas} "$@"')
+    globals()["SEGV"] = shim("ptxas-segv", "kill -SEGV $$")
+    globals()["EXIT3"] = shim("ptxas-exit3", f'{A.ptxas} "$@"; exit 3')
+    afile = os.path.join(WORK, "afile")
+    open(afile, "w").close()
+    cases = [
+        ("cache directory missing", None, lambda d: {"CIQ_CACHE_DIR": os.path.join(d, "no", "such")}),
+        ("cache directory is a file", None, lambda d: {"CIQ_CACHE_DIR": afile}),
+        ("cache directory unwritable (under /proc)", None, lambda d: {"CIQ_CACHE_DIR": "/proc/ciq-cache"}),
+        ("data.mdb random bytes", None, damaged_cache("random")),
+        ("data.mdb data pages garbage", None, damaged_cache("pages")),
+        ("data.mdb truncated to 4 KiB", None, damaged_cache("truncated")),
+        ("data.mdb empty", None, damaged_cache("empty")),
+        ("data.mdb is a directory", None, damaged_cache("directory")),
+        ("disk full (256 KiB tmpfs, filled)", None, tmpfs("", True)),
+        ("read-only file system", None, tmpfs("ro", False)),
+        ("CIQ_TRACE is a file", None, lambda d: {"CIQ_TRACE": afile, "CIQ_CACHE_DIR": os.path.join(d, "empty")}),
+        ("CIQ_TRACE under /proc", None, lambda d: {"CIQ_TRACE": "/proc/ciq-trace", "CIQ_CACHE_DIR": os.path.join(d, "e")}),
+        ("CIQ_CONTROLS garbage text", None, controls(b"this is = not\n[a control set\n")),
+        ("CIQ_CONTROLS 8 MiB of random bytes", None, controls(random.Random(1).randbytes(8 << 20))),
+        ("CIQ_CONTROLS binary (NULs)", None, controls(b"format = ciq-controls/1\0\0\0space = ptxas-13\n")),
+        ("CIQ_CONTROLS missing", None, controls(None)),
+        ("CIQ_CONTROLS is a directory", None, controls("dir")),
+        ("CIQ_CONTROLS unknown knob", None, controls(b"format = ciq-controls/1\nspace = ptxas-13\noutput-file = /tmp/x\n")),
+        ("CIQ_CONTROLS value out of range", None, controls(b"format = ciq-controls/1\nspace = ptxas-13\nmaxrregcount = 100000\n")),
+        ("CIQ_CONTROLS unknown space", None, controls(b"format = ciq-controls/1\nspace = ptxas-99\nmaxrregcount = 64\n")),
+        ("pack truncated", None, pack("truncated")),
+        ("pack random bytes", None, pack("random")),
+        ("pack checksum mismatch", None, pack("checksum")),
+        ("pack with a hostile knob (valid checksum)", None, pack("hostile")),
+        ("Redis: nothing listening", None, remote(lambda: "redis://127.0.0.1:1/0")),
+        ("Redis: never answers", None, remote(lambda: server(None))),
+        ("Redis: garbage reply", None, remote(lambda: server(b"!!garbage\r\n"))),
+        ("Redis: announces 1 GB", None, remote(lambda: server(b"$999999999\r\nabc"))),
+        ("Redis: error reply", None, remote(lambda: server(b"-ERR no\r\n"))),
+        ("Redis: hostile record", None, remote(lambda: server(bulk(
+            b"format = ciq-record/1\nkind = module\ntarget = sm_90a\nptxas = 13.0.88\n[controls]\n"
+            b"format = ciq-controls/1\nspace = ptxas-13\noutput-file = /tmp/x\n")))),
+        ("ptxas killed by SIGSEGV", SEGV, lambda d: {"CIQ_CACHE_DIR": os.path.join(d, "empty")}),
+        ("ptxas exits 3", EXIT3, lambda d: {"CIQ_CACHE_DIR": os.path.join(d, "empty")}),
+    ]
+    for fault, real, setup in cases:
+        ptxas_case(fault, None, real or REAL, setup)
+    for fault, setup in [
+        ("data.mdb random bytes", damaged_cache("random")),
+        ("cache directory is a file", lambda d: {"CIQ_CACHE_DIR": afile}),
+        ("CIQ_CONTROLS garbage text", controls(b"this is = not\n[a control set\n")),
+        ("Redis: never answers", remote(lambda: server(None))),
+        ("pack with a hostile knob (valid checksum)", pack("hostile")),
+    ]:
+        nvcc_case(fault, setup)
+    for m in MOUNTS:
+        subprocess.run(["umount", m], capture_output=True)
+
+    tried = [r for r in results if not r[2].startswith("not tried")]
+    survived = [r for r in tried if r[2] == "survived"]
+    width = max(len(r[1]) for r in results)
+    print(f"{'tool':<10} {'fault':<{width}}  result")
+    for tool, fault, status in results:
+        print(f"{tool:<10} {fault:<{width}}  {status}")
+    pct = 100 * len(survived) // max(1, len(tried))
+    print(f"fault matrix: {len(survived)}/{len(tried)} tried survived ({pct} %), byte-identical to the plain tool; "
+          f"{len(results) - len(tried)} not tried here")
+    sys.exit(0 if len(survived) == len(tried) else 1)
+
+
+if __name__ == "__main__":
+    main()
