@@ -193,6 +193,11 @@ Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts time
   return client;
 }
 
+RedisClient RedisClient::over_socket(int fd, RedisTimeouts timeouts) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return RedisClient(fd, timeouts, timeouts.total_ms ? now_ms() + timeouts.total_ms : 0);
+}
+
 RedisClient::RedisClient(RedisClient&& other) noexcept
     : fd_(other.fd_), timeouts_(other.timeouts_), end_ms_(other.end_ms_), reader_(std::move(other.reader_)) {
   other.fd_ = -1;
@@ -268,10 +273,32 @@ struct ReplyFree {
 
 } // namespace
 
+// hiredis allocates an array reply's element table as soon as it reads the
+// header ("*1155555551" is 9 GB; found by test/fuzz/fuzz_redis). ciq only
+// ever gets small arrays (EXEC's), so the reader refuses larger ones first.
+namespace {
+
+constexpr int k_max_array = 16;
+
+const redisReplyObjectFunctions* bounded_functions(const redisReplyObjectFunctions* defaults) {
+  static void* (*create_array)(const redisReadTask*, int) = defaults->createArray;
+  static redisReplyObjectFunctions bounded = [&] {
+    redisReplyObjectFunctions f = *defaults;
+    f.createArray = [](const redisReadTask* task, int elements) -> void* {
+      return elements < 0 || elements > k_max_array ? nullptr : create_array(task, elements);
+    };
+    return f;
+  }();
+  return &bounded;
+}
+
+} // namespace
+
 Result<RedisClient::Reply> RedisClient::read_reply(long long deadline, std::size_t max_bytes) {
   if (!reader_) {
     reader_.reset(redisReaderCreate());
     if (!reader_) return redis_error("out of memory");
+    reader_->fn = const_cast<redisReplyObjectFunctions*>(bounded_functions(reader_->fn));
   }
   // What may arrive for one reply: the value and its framing. A server that
   // announces (or sends) more is refused before it is all read.
@@ -279,7 +306,7 @@ Result<RedisClient::Reply> RedisClient::read_reply(long long deadline, std::size
   while (true) {
     void* out = nullptr;
     if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
-      return redis_error(std::string("malformed reply: ") + reader_->errstr);
+      return redis_error(std::string("malformed or oversized reply: ") + reader_->errstr);
     if (out) {
       std::unique_ptr<redisReply, ReplyFree> r(static_cast<redisReply*>(out));
       Reply reply;
@@ -292,7 +319,6 @@ Result<RedisClient::Reply> RedisClient::read_reply(long long deadline, std::size
       case REDIS_REPLY_ARRAY: // only EXEC's: a few simple replies
         reply.type = '*';
         reply.text = "";
-        if (r->elements > 16) return redis_error("unexpected array reply of " + std::to_string(r->elements) + " elements");
         for (std::size_t i = 0; i < r->elements; ++i) {
           const redisReply* e = r->element[i];
           char type = e->type == REDIS_REPLY_STATUS ? '+' : e->type == REDIS_REPLY_ERROR ? '-' : '?';

@@ -41,6 +41,9 @@ public:
   /// not a numeric address is resolved within connect_ms too (a resolver
   /// that does not answer in time is abandoned, not waited for).
   static Result<RedisClient> connect(const RedisUrl& url, RedisTimeouts timeouts);
+  /// A client over a socket that is already connected (and takes it over):
+  /// for tests and fuzzing, which talk to it through a socketpair.
+  static RedisClient over_socket(int fd, RedisTimeouts timeouts);
 
   RedisClient(RedisClient&& other) noexcept;
   RedisClient& operator=(RedisClient&& other) noexcept;

@@ -92,9 +92,13 @@ def finish(proc):
 
 def wrapper(n):
     rnd = random.Random(n)
+    count = 0
     while time.time() < deadline:
         name = rnd.choice(["hit", "hit", "miss0", "miss1", "miss2", "miss3"])
-        out = os.path.join(A.work, f"w{n}.cubin")
+        # A fresh output each time: a killed wrapper's ptxas child (a hit
+        # runs ptxas as a child) may still write the old one.
+        count += 1
+        out = os.path.join(A.work, f"w{n}-{count}.cubin")
         if os.path.exists(out):
             os.remove(out)
         e = dict(env)
@@ -112,6 +116,8 @@ def wrapper(n):
                 stats["remote_hits" if "CIQ_REMOTE" in e else "hits"] += 1
             if rc != 0 or data not in allowed[name]:
                 stats["bad"].append(f"{name}: exit {rc}, {'no output' if data is None else 'unexpected bytes'}: {err[-300:]!r}")
+        if os.path.exists(out):
+            os.remove(out)
 
 
 def writer(n):

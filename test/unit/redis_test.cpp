@@ -124,6 +124,13 @@ TEST(RedisClient, hostile_replies_are_errors) {
   ASSERT_TRUE(unframed.ok());
   EXPECT_EQ(unframed->value_or(""), "abc");
   EXPECT_FALSE(get_from("*1\r\n$1\r\na\r\n").ok()); // an array where a string belongs
+  // An array header announcing a billion elements (hiredis would allocate
+  // their table at once: found by the fuzzer) is refused, not allocated.
+  auto huge = get_from("*1155555551\r\n:1\r\n");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("oversized"), std::string::npos) << huge.error().message;
+  auto nested = get_from("*1\r\n*1155555551\r\n");
+  EXPECT_FALSE(nested.ok());
   auto refused = get_from("-ERR wrong\r\n");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("ERR wrong"), std::string::npos);
