@@ -1,6 +1,6 @@
 // ACF zips as `ciq-cache import-acfs` reads them (minizip, then the
-// manifest): any bytes end as a candidate set or an error, never a crash, a
-// file written outside the cache, or more memory than the size limits allow.
+// manifest): any bytes end as a candidate set or an error, never a crash or
+// a sanitizer report, and within libFuzzer's memory limit (run.sh: 2 GB).
 #include "cache/acf_candidates.h"
 
 #include <cstddef>
