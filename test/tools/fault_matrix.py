@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The fault-injection matrix: ciq-ptxas and ciq-nvcc under every fault we
-can make here, each compared with the plain tool run the same way: exit
+can make here (and `ciq-cache import-acfs` under hostile zips), each compared with the plain tool run the same way: exit
 status, stdout, stderr and the output file's bytes must be identical, and a
 shim in front of the real ptxas records every argv ciq-ptxas gave it, which
 must be exactly the caller's (nothing from a damaged or hostile source may
@@ -21,6 +21,9 @@ import socket
 import subprocess
 import sys
 import threading
+import warnings
+
+warnings.filterwarnings("ignore", "Duplicate name")  # the duplicate-names zip is on purpose
 
 
 def args():
@@ -34,6 +37,7 @@ A = args()
 WORK = os.path.abspath(A.work)
 PTX = os.path.join(A.inputs, "light.ptx")
 CU = os.path.join(A.inputs, "light.cu")
+A.bin = os.path.abspath(A.bin)
 CIQ_PTXAS = os.path.join(A.bin, "ciq-ptxas")
 CIQ_NVCC = os.path.join(A.bin, "ciq-nvcc")
 CIQ_CACHE = os.path.join(A.bin, "ciq-cache")
@@ -169,9 +173,10 @@ def pack(kind):
     return setup
 
 
-def server(reply):
+def server(reply, drip=0.0):
     """A loopback server that reads a request and answers `reply` (None:
-    never answers); returns its redis:// URL."""
+    never answers; with `drip`, one byte every `drip` seconds); returns its
+    redis:// URL."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(16)
@@ -184,6 +189,9 @@ def server(reply):
                 return
             try:
                 c.recv(65536)
+                if reply is not None and drip:
+                    threading.Thread(target=drip_out, args=(c, reply, drip), daemon=True).start()
+                    continue
                 if reply is not None:
                     c.sendall(reply)
             except OSError:
@@ -191,6 +199,16 @@ def server(reply):
             threading.Timer(5, c.close).start()
     threading.Thread(target=serve, daemon=True).start()
     return f"redis://127.0.0.1:{s.getsockname()[1]}/0"
+
+
+def drip_out(c, reply, delay):
+    import time
+    try:
+        for b in reply:
+            c.sendall(bytes([b]))
+            time.sleep(delay)
+    except OSError:
+        pass
 
 
 def bulk(value):
@@ -230,6 +248,51 @@ def tmpfs(options, fill):
 MOUNTS = []
 
 
+def zip_case(fault, make, refused):
+    """`ciq-cache import-acfs` of a hostile zip into a fresh cache: it must end
+    without a signal, write nothing outside the cache, and (when `refused`)
+    refuse the zip and store no candidate set."""
+    import zipfile
+    d = os.path.join(WORK, "zip-" + str(len(results)))
+    os.makedirs(d)
+    path = os.path.join(d, "hostile.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        make(z)
+    patch = getattr(make, "patch", None)
+    if patch:
+        patch(path)
+    outside = os.path.join(WORK, "outside")
+    os.makedirs(outside, exist_ok=True)
+    before = set(os.listdir(outside)) | set(os.listdir("/tmp"))
+    cache = os.path.join(outside, "cache")
+    r = subprocess.run([CIQ_CACHE, "import-acfs", path, "--name", "set"], env=dict(BASE_ENV, CIQ_CACHE_DIR=cache),
+                       capture_output=True, timeout=60, cwd=os.path.join(outside))
+    after = (set(os.listdir(outside)) | set(os.listdir("/tmp"))) - {"cache"}
+    why = []
+    if r.returncode < 0:
+        why.append(f"killed by signal {-r.returncode}")
+    new = {n for n in after - before if n.startswith("ciq-evil") or n == "evil.acf"}
+    if new:
+        why.append(f"wrote outside the cache: {sorted(new)}")
+    stored = os.path.exists(os.path.join(cache, "acf-candidates", "set.list"))
+    if refused and (r.returncode == 0 or stored):
+        why.append("not refused")
+    shutil.rmtree(cache, ignore_errors=True)
+    results.append(("ciq-cache", "import-acfs: " + fault, "survived" if not why else "FAILED: " + "; ".join(why)))
+
+
+def lying_sizes(path):
+    """Patches every declared uncompressed size to 100 bytes (the data
+    inflates to far more)."""
+    data = bytearray(open(path, "rb").read())
+    for sig, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = data.find(sig)
+        while at >= 0:
+            data[at + offset:at + offset + 4] = (100).to_bytes(4, "little")
+            at = data.find(sig, at + 4)
+    open(path, "wb").write(bytes(data))
+
+
 def nvcc_case(fault, setup):
     d = os.path.join(WORK, "nvcc-" + str(len(results)))
     os.makedirs(d, exist_ok=True)
@@ -243,7 +306,25 @@ def nvcc_case(fault, setup):
     compare("ciq-nvcc", fault, got)
 
 
+def unmount_under(root):
+    """Unmounts the tmpfs a crashed earlier run left under `root`."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            point = line.split()[1]
+            if point.startswith(root + "/"):
+                subprocess.run(["umount", point], capture_output=True)
+
+
 def main():
+    try:
+        run_matrix()
+    finally:
+        for m in MOUNTS:
+            subprocess.run(["umount", m], capture_output=True)
+
+
+def run_matrix():
+    unmount_under(WORK)
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
     os.makedirs(WORK)
@@ -282,6 +363,7 @@ def main():
         ("Redis: garbage reply", None, remote(lambda: server(b"!!garbage\r\n"))),
         ("Redis: announces 1 GB", None, remote(lambda: server(b"$999999999\r\nabc"))),
         ("Redis: error reply", None, remote(lambda: server(b"-ERR no\r\n"))),
+        ("Redis: drips a reply, a byte per 50 ms", None, remote(lambda: server(bulk(b"x" * 200), drip=0.05))),
         ("Redis: hostile record", None, remote(lambda: server(bulk(
             b"format = ciq-record/1\nkind = module\ntarget = sm_90a\nptxas = 13.0.88\n[controls]\n"
             b"format = ciq-controls/1\nspace = ptxas-13\noutput-file = /tmp/x\n")))),
@@ -298,9 +380,28 @@ def main():
         ("pack with a hostile knob (valid checksum)", pack("hostile")),
     ]:
         nvcc_case(fault, setup)
-    for m in MOUNTS:
-        subprocess.run(["umount", m], capture_output=True)
+    import zipfile
 
+    def symlink(z):
+        info = zipfile.ZipInfo("link.acf")
+        info.external_attr = 0o120777 << 16  # a symlink to /etc/passwd
+        z.writestr(info, "/etc/passwd")
+
+    def lying(z):
+        z.writestr("big.acf", b"\0" * (1 << 20))
+    lying.patch = lying_sizes
+    for fault, make, refused in [
+        ("path traversal (../ciq-evil.acf)", lambda z: z.writestr("../ciq-evil.acf", b"x"), False),
+        ("absolute name (/tmp/ciq-evil.acf)", lambda z: z.writestr("/tmp/ciq-evil.acf", b"x"), False),
+        ("a symlink entry", symlink, False),
+        ("duplicate names", lambda z: (z.writestr("a.acf", b"one"), z.writestr("a.acf", b"two")), False),
+        ("a bomb (17 MiB of zeros, 17 KiB deflated)", lambda z: z.writestr("bomb.acf", b"\0" * (17 << 20)), True),
+        ("sizes that lie (100 B declared, 1 MiB inside)", lying, True),
+        ("a manifest whose sha256 does not match", lambda z: (z.writestr("a.acf", b"one"), z.writestr(
+            "manifest.json", '{"cuda_version":"13.0","controls_stage":"ptxas","files":[{"path":"a.acf","sha256":"' +
+            "0" * 64 + '"}]}')), True),
+    ]:
+        zip_case(fault, make, refused)
     tried = [r for r in results if not r[2].startswith("not tried")]
     survived = [r for r in tried if r[2] == "survived"]
     width = max(len(r[1]) for r in results)
