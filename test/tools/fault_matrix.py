@@ -67,8 +67,9 @@ def run(cmd, env, out):
     return r.returncode, r.stdout, r.stderr, data
 
 
-def ptxas_case(fault, env_extra, real, setup=None):
-    """ciq-ptxas under `env_extra` against `real` run directly."""
+def ptxas_case(fault, env_extra, real, setup=None, expect_extra=()):
+    """ciq-ptxas under `env_extra` against `real` run directly (given
+    `expect_extra` too: what a fault that leaves the entry usable applies)."""
     d = os.path.join(WORK, "ptxas-" + str(len(results)))
     os.makedirs(d, exist_ok=True)
     try:
@@ -84,7 +85,7 @@ def ptxas_case(fault, env_extra, real, setup=None):
         if side == "plain":
             env = {k: v for k, v in env.items() if not k.startswith("CIQ_")}
             env["SHIM_LOG"] = os.path.join(d, "plain.argv")
-        got[side] = run([tool] + argv, env, os.path.join(d, "out.cubin"))
+        got[side] = run([tool] + argv + (list(expect_extra) if side == "plain" else []), env, os.path.join(d, "out.cubin"))
         # ciq-ptxas identifies a ptxas it has not seen with one probe run
         # (--version): not a compile, so not compared.
         lines = open(env["SHIM_LOG"], "rb").read().split(b"\n") if os.path.exists(env["SHIM_LOG"]) else []
@@ -101,6 +102,26 @@ def compare(tool, fault, got, logs=None):
     if logs is not None and logs["plain"] != logs["ciq"]:
         why.append(f"ptxas got other arguments: {logs['ciq']!r:.200}")
     results.append((tool, fault, "survived" if not why else "FAILED: " + "; ".join(why)))
+
+
+def missing_ptxas():
+    """The real ptxas missing: ciq-ptxas must fail as a shell would (127),
+    saying what is missing."""
+    d = os.path.join(WORK, "missing-ptxas")
+    os.makedirs(d, exist_ok=True)
+    missing = os.path.join(d, "no", "ptxas")
+    shell = subprocess.run(["/bin/sh", "-c", missing + " -arch=sm_90a x.ptx"], capture_output=True)
+    r = subprocess.run([CIQ_PTXAS, "-arch=sm_90a", PTX, "-o", os.path.join(d, "out.cubin")],
+                       env=dict(BASE_ENV, CIQ_REAL_PTXAS=missing, CIQ_CACHE_DIR=os.path.join(d, "cache")), capture_output=True)
+    ok = r.returncode == shell.returncode == 127 and missing.encode() in r.stderr
+    results.append(("ciq-ptxas", "the real ptxas missing", "survived" if ok else
+                    f"FAILED: exit {r.returncode} (a shell: {shell.returncode}), said {r.stderr[-200:]!r}"))
+
+
+def lock_garbage(d):
+    cache = cache_with_entry(d)
+    overwrite(os.path.join(cache, "db", "lock.mdb"), lambda f, n: f.write(random.Random(7).randbytes(n)))
+    return {"CIQ_CACHE_DIR": cache}
 
 
 def cache_with_entry(d):
@@ -372,6 +393,10 @@ def run_matrix():
     ]
     for fault, real, setup in cases:
         ptxas_case(fault, None, real or REAL, setup)
+    # LMDB rebuilds a lock file no process holds: the entry still applies,
+    # exactly as the plain tool given the entry's option.
+    ptxas_case("lock.mdb random bytes (the entry still applies)", None, REAL, lock_garbage, ["--maxrregcount=32"])
+    missing_ptxas()
     for fault, setup in [
         ("data.mdb random bytes", damaged_cache("random")),
         ("cache directory is a file", lambda d: {"CIQ_CACHE_DIR": afile}),
