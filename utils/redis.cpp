@@ -1,7 +1,11 @@
 // The RESP protocol (command encoding, reply parsing) is hiredis's; the
 // socket, every deadline and the size limits are ours, because hiredis's
 // blocking API bounds each read() rather than a whole reply, and resolves
-// names without a deadline.
+// names without a deadline. Measured: against a server that answers every
+// command after 1.5 s (lit remote-redis-bound.test) the lookup ends within
+// its bound of connect + two replies (3.3 s), where per-command timeouts
+// would let AUTH, SELECT and GET take 4.5 s; a server that drips one byte
+// every 50 ms (the fault matrix) never trips a per-read timeout at all.
 #include "utils/redis.h"
 
 #include "utils/text.h"
