@@ -4,8 +4,9 @@ from Debian's packages, on loopback ports, all state in a temporary
 directory, one node `ciqnode` with 2 CPUs and one fake GPU (GRES gpu:1 on
 /dev/null: jobs can ask for --gres=gpu:1; nothing is a real GPU).
 
-  slurm_cluster.py check           exit 0 when a cluster can start here, else
-                                   print why not (for lit's `slurm` feature)
+  slurm_cluster.py check           exit 0 when a cluster starts here (one is
+                                   started and stopped), else print why not
+                                   (for lit's `slurm` feature)
   slurm_cluster.py start DIR       start it; DIR becomes a link to its state
                                    (short paths: munge's socket must fit), with
                                    DIR/slurm.conf for SLURM_CONF, DIR/jobcomp.txt
@@ -28,7 +29,7 @@ import sys
 import tempfile
 import time
 
-LIFETIME = 300
+LIFETIME = float(os.environ.get("CIQ_TEST_SLURM_LIFETIME", "300"))  # seconds before the reaper stops it
 DAEMONS = ("munged", "slurmctld", "slurmd")
 
 
@@ -45,6 +46,19 @@ def why_not():
         return "Slurm is not installed (missing " + ", ".join(missing) + "; install/deps.sh installs it)"
     if os.geteuid() != 0:
         return "slurmd must run as root to start jobs; the tests run as uid %d" % os.geteuid()
+    return ""
+
+
+def probe():
+    """Starts a cluster and stops it again: "" when that works, else why not
+    (so that lit skips the Slurm tests with the reason instead of failing)."""
+    link = tempfile.mktemp(prefix="ciq-slurm-probe-")
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "start", link], capture_output=True, text=True, timeout=120)
+    if os.path.lexists(link):
+        stop(link)
+        os.remove(link)
+    if r.returncode != 0:
+        return "a test cluster does not start here: " + (r.stderr.strip().splitlines() or ["?"])[-1]
     return ""
 
 
@@ -141,30 +155,44 @@ def kill_daemons(state):
     signal_pidfiles(state, DAEMONS, signal.SIGTERM)
     time.sleep(0.5)
     signal_pidfiles(state, DAEMONS, signal.SIGKILL)
-    # Steps' slurmstepd processes outlive slurmd when it is killed.
+    # What the pid files do not name (steps' slurmstepd outlive slurmd; a
+    # daemon whose pid file is gone): every Slurm or munge process whose
+    # command line or environment (SLURM_CONF) points into this state.
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
-            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
             environ = open(f"/proc/{pid}/environ", "rb").read()
         except OSError:
             continue
-        if args and args[0].endswith(b"slurmstepd") and state.encode() in environ:
-            os.kill(int(pid), signal.SIGKILL)
+        name = os.path.basename(cmdline.split(b"\0")[0])
+        if name.startswith((b"slurm", b"munged")) and (state.encode() in cmdline or state.encode() in environ):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def stop(state):
     state = os.path.realpath(state)
-    signal_pidfiles(state, ["reaper"], signal.SIGKILL)
     kill_daemons(state)
+    # Last, and not when the reaper itself is stopping the cluster: it used
+    # to kill itself here first, and leave the daemons running.
+    try:
+        with open(os.path.join(state, "reaper.pid")) as f:
+            reaper = int(f.read().strip())
+        if reaper != os.getpid():
+            os.kill(reaper, signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
     shutil.rmtree(state, ignore_errors=True)
 
 
 def main():
     command = sys.argv[1]
     if command == "check":
-        reason = why_not()
+        reason = why_not() or probe()
         print(reason or "ok")
         sys.exit(1 if reason else 0)
     if command == "start":
