@@ -110,6 +110,14 @@ JobEnd job_end(const RunResult& run) {
     end.reason = "Slurm cancelled the job" + (why.empty() ? std::string(" (scancel)") : " (" + why + ")");
     return end;
   }
+  // srun can end before slurmstepd's line reaches it; its own words for a
+  // step that Slurm signalled then say the same, without the cause.
+  for (const char* marker : {"srun: Job step aborted", "_step_signal: Terminating StepId=", "srun: forcing job termination"})
+    if (e.find(marker) != std::string::npos) {
+      end.by_scheduler = true;
+      end.reason = "Slurm cancelled the job";
+      return end;
+    }
   return end;
 }
 

@@ -53,6 +53,12 @@ TEST(Slurm, JobEndReadsWhySlurmEndedIt) {
   e = job_end(ended(1, "srun: error: Unable to allocate resources: Invalid partition name specified\n"));
   EXPECT_TRUE(e.by_scheduler);
   EXPECT_EQ(e.reason, "Slurm did not run the job: Invalid partition name specified");
+  // srun ended before slurmstepd's line arrived: its own words still say
+  // Slurm ended the step (seen on the test cluster).
+  e = job_end(ended(143, "srun: launch/slurm: _step_signal: Terminating StepId=19.0\n"));
+  EXPECT_TRUE(e.by_scheduler);
+  EXPECT_EQ(e.reason, "Slurm cancelled the job");
+  EXPECT_TRUE(job_end(ended(143, "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.\n")).by_scheduler);
   // The program's own failure, even one that prints stars, is not Slurm's.
   EXPECT_FALSE(job_end(ended(1, "*** test failed ***\nsrun: error: n1: task 0: Exited with exit code 1\n")).by_scheduler);
   EXPECT_FALSE(job_end(ended(0, "")).by_scheduler);
