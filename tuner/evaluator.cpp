@@ -124,6 +124,9 @@ void Evaluator::preload(const std::vector<EvalRecord>& records) {
     next_number_ = std::max(next_number_, r.number + 1);
     records_.push_back(r);
   }
+  free_numbers_.clear();
+  for (int n = 0; n < next_number_; ++n) free_numbers_.insert(n);
+  for (const auto& r : records_) free_numbers_.erase(r.number);
 }
 
 std::map<std::string, std::string> Evaluator::placeholders(const Candidate& c, const std::string& workdir,
@@ -363,6 +366,9 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
     return r;
   };
 
+  // A number a killed run left free comes back with what its build had
+  // written so far: every evaluation starts from an empty directory.
+  remove_tree(r.workdir);
   auto started = std::chrono::steady_clock::now();
   auto trace = build(c, r.workdir);
   r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -456,7 +462,12 @@ std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& 
         std::lock_guard lock(mutex_);
         if (next >= todo.size()) return;
         i = todo[next++];
-        number = next_number_++;
+        if (free_numbers_.empty()) {
+          number = next_number_++;
+        } else {
+          number = *free_numbers_.begin();
+          free_numbers_.erase(free_numbers_.begin());
+        }
       }
       EvalRecord r = evaluate(batch[i], generation, number);
       r.finished = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

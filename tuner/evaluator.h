@@ -18,9 +18,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <random>
 #include <mutex>
 #include <optional>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,10 @@ private:
   std::vector<EvalRecord> records_;
   std::map<std::string, std::size_t> by_candidate_, by_digest_;
   int next_number_ = 0;
+  // Numbers below next_number_ that no journal line holds: evaluations that
+  // were in flight when a parallel run was killed while later ones finished.
+  // A resumed run hands them out first, so the journal stays 0..N-1.
+  std::set<int> free_numbers_;
   std::mutex replay_mutex_;
   std::mt19937_64 replay_rng_;
 };

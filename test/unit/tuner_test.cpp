@@ -1,5 +1,6 @@
 #include "tuner/candidate.h"
 #include "tuner/command.h"
+#include "tuner/evaluator.h"
 #include "tuner/objectives.h"
 #include "tuner/occupancy.h"
 #include "tuner/search.h"
@@ -515,4 +516,36 @@ TEST(Trace, written_by_the_wrapper_read_by_the_tuner) {
   auto refused = read_trace(dir.path());
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("not ciq-trace/1"), std::string::npos) << refused.error().message;
+}
+
+// A parallel run killed while evaluation 1 was in flight and 2 had finished
+// leaves a journal with 0 and 2: the resumed run gives the next candidate
+// number 1, then 3, so the journal reads 0..N-1 (found by kill_resume.py).
+TEST(Evaluator, resumed_run_fills_the_numbers_a_killed_run_left_free) {
+  auto dir = ciq::ScratchDir::create("ciq-evaluator-test").value();
+  SearchSpace s;
+  s.dimensions = {*parse_param("x=choice:1,2,3,4")};
+  TuningSetup setup;
+  setup.bench = "echo f=1";
+  setup.objectives = {*metric_objective("f=([0-9]+)")};
+  setup.repeats = 1;
+  setup.compiler = false;
+  setup.run_dir = dir.path();
+  Evaluator e(setup, s);
+  auto with_x = [&](int gene) {
+    Candidate c = s.default_candidate();
+    c.genes[0] = gene;
+    return c;
+  };
+  std::vector<EvalRecord> journal(2);
+  journal[0].number = 0;
+  journal[0].candidate = s.canonical(with_x(0));
+  journal[1].number = 2;
+  journal[1].candidate = s.canonical(with_x(2));
+  for (auto& r : journal) r.status = "ok";
+  e.preload(journal);
+  e.evaluate_batch({with_x(1), with_x(3)}, 0);
+  std::vector<int> numbers;
+  for (const auto& r : e.records()) numbers.push_back(r.number);
+  EXPECT_EQ(numbers, (std::vector<int>{0, 2, 1, 3}));
 }
