@@ -53,7 +53,78 @@ bool lock_briefly(int fd) {
 
 } // namespace
 
-void bump_counters(const std::string& cache_dir, const std::vector<std::string>& names) {
+std::string_view counter_name(Counter counter) {
+  switch (counter) {
+  case Counter::calls: return "calls";
+  case Counter::hit: return "hit";
+  case Counter::miss: return "miss";
+  case Counter::tuning: return "tuning";
+  case Counter::applied: return "applied";
+  case Counter::rejected: return "rejected";
+  case Counter::quarantined: return "quarantined";
+  case Counter::controls_failed: return "controls-failed";
+  case Counter::acf_unsupported: return "acf-unsupported";
+  case Counter::pack_hit: return "pack-hit";
+  case Counter::pack_refused: return "pack-refused";
+  case Counter::remote_hit: return "remote-hit";
+  case Counter::remote_error: return "remote-error";
+  case Counter::remote_refused: return "remote-refused";
+  case Counter::lto_link: return "lto-link";
+  case Counter::unit_user_prefix: return "unit.user-prefix";
+  case Counter::unit_no_ciq_cicc: return "unit.no-ciq-cicc";
+  case Counter::unit_unknown_toolkit: return "unit.unknown-toolkit";
+  case Counter::memo_builds: return "memo.builds";
+  case Counter::memo_steps_reused: return "memo.steps-reused";
+  case Counter::memo_fallback: return "memo.fallback";
+  case Counter::memo_unsuitable: return "memo.unsuitable";
+  }
+  return "unknown";
+}
+
+std::string_view pass_name(Pass reason) {
+  switch (reason) {
+  case Pass::unparsed_args: return "unparsed-args";
+  case Pass::info: return "info";
+  case Pass::no_input: return "no-input";
+  case Pass::several_inputs: return "several-inputs";
+  case Pass::no_target: return "no-target";
+  case Pass::virtual_target: return "virtual-target";
+  case Pass::debug: return "debug";
+  case Pass::disabled: return "disabled";
+  case Pass::user_prefix: return "user-prefix";
+  case Pass::no_ciq_ptxas: return "no-ciq-ptxas";
+  case Pass::cache_unusable: return "cache-unusable";
+  case Pass::no_cache: return "no-cache";
+  case Pass::unreadable_input: return "unreadable-input";
+  case Pass::unknown_ptxas: return "unknown-ptxas";
+  case Pass::unknown_nvcc: return "unknown-nvcc";
+  case Pass::no_entry: return "no-entry";
+  case Pass::tuned_default: return "tuned-default";
+  case Pass::no_space: return "no-space";
+  case Pass::rejected: return "rejected";
+  case Pass::no_scratch: return "no-scratch";
+  case Pass::directive_edit_failed: return "directive-edit-failed";
+  case Pass::acf_missing: return "acf-missing";
+  case Pass::spawn_failed: return "spawn-failed";
+  }
+  return "unknown";
+}
+
+void Tally::merge(const Tally& other) {
+  counters_.insert(counters_.end(), other.counters_.begin(), other.counters_.end());
+  passes_.insert(passes_.end(), other.passes_.begin(), other.passes_.end());
+}
+
+std::vector<std::string> Tally::names() const {
+  std::string prefix = tool_ == Tool::cicc ? "unit." : tool_ == Tool::nvcc ? "nvcc." : "";
+  std::vector<std::string> out;
+  for (Counter c : counters_) out.push_back(prefix + std::string(counter_name(c)));
+  for (Pass p : passes_) out.push_back(prefix + "passthrough." + std::string(pass_name(p)));
+  return out;
+}
+
+void bump_counters(const std::string& cache_dir, const Tally& tally) {
+  std::vector<std::string> names = tally.names();
   if (names.empty()) return;
   if (!make_dirs(cache_dir)) return;
   // O_NONBLOCK and a regular file only: a FIFO or device planted at the

@@ -44,11 +44,11 @@ Result<std::string> base64_decode(std::string_view text) {
 std::string format_pack(const Pack& pack) {
   std::string body;
   for (const auto& [key, record] : pack.entries) {
-    body += "--- entry " + key + "\n" + record;
+    body += "--- entry " + to_hex(key) + "\n" + record;
     if (!record.empty() && record.back() != '\n') body += '\n';
   }
   for (const auto& [digest, bytes] : pack.blobs) {
-    body += "--- blob " + digest + " " + std::to_string(bytes.size()) + "\n";
+    body += "--- blob " + to_hex(digest) + " " + std::to_string(bytes.size()) + "\n";
     std::string encoded = base64_encode(bytes);
     for (std::size_t i = 0; i < encoded.size(); i += 76) body += encoded.substr(i, 76) + "\n";
   }
@@ -101,7 +101,7 @@ Result<Pack> parse_pack(std::string_view text, std::string_view origin) {
       std::string key(words[1]);
       if (!is_hex(key, 32)) return fail("entry key '" + key + "' is not 32 hex digits");
       if (content.size() > k_max_record_bytes) return fail("entry " + key + " is larger than " + std::to_string(k_max_record_bytes) + " bytes");
-      if (!pack.entries.emplace(key, content).second) return fail("entry " + key + " appears twice");
+      if (!pack.entries.emplace(*parse_digest<16>(key), content).second) return fail("entry " + key + " appears twice");
     } else if (words.size() == 3 && words[0] == "blob") {
       std::string digest(words[1]);
       auto size = parse_integer(words[2]);
@@ -115,7 +115,7 @@ Result<Pack> parse_pack(std::string_view text, std::string_view origin) {
       if (!bytes) return fail("blob " + digest.substr(0, 12) + ": " + bytes.error().message);
       if (bytes->size() != std::size_t(*size)) return fail("blob " + digest.substr(0, 12) + " has the wrong size");
       if (to_hex(sha256(*bytes)) != digest) return fail("blob " + digest.substr(0, 12) + " does not match its sha256");
-      pack.blobs.emplace(digest, std::move(*bytes));
+      pack.blobs.emplace(*parse_digest<32>(digest), std::move(*bytes));
     } else {
       return fail("malformed section line '" + std::string(line.substr(0, 60)) + "'");
     }

@@ -19,6 +19,7 @@
 //   --- end
 #pragma once
 
+#include "utils/hash.h"
 #include "utils/result.h"
 
 #include <cstddef>
@@ -33,8 +34,8 @@ inline constexpr std::size_t k_max_record_bytes = 64 << 10;
 inline constexpr std::size_t k_max_blob_bytes = 16 << 20;
 
 struct Pack {
-  std::map<std::string, std::string> entries; // hex key -> record text
-  std::map<std::string, std::string> blobs;   // sha256 hex -> bytes
+  std::map<Hash128, std::string> entries; // key -> record text
+  std::map<Sha256, std::string> blobs;    // sha256 -> bytes
 };
 
 /// The pack's text form.

@@ -1,5 +1,7 @@
 #include "cache/remote.h"
 
+#include "cache/entries.h"
+
 #include "cache/pack.h"
 #include "cache/record.h"
 #include "utils/config.h"
@@ -38,8 +40,8 @@ Result<RemoteConfig> remote_config(std::string_view url, std::string_view timeou
   return config;
 }
 
-Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url, const std::vector<std::string>& raw_keys) {
-  auto remote = remote_config(url, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
+Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url, const std::vector<Hash128>& keys) {
+  auto remote = remote_config(url, env(Env::remote_timeout_ms));
   if (!remote) return remote.error();
   remote->timeouts.connect_ms = std::max(remote->timeouts.connect_ms, 2000);
   remote->timeouts.io_ms = std::max(remote->timeouts.io_ms, 5000);
@@ -50,7 +52,7 @@ Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url
     none.cache_found = false;
     return none;
   }
-  return push_records(**store, *remote, raw_keys);
+  return push_records(**store, *remote, keys);
 }
 
 namespace {
@@ -69,10 +71,7 @@ Result<PushOutcome> push_one(RedisClient& client, const std::string& key, const 
     if (!theirs_text) return theirs_text.error();
     std::optional<PushOutcome> keep;
     if (*theirs_text && **theirs_text == text) keep = PushOutcome::same;
-    else if (*theirs_text) {
-      auto theirs = parse_record(**theirs_text, "remote record " + hex);
-      if (theirs && !(record_merit(mine) > record_merit(*theirs))) keep = PushOutcome::kept_remote;
-    }
+    else if (*theirs_text && !replaces(mine, **theirs_text)) keep = PushOutcome::kept_remote;
     if (keep) {
       if (auto u = client.unwatch(); !u) return u.error();
       return *keep;
@@ -90,19 +89,19 @@ Result<PushOutcome> push_one(RedisClient& client, const std::string& key, const 
 
 } // namespace
 
-Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<std::string>& raw_keys) {
+Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<Hash128>& keys) {
   std::vector<std::pair<std::string, std::string>> records; // hex key -> text
-  if (raw_keys.empty()) {
+  if (keys.empty()) {
     auto walked = store.for_each(Table::records, [&](std::string_view key, std::string_view value) {
       records.emplace_back(bytes_to_hex(key), std::string(value));
       return true;
     });
     if (!walked) return walked.error();
   } else {
-    for (const auto& key : raw_keys) {
-      auto text = store.get(Table::records, key);
+    for (const auto& key : keys) {
+      auto text = store.get(Table::records, digest_bytes(key));
       if (!text) return text.error();
-      if (*text) records.emplace_back(bytes_to_hex(key), **text);
+      if (*text) records.emplace_back(to_hex(key), **text);
     }
   }
 
@@ -115,11 +114,11 @@ Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, 
     // The ACF blob goes first (content-addressed: there is no race to lose).
     auto push_blob = [&]() -> Result<void> {
       if (!mine->controls.acf) return {};
-      const std::string& digest = *mine->controls.acf;
-      auto blob = store.get(Table::blobs, hex_to_bytes(digest, 32).value_or(""));
+      const Sha256& digest = *mine->controls.acf;
+      auto blob = store.get(Table::blobs, digest_bytes(digest));
       if (!blob) return blob.error();
       if (!*blob) return {};
-      if (auto s = client->set(remote_blob_key(digest), **blob); !s) return s.error();
+      if (auto s = client->set(remote_blob_key(to_hex(digest)), **blob); !s) return s.error();
       ++report.blobs;
       return {};
     };

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "cache/store.h"
+#include "utils/hash.h"
 #include "utils/redis.h"
 #include "utils/result.h"
 
@@ -40,14 +41,14 @@ struct PushReport {
   int blobs = 0;        // blobs written
 };
 
-/// Uploads the records under `raw_keys` (all records when empty) and the
+/// Uploads the records under `keys` (all records when empty) and the
 /// ACF blobs they name. A remote record with better evidence stays.
-Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<std::string>& raw_keys);
+Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<Hash128>& keys);
 
 /// `ciq-cache push` and `ciq-tuner --publish`: push_records from the cache
 /// at `cache_dir` to `url`, with upload timeouts (CIQ_REMOTE_TIMEOUT_MS,
 /// raised to at least 2 s to connect and 5 s a reply: nobody waits on a
 /// compile, and blobs may be large).
-Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url, const std::vector<std::string>& raw_keys);
+Result<PushReport> push_cache(const std::string& cache_dir, std::string_view url, const std::vector<Hash128>& keys);
 
 } // namespace ciq::cache

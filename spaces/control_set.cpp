@@ -91,10 +91,8 @@ Result<ControlSet> parse_control_set(std::string_view text, std::string_view ori
     } else if (kv.key == "acf") {
       std::string_view v = kv.value;
       if (starts_with(v, "sha256:")) v.remove_prefix(7);
-      Sha256 digest;
-      if (!from_hex(v, digest.data(), digest.size()))
-        return make_error("parse", where + "acf must be sha256:<64 hex digits>, got '" + kv.value + "'");
-      set.acf = to_hex(digest);
+      set.acf = parse_digest<32>(v);
+      if (!set.acf) return make_error("parse", where + "acf must be sha256:<64 hex digits>, got '" + kv.value + "'");
     } else if (auto r = add_pair(set, kv.key, kv.value); !r) {
       return make_error("parse", where + r.error().message);
     }
@@ -109,7 +107,7 @@ std::string format_control_set(const ControlSet& set) {
   for (const auto& [knob, value] : set.options) out += format_key_value(knob, value) + "\n";
   for (const auto& [kernel, knobs] : set.kernels)
     for (const auto& [knob, value] : knobs) out += format_key_value(kernel + ":" + knob, value) + "\n";
-  if (set.acf) out += format_key_value("acf", "sha256:" + *set.acf) + "\n";
+  if (set.acf) out += format_key_value("acf", "sha256:" + to_hex(*set.acf)) + "\n";
   if (!set.nvcc_space.empty()) out += format_key_value("nvcc-space", set.nvcc_space) + "\n";
   for (const auto& [knob, value] : set.nvcc) out += format_key_value(std::string(k_nvcc_prefix) + knob, value) + "\n";
   return out;
@@ -121,7 +119,7 @@ std::string summarise_control_set(const ControlSet& set) {
   for (const auto& [knob, value] : set.options) add(knob + "=" + value);
   for (const auto& [kernel, knobs] : set.kernels)
     for (const auto& [knob, value] : knobs) add(kernel + ":" + knob + "=" + value);
-  if (set.acf) add("acf=" + set.acf->substr(0, 12));
+  if (set.acf) add("acf=" + to_hex(*set.acf).substr(0, 12));
   for (const auto& [knob, value] : set.nvcc) add(std::string(k_nvcc_prefix) + knob + "=" + value);
   return out.empty() ? "(defaults)" : out;
 }

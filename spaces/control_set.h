@@ -18,6 +18,7 @@
 // set of the nvcc space (space = nvcc-13, fmad = 0).
 #pragma once
 
+#include "utils/hash.h"
 #include "utils/result.h"
 
 #include <map>
@@ -33,7 +34,7 @@ struct ControlSet {
   std::string space;                                                 // "" until known
   std::map<std::string, std::string> options;                        // knob -> value
   std::map<std::string, std::map<std::string, std::string>> kernels; // kernel -> knob -> value
-  std::optional<std::string> acf;                                    // sha256 hex
+  std::optional<Sha256> acf;                                         // the ACF blob's sha256
   std::string nvcc_space;                                            // space of `nvcc`, "" until known
   std::map<std::string, std::string> nvcc;                           // NVVM-stage knob -> value
 

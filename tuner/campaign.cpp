@@ -1,5 +1,6 @@
 #include "tuner/campaign.h"
 
+#include "utils/config.h"
 #include "utils/files.h"
 #include "utils/json.h"
 #include "utils/process.h"
@@ -189,7 +190,7 @@ int run_campaign(CampaignOptions c) {
       run.capture_stdout = run.stdin_null = true;
       run.stderr_file = r.run_dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
       run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
-      run.set_env = {{"CIQ_CAMPAIGN_PID", std::to_string(::getpid())}}; // and it ends if the campaign dies
+      run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // and it ends if the campaign dies
       {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), r.kernel.c_str());

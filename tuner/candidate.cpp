@@ -99,7 +99,7 @@ spaces::ControlSet SearchSpace::controls(const Candidate& c) const {
     const std::string& v = d.values[std::size_t(*c.genes[i])];
     if (d.kind == DimensionKind::option) set.options[d.knob] = v;
     else if (d.kind == DimensionKind::directive) set.kernels[d.kernel][d.knob] = v;
-    else if (d.kind == DimensionKind::acf) set.acf = v;
+    else if (d.kind == DimensionKind::acf) set.acf = parse_digest<32>(v); // made by to_hex (space_builder)
     else if (d.kind == DimensionKind::nvvm) set.nvcc[d.knob] = v;
   }
   if (!set.nvcc.empty()) set.nvcc_space = nvcc_space;

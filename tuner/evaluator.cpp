@@ -3,6 +3,7 @@
 #include "spaces/control_set.h"
 #include "tuner/command.h"
 #include "tuner/statistics.h"
+#include "utils/config.h"
 #include "utils/files.h"
 #include "utils/json.h"
 #include "utils/text.h"
@@ -148,19 +149,19 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   options.stdin_null = true;
   options.timeout_seconds = setup_.timeout;
   options.own_process_group = true;
-  options.set_env = {{"CIQ_CONTROLS", join_path(workdir, "candidate.controls")},
-                     {"CIQ_TRACE", join_path(workdir, "trace")}};
-  if (!setup_.kernels.empty()) options.set_env.emplace_back("CIQ_KERNELS", setup_.kernels);
+  options.set_env = {{env_name(Env::controls), join_path(workdir, "candidate.controls")},
+                     {env_name(Env::trace), join_path(workdir, "trace")}};
+  if (!setup_.kernels.empty()) options.set_env.emplace_back(env_name(Env::kernels), setup_.kernels);
   // NVVM-stage knobs reach only the translation units of targeted kernels.
   if (!space_.units.empty()) {
     std::string units;
     for (const auto& u : space_.units) units += (units.empty() ? "" : ",") + u;
-    options.set_env.emplace_back("CIQ_UNITS", units);
+    options.set_env.emplace_back(env_name(Env::units), units);
   }
   // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
-  if (!setup_.acf_cache_dir.empty()) options.set_env.emplace_back("CIQ_CACHE_DIR", setup_.acf_cache_dir);
+  if (!setup_.acf_cache_dir.empty()) options.set_env.emplace_back(env_name(Env::cache_dir), setup_.acf_cache_dir);
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
-  if (setup_.memo && !setup_.run_dir.empty()) options.set_env.emplace_back("CIQ_MEMO_DIR", join_path(setup_.run_dir, "memo"));
+  if (setup_.memo && !setup_.run_dir.empty()) options.set_env.emplace_back(env_name(Env::memo_dir), join_path(setup_.run_dir, "memo"));
   std::string log;
   auto run = run_job(std::move(options), gpu_job, base_name(workdir) + ":" + log_name, &log);
   if (run) log += run->out + run->err + "\n[" + run->describe() + "]\n";
@@ -350,6 +351,74 @@ std::string Evaluator::code_digest(const std::vector<TracedModule>& trace, const
   return digest;
 }
 
+// Same code and same parameters as something measured: its result, reused.
+bool Evaluator::reuse_same_code(EvalRecord& r) {
+  if (r.digest.empty() || setup_.build.empty()) return false;
+  std::lock_guard lock(mutex_);
+  auto it = by_digest_.find(r.digest);
+  if (it == by_digest_.end()) return false;
+  const EvalRecord& same = records_[it->second];
+  r.evaluation = same.evaluation;
+  r.samples = same.samples;
+  r.status = "same-code";
+  r.evaluation.reason = "same code as evaluation " + std::to_string(same.number);
+  return true;
+}
+
+// The benchmark runs (a JIT build's trace read after them) and the check;
+// why the candidate is invalid, or "".
+std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
+                               std::vector<std::vector<double>>& bench_values) {
+  auto started = std::chrono::steady_clock::now();
+  bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
+  if (benchmarks) {
+    for (int i = 0; i < std::max(1, setup_.repeats); ++i) {
+      auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds);
+      if (!v) return v.error().message;
+      bench_values.push_back(*v);
+    }
+    if (setup_.build.empty() && !setup_.replay) { // the benchmark compiled (JIT): the trace appears now
+      auto jit = read_trace(join_path(r.workdir, "trace"));
+      if (!jit) return jit.error().message;
+      trace = std::move(*jit);
+      if (auto problem = trace_problem(trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return problem;
+      r.digest = code_digest(trace, c); // measured anyway, but pruning compares code
+    }
+  }
+  if (!setup_.check.empty()) {
+    std::string gpu = acquire_gpu(&r.gpu_wait_seconds);
+    auto run = run_on_gpu(setup_.check, c, r.workdir, gpu, "check.log");
+    release_gpu(gpu);
+    if (!run) return run.error().message;
+    if (run->timed_out) return "check timed out";
+    if (!run->succeeded()) return "wrong answer (check " + run->describe() + ")";
+  }
+  r.bench_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return "";
+}
+
+// Each objective's value: the median of the benchmark runs, or what ptxas
+// reported in the trace.
+void Evaluator::score(EvalRecord& r, const std::vector<TracedModule>& trace,
+                      const std::vector<std::vector<double>>& bench_values) const {
+  std::size_t metric = 0;
+  for (std::size_t k = 0; k < setup_.objectives.size(); ++k) {
+    const Objective& o = setup_.objectives[k];
+    double value;
+    if (o.needs_benchmark()) {
+      for (const auto& run : bench_values) r.samples[k].push_back(run[metric]);
+      value = median(r.samples[k]);
+      ++metric;
+    } else {
+      value = trace_objective(o, trace, setup_.kernels);
+      r.samples[k].push_back(value);
+    }
+    r.evaluation.objectives.push_back(o.maximize ? -value : value);
+  }
+  r.evaluation.valid = true;
+  r.status = "ok";
+}
+
 EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   EvalRecord r;
   r.number = number;
@@ -378,63 +447,11 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   if (!setup_.build.empty() || !benchmarks) {
     if (auto problem = trace_problem(*trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
   }
-
-  // Same code and same parameters as something measured: reuse it.
   r.digest = code_digest(*trace, c);
-  if (!r.digest.empty()) {
-    std::lock_guard lock(mutex_);
-    if (auto it = by_digest_.find(r.digest); it != by_digest_.end() && !setup_.build.empty()) {
-      const EvalRecord& same = records_[it->second];
-      r.evaluation = same.evaluation;
-      r.samples = same.samples;
-      r.status = "same-code";
-      r.evaluation.reason = "same code as evaluation " + std::to_string(same.number);
-      return r;
-    }
-  }
-
-  started = std::chrono::steady_clock::now();
+  if (reuse_same_code(r)) return r;
   std::vector<std::vector<double>> bench_values; // per run
-  if (benchmarks) {
-    for (int i = 0; i < std::max(1, setup_.repeats); ++i) {
-      auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds);
-      if (!v) return invalid(v.error().message);
-      bench_values.push_back(*v);
-    }
-    if (setup_.build.empty() && !setup_.replay) { // the benchmark compiled (JIT): the trace appears now
-      auto jit = read_trace(join_path(r.workdir, "trace"));
-      if (!jit) return invalid(jit.error().message);
-      trace = std::move(jit);
-      if (auto problem = trace_problem(*trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
-      r.digest = code_digest(*trace, c); // measured anyway, but pruning compares code
-    }
-  }
-  if (!setup_.check.empty()) {
-    std::string gpu = acquire_gpu(&r.gpu_wait_seconds);
-    auto run = run_on_gpu(setup_.check, c, r.workdir, gpu, "check.log");
-    release_gpu(gpu);
-    if (!run) return invalid(run.error().message);
-    if (run->timed_out) return invalid("check timed out");
-    if (!run->succeeded()) return invalid("wrong answer (check " + run->describe() + ")");
-  }
-  r.bench_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-
-  std::size_t metric = 0;
-  for (std::size_t k = 0; k < setup_.objectives.size(); ++k) {
-    const Objective& o = setup_.objectives[k];
-    double value;
-    if (o.needs_benchmark()) {
-      for (const auto& run : bench_values) r.samples[k].push_back(run[metric]);
-      value = median(r.samples[k]);
-      ++metric;
-    } else {
-      value = trace_objective(o, *trace, setup_.kernels);
-      r.samples[k].push_back(value);
-    }
-    r.evaluation.objectives.push_back(o.maximize ? -value : value);
-  }
-  r.evaluation.valid = true;
-  r.status = "ok";
+  if (auto why = measure(c, r, *trace, bench_values); !why.empty()) return invalid(why);
+  score(r, *trace, bench_values);
   return r;
 }
 

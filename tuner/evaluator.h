@@ -97,6 +97,10 @@ public:
 
 private:
   EvalRecord evaluate(const Candidate& c, int generation, int number);
+  bool reuse_same_code(EvalRecord& r);
+  std::string measure(const Candidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
+                      std::vector<std::vector<double>>& bench_values);
+  void score(EvalRecord& r, const std::vector<TracedModule>& trace, const std::vector<std::vector<double>>& bench_values) const;
   /// The digest that identifies what a candidate compiled to (every module's
   /// code plus the parameters); "" when a module has none.
   std::string code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const;

@@ -437,7 +437,7 @@ static Verdict verify_front(const TuneOptions& o, Evaluator& evaluator, const Se
 }
 
 // The team tier: uploads exactly what was just written; "" or why it failed.
-static std::string publish(const TuneOptions& o, const std::vector<std::string>& shipped_keys) {
+static std::string publish(const TuneOptions& o, const std::vector<Hash128>& shipped_keys) {
   auto published = cache::push_cache(o.cache_dir, o.publish, shipped_keys);
   if (!published) return published.error().message;
   std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
@@ -469,8 +469,8 @@ static int report(const TuneOptions& o, const SearchSpace& space, const std::vec
 }
 
 // Writes the winner (or, when nothing won, the default as "tuned with no
-// gain") to the cache under the keys its trace shows; the raw keys written.
-static Result<std::vector<std::string>> ship_to_cache(const TuneOptions& o, const SearchSpace& space,
+// gain") to the cache under the keys its trace shows; the keys written.
+static Result<std::vector<Hash128>> ship_to_cache(const TuneOptions& o, const SearchSpace& space,
                                                       const std::vector<EvalRecord>& records, const EvalRecord& def,
                                                       const EvalRecord* winner, const Verdict& verdict,
                                                       const std::vector<TracedModule>& discovery) {
@@ -538,7 +538,7 @@ int run_tuning(TuneOptions o) {
 
   int invalid = report(o, *space, records, *def, front, winner, verdict);
 
-  std::vector<std::string> shipped_keys; // raw keys written to the cache
+  std::vector<Hash128> shipped_keys; // the keys written to the cache
   bool shipped = false;
   if (o.ship && o.setup.compiler) {
     auto written = ship_to_cache(o, *space, records, *def, winner, verdict, discovery);

@@ -1,5 +1,7 @@
 #include "tuner/ship.h"
 
+#include "cache/entries.h"
+
 #include "cache/record.h"
 #include "cache/store.h"
 #include "tuner/statistics.h"
@@ -31,6 +33,51 @@ std::pair<std::string, std::string> gpu_and_driver() {
   return {std::string(trim(line.substr(0, comma))), std::string(trim(line.substr(comma + 1)))};
 }
 
+// Re-measures the default and the winner in interleaved pairs (A B A B ...,
+// so that drift hits both alike) into `a` and `b`, per objective, and
+// writes every value to verify/samples.csv; why it could not, or "".
+std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
+                      const TuneOptions& options, std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& b) {
+  const auto& objectives = options.setup.objectives;
+  auto dc = space.parse(def.candidate), bc = space.parse(best.candidate);
+  if (!dc || !bc) return "cannot read back the candidates to verify";
+  std::string root = join_path(options.out_dir, "verify");
+  std::string dir_a = join_path(root, "default"), dir_b = join_path(root, "best");
+  bool rebuild = !options.setup.build.empty() && options.setup.build.find("{workdir}") == std::string::npos;
+  if (!rebuild) {
+    if (auto t = evaluator.build(*dc, dir_a); !t) return "verification build of the default failed: " + t.error().message;
+    if (auto t = evaluator.build(*bc, dir_b); !t) return "verification build of the winner failed: " + t.error().message;
+  }
+  for (int i = 0; i < options.verify_runs; ++i) {
+    for (int side = 0; side < 2; ++side) {
+      const Candidate& c = side == 0 ? *dc : *bc;
+      const std::string& dir = side == 0 ? dir_a : dir_b;
+      if (rebuild)
+        if (auto t = evaluator.build(c, dir); !t) return "verification build failed: " + t.error().message;
+      auto values = evaluator.bench_once(c, dir);
+      if (!values) return "verification run failed: " + values.error().message;
+      std::size_t m = 0;
+      for (std::size_t k = 0; k < objectives.size(); ++k)
+        if (objectives[k].needs_benchmark()) (side == 0 ? a : b)[k].push_back((*values)[m++]);
+    }
+    if (::isatty(2)) std::fprintf(stderr, "\r\033[Kciq-tuner: verifying: %d/%d interleaved pairs", i + 1, options.verify_runs);
+  }
+  if (::isatty(2)) std::fprintf(stderr, "\n");
+  std::fprintf(stderr, "ciq-tuner: verified over %d interleaved pairs\n", options.verify_runs);
+  // Every re-measured value, for `ciq-tuner report` (and for people).
+  std::string csv = "side,objective,run,value\n";
+  for (std::size_t k = 0; k < objectives.size(); ++k)
+    for (int side = 0; side < 2; ++side) {
+      const auto& values = side == 0 ? a[k] : b[k];
+      for (std::size_t i = 0; i < values.size(); ++i)
+        csv += std::string(side == 0 ? "default" : "best") + "," + csv_field(objectives[k].name) + "," + std::to_string(i) + "," +
+               format_number(values[i]) + "\n";
+    }
+  if (auto w = write_file_atomic(join_path(root, "samples.csv"), csv); !w)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  return "";
+}
+
 } // namespace
 
 Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
@@ -56,48 +103,11 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
 
   if (!noisy.empty()) {
     v.how = "welch";
-    auto dc = space.parse(def.candidate), bc = space.parse(best.candidate);
-    std::string root = join_path(options.out_dir, "verify");
-    std::string dir_a = join_path(root, "default"), dir_b = join_path(root, "best");
-    bool rebuild = !options.setup.build.empty() && options.setup.build.find("{workdir}") == std::string::npos;
     std::vector<std::vector<double>> a(objectives.size()), b(objectives.size());
-    auto build_side = [&](const Candidate& c, const std::string& dir) -> Result<void> {
-      auto t = evaluator.build(c, dir);
-      if (!t) return t.error();
-      return {};
-    };
-    if (!rebuild) {
-      if (auto r = build_side(*dc, dir_a); !r) { v.reason = "verification build of the default failed: " + r.error().message; return v; }
-      if (auto r = build_side(*bc, dir_b); !r) { v.reason = "verification build of the winner failed: " + r.error().message; return v; }
+    if (auto why = remeasure(evaluator, space, def, best, options, a, b); !why.empty()) {
+      v.reason = why;
+      return v;
     }
-    for (int i = 0; i < options.verify_runs; ++i) {
-      for (int side = 0; side < 2; ++side) { // A B A B ...
-        const Candidate& c = side == 0 ? *dc : *bc;
-        const std::string& dir = side == 0 ? dir_a : dir_b;
-        if (rebuild) {
-          if (auto r = build_side(c, dir); !r) { v.reason = "verification build failed: " + r.error().message; return v; }
-        }
-        auto values = evaluator.bench_once(c, dir);
-        if (!values) { v.reason = "verification run failed: " + values.error().message; return v; }
-        std::size_t m = 0;
-        for (std::size_t k = 0; k < objectives.size(); ++k)
-          if (objectives[k].needs_benchmark()) (side == 0 ? a : b)[k].push_back((*values)[m++]);
-      }
-      if (::isatty(2)) std::fprintf(stderr, "\r\033[Kciq-tuner: verifying: %d/%d interleaved pairs", i + 1, options.verify_runs);
-    }
-    if (::isatty(2)) std::fprintf(stderr, "\n");
-    std::fprintf(stderr, "ciq-tuner: verified over %d interleaved pairs\n", options.verify_runs);
-    // Every re-measured value, for `ciq-tuner report` (and for people).
-    std::string csv = "side,objective,run,value\n";
-    for (std::size_t k = 0; k < objectives.size(); ++k)
-      for (int side = 0; side < 2; ++side) {
-        const auto& values = side == 0 ? a[k] : b[k];
-        for (std::size_t i = 0; i < values.size(); ++i)
-          csv += std::string(side == 0 ? "default" : "best") + "," + csv_field(objectives[k].name) + "," + std::to_string(i) + "," +
-                 format_number(values[i]) + "\n";
-      }
-    if (auto w = write_file_atomic(join_path(root, "samples.csv"), csv); !w)
-      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
     bool first = true;
     for (auto k : noisy) {
       if (!objectives[k].needs_benchmark()) { // compile-time: use the search's samples
@@ -129,7 +139,7 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   return v;
 }
 
-Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
+Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
                                       const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
   auto candidate = space.parse(winner.candidate);
   if (!candidate) return candidate.error();
@@ -161,26 +171,26 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
     provenance.emplace_back("tuned" + std::to_string(k), format_number(verdict.best_values[k]));
   }
 
-  auto store = cache::Store::open_for_writing(options.cache_dir);
-  if (!store) return store.error();
   // Every module and kernel record (and the lifting of their quarantine)
   // in one transaction: a failure leaves the cache as it was, never a
   // module entry without its kernels'.
-  std::vector<std::string> written;
-  std::vector<cache::Change> changes;
-  auto put = [&](const std::string& hex, cache::Record record) -> Result<void> {
-    auto key = hex_to_bytes(hex, 16);
-    if (!key) return make_error("invalid", "bad key in the trace: " + hex);
-    changes.push_back({cache::Table::records, *key, cache::format_record(record)});
-    changes.push_back({cache::Table::quarantine, *key, std::nullopt});
-    written.push_back(*key);
-    return {};
+  std::vector<cache::Entry> entries;
+  auto key_of = [](const std::string& hex) -> Result<Hash128> {
+    auto key = parse_digest<16>(hex);
+    if (!key) return make_error("invalid", "bad key in the trace: '" + hex + "'");
+    return *key;
   };
   for (const auto& m : trace) {
-    std::vector<std::string> targeted;
-    for (const auto& k : m.kernels)
-      if (options.setup.kernels.empty() || glob_match(options.setup.kernels, k.name)) targeted.push_back(k.name);
-    if (targeted.empty()) continue;
+    auto module = key_of(m.module_key);
+    if (!module) return module.error();
+    cache::ModuleKeys keys{*module, {}};
+    for (const auto& k : m.kernels) {
+      if (!options.setup.kernels.empty() && !glob_match(options.setup.kernels, k.name)) continue;
+      auto key = key_of(k.key);
+      if (!key) return key.error();
+      keys.kernels.emplace_back(k.name, *key);
+    }
+    if (keys.kernels.empty()) continue;
     cache::Record base;
     base.target = m.target;
     base.ptxas = m.ptxas_version;
@@ -188,41 +198,33 @@ Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord
     base.created = cache::utc_now();
     base.source = k_tuner_version;
     base.provenance = provenance;
-    cache::Record whole = base;
-    whole.kind = "module";
-    whole.controls = controls;
-    for (auto it = whole.controls.kernels.begin(); it != whole.controls.kernels.end();)
-      it = std::find_if(m.kernels.begin(), m.kernels.end(), [&](auto& k) { return k.name == it->first; }) == m.kernels.end()
-               ? whole.controls.kernels.erase(it)
-               : std::next(it);
-    if (auto r = put(m.module_key, whole); !r) return r.error();
-    for (const auto& k : m.kernels) {
-      if (std::find(targeted.begin(), targeted.end(), k.name) == targeted.end()) continue;
-      cache::Record r = base;
-      r.kind = "kernel";
-      r.kernel = k.name;
-      r.controls = controls.for_kernel(k.name);
-      if (auto w = put(k.key, r); !w) return w.error();
-    }
+    auto made = cache::module_entries(base, controls, keys, /*tuned=*/true);
+    entries.insert(entries.end(), made.begin(), made.end());
   }
   if (!space.nvcc_space.empty()) {
     spaces::ControlSet unit_controls = both.nvcc_stage();
     unit_controls.space = space.nvcc_space;
     for (const auto& u : options.units) {
       if (std::find(space.units.begin(), space.units.end(), u.key) == space.units.end()) continue;
-      cache::Record r;
-      r.kind = "unit";
-      r.unit = u.unit;
-      r.target = u.target;
-      r.nvcc = u.nvcc_version;
-      r.created = cache::utc_now();
-      r.source = k_tuner_version;
-      r.provenance = provenance;
-      r.controls = unit_controls;
-      if (auto w = put(u.key, r); !w) return w.error();
+      auto key = key_of(u.key);
+      if (!key) return key.error();
+      cache::Entry e{*key, {}};
+      e.record.kind = "unit";
+      e.record.unit = u.unit;
+      e.record.target = u.target;
+      e.record.nvcc = u.nvcc_version;
+      e.record.created = cache::utc_now();
+      e.record.source = k_tuner_version;
+      e.record.provenance = provenance;
+      e.record.controls = unit_controls;
+      entries.push_back(std::move(e));
     }
   }
-  if (auto r = store->apply(changes); !r) return r.error();
+  auto store = cache::Store::open_for_writing(options.cache_dir);
+  if (!store) return store.error();
+  if (auto r = cache::write_entries(*store, entries); !r) return r.error();
+  std::vector<Hash128> written;
+  for (const auto& e : entries) written.push_back(e.key);
   return written;
 }
 

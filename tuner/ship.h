@@ -28,7 +28,7 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
                const EvalRecord& best_record, const TuneOptions& options);
 
 /// Writes the records; returns the keys written (raw bytes).
-Result<std::vector<std::string>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
+Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain);
 
 } // namespace ciq::tuner

@@ -184,7 +184,7 @@ Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces
     for (const auto& [k, v] : knobs)
       if (auto r = set(DimensionKind::directive, kernel, k, v); !r) return r.error();
   if (controls.acf)
-    if (auto r = set(DimensionKind::acf, "", "acf", *controls.acf); !r) return r.error();
+    if (auto r = set(DimensionKind::acf, "", "acf", to_hex(*controls.acf)); !r) return r.error();
   for (const auto& [k, v] : controls.nvcc)
     if (auto r = set(DimensionKind::nvvm, "", k, v); !r) return r.error();
   return c;

@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   // A run started by a campaign ends (cancelling its jobs, as on Ctrl-C)
   // when the campaign dies, even by SIGKILL: a resumed campaign must not
   // find a stray run still writing to the directory it resumes.
-  if (std::string parent = ciq::env_or_empty("CIQ_CAMPAIGN_PID"); !parent.empty()) {
+  if (std::string parent = ciq::env(ciq::Env::campaign_pid); !parent.empty()) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (std::to_string(::getppid()) != parent) return 1; // it died before prctl took effect
   }

@@ -8,33 +8,62 @@
 
 namespace ciq {
 
+const std::vector<EnvVariable>& environment_variables() {
+  static const std::vector<EnvVariable> table{
+      {Env::cache_dir, "CIQ_CACHE_DIR", "the cache directory (default $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"},
+      {Env::spaces_dir, "CIQ_SPACES_DIR", "the knob space files (default <prefix>/share/ciq/spaces)"},
+      {Env::disable, "CIQ_DISABLE", "1: the wrappers run the real tools unchanged and count nothing"},
+      {Env::allow_unsafe, "CIQ_ALLOW_UNSAFE", "1: apply entries whose knobs may change numerics or correctness"},
+      {Env::log_level, "CIQ_LOG_LEVEL", "off, error, warn, info, debug (wrappers: off)"},
+      {Env::log_file, "CIQ_LOG_FILE", "append the log here instead of stderr (level debug unless set)"},
+      {Env::real_ptxas, "CIQ_REAL_PTXAS", "the ptxas ciq-ptxas runs (default: ptxas on PATH, not ciq's)"},
+      {Env::real_nvcc, "CIQ_REAL_NVCC", "the nvcc ciq-nvcc runs (default: nvcc on PATH, not ciq's)"},
+      {Env::real_cicc, "CIQ_REAL_CICC", "the cicc ciq-cicc runs when nvcc does not name it"},
+      {Env::ptxas, "CIQ_PTXAS", "the ciq-ptxas that ciq-nvcc puts in front of ptxas"},
+      {Env::packs, "CIQ_PACKS", "pack files consulted read-only on a local miss, ':'-separated"},
+      {Env::remote, "CIQ_REMOTE", "the team's Redis, redis://[:password@]host[:port][/db], read on a miss"},
+      {Env::remote_timeout_ms, "CIQ_REMOTE_TIMEOUT_MS", "MS or CONNECT_MS,IO_MS for CIQ_REMOTE (default 100,250)"},
+      {Env::controls, "CIQ_CONTROLS", "tuning builds: the candidate's control set, applied instead of the cache"},
+      {Env::trace, "CIQ_TRACE", "write a JSON record of every ptxas and cicc step into this directory"},
+      {Env::kernels, "CIQ_KERNELS", "tuning builds: apply CIQ_CONTROLS only to kernels matching this glob"},
+      {Env::units, "CIQ_UNITS", "tuning builds: apply NVVM-stage controls only to these unit keys (',')"},
+      {Env::memo_dir, "CIQ_MEMO_DIR", "tuning builds: ciq-nvcc reuses the nvcc steps a candidate leaves alone"},
+      {Env::campaign_pid, "CIQ_CAMPAIGN_PID", "set by ciq-tuner campaign: its runs end when it dies"},
+  };
+  return table;
+}
+
+const char* env_name(Env var) { return environment_variables()[std::size_t(var)].name; }
+
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
 
+std::string env(Env var) { return env_or_empty(env_name(var)); }
+
 std::string cache_directory() {
-  std::string dir = env_or_empty("CIQ_CACHE_DIR");
+  std::string dir = env(Env::cache_dir);
   if (!dir.empty()) return dir;
   std::string xdg = env_or_empty("XDG_CACHE_HOME");
   if (!xdg.empty()) return join_path(xdg, "ciq");
   return join_path(join_path(env_or_empty("HOME"), ".cache"), "ciq");
 }
 
-bool env_flag(const char* name, bool unknown) {
-  std::string v = env_or_empty(name);
+bool env_flag(Env var, bool unknown) {
+  std::string v = env(var);
   for (auto& c : v) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off") return false;
   return unknown;
 }
 
-bool ciq_disabled() { return env_flag("CIQ_DISABLE", true); }
+bool ciq_disabled() { return env_flag(Env::disable, true); }
 
-bool unsafe_allowed() { return env_flag("CIQ_ALLOW_UNSAFE", false); }
+bool unsafe_allowed() { return env_flag(Env::allow_unsafe, false); }
 
 std::string spaces_directory() {
-  std::string dir = env_or_empty("CIQ_SPACES_DIR");
+  std::string dir = env(Env::spaces_dir);
   if (!dir.empty()) return dir;
   return join_path(dir_name(dir_name(self_executable())), "share/ciq/spaces");
 }

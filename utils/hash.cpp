@@ -51,12 +51,6 @@ std::string bytes_to_hex(std::string_view bytes) {
   return to_hex(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
 }
 
-std::optional<std::string> hex_to_bytes(std::string_view hex, std::size_t size) {
-  std::string out(size, '\0');
-  if (!from_hex(hex, reinterpret_cast<std::uint8_t*>(out.data()), size)) return std::nullopt;
-  return out;
-}
-
 bool from_hex(std::string_view hex, std::uint8_t* out, std::size_t size) {
   if (hex.size() != 2 * size) return false;
   std::size_t written = 0;

@@ -49,8 +49,12 @@ template <std::size_t N> std::string digest_bytes(const std::array<std::uint8_t,
 }
 /// Hex of raw key bytes.
 std::string bytes_to_hex(std::string_view bytes);
-/// The `size` raw bytes `hex` spells; std::nullopt unless it is exactly
-/// 2 * size hex digits.
-std::optional<std::string> hex_to_bytes(std::string_view hex, std::size_t size);
+/// The digest `hex` spells; std::nullopt unless it is exactly 2 * N hex
+/// digits. Keys are parsed once, where text enters; inside they stay typed.
+template <std::size_t N> std::optional<std::array<std::uint8_t, N>> parse_digest(std::string_view hex) {
+  std::array<std::uint8_t, N> d{};
+  if (!from_hex(hex, d.data(), N)) return std::nullopt;
+  return d;
+}
 
 } // namespace ciq

@@ -1,5 +1,7 @@
 #include "utils/log.h"
 
+#include "utils/config.h"
+
 #include <cstdlib>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -7,10 +9,10 @@
 namespace ciq {
 
 void setup_logging(std::string_view program, std::string_view default_level) {
-  const char* level_env = std::getenv("CIQ_LOG_LEVEL");
+  const char* level_env = std::getenv(env_name(Env::log_level));
   std::string level_name = level_env && *level_env ? level_env : std::string(default_level);
   auto level = spdlog::level::from_str(level_name);
-  const char* file = std::getenv("CIQ_LOG_FILE");
+  const char* file = std::getenv(env_name(Env::log_file));
 
   std::shared_ptr<spdlog::logger> logger;
   if (file && *file) {

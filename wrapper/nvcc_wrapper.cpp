@@ -55,7 +55,7 @@ static bool nvvm_stage_known(const std::string& real_nvcc) {
 
 /// What a memoised build did, for the tuner's journal: <CIQ_TRACE>/steps/.
 static void write_memo_report(const MemoOutcome& outcome) {
-  std::string trace = env_or_empty("CIQ_TRACE");
+  std::string trace = env(Env::trace);
   if (trace.empty() || !make_dirs(join_path(trace, "steps"))) return;
   std::string reused;
   for (const auto& tool : outcome.reused) reused += (reused.empty() ? "" : ",") + json_string(tool);
@@ -70,26 +70,26 @@ static void write_memo_report(const MemoOutcome& outcome) {
 /// returns only when that was not possible, with this process's environment
 /// as it was, so that the caller runs nvcc itself.
 static void try_memoised_build(const std::vector<std::string>& nvcc_argv, const std::vector<std::string>& args,
-                               std::vector<std::string>& counters) {
-  std::string memo_dir = env_or_empty("CIQ_MEMO_DIR");
-  bool tuning = !env_or_empty("CIQ_CONTROLS").empty() || !env_or_empty("CIQ_TRACE").empty();
+                               cache::Tally& counters) {
+  std::string memo_dir = env(Env::memo_dir);
+  bool tuning = !env(Env::controls).empty() || !env(Env::trace).empty();
   if (memo_dir.empty() || !tuning) return;
   if (memo_unsuitable(args)) {
-    counters.push_back("nvcc.memo.unsuitable");
+    counters.add(cache::Counter::memo_unsuitable);
     return;
   }
   std::vector<std::string> saved_environment;
   for (char** e = environ; *e; ++e) saved_environment.emplace_back(*e);
   if (auto outcome = run_nvcc_memoised(nvcc_argv, memo_dir)) {
-    counters.push_back("nvcc.memo.builds");
-    counters.insert(counters.end(), outcome->steps_reused, "nvcc.memo.steps-reused");
+    counters.add(cache::Counter::memo_builds);
+    counters.add(cache::Counter::memo_steps_reused, outcome->steps_reused);
     write_memo_report(*outcome);
     cache::bump_counters(cache_directory(), counters);
     std::exit(0);
   }
   ::clearenv();
   for (const auto& kv : saved_environment) ::putenv(::strdup(kv.c_str()));
-  counters.push_back("nvcc.memo.fallback");
+  counters.add(cache::Counter::memo_fallback);
 }
 
 void run_ciq_nvcc(int argc, char** argv) {
@@ -103,7 +103,7 @@ void run_ciq_nvcc(int argc, char** argv) {
     real = args[0]; // launcher: ciq-nvcc /usr/local/cuda/bin/nvcc <args>
     args.erase(args.begin());
   } else {
-    auto found = find_real_tool("CIQ_REAL_NVCC", "nvcc");
+    auto found = find_real_tool(Env::real_nvcc, "nvcc");
     if (!found) fatal("ciq-nvcc", found.error().message);
     real = *found;
   }
@@ -115,36 +115,37 @@ void run_ciq_nvcc(int argc, char** argv) {
   exec_on_crash(real, plain);
   ::alarm(k_watchdog_seconds);
 
-  std::vector<std::string> counters{"nvcc.calls"};
+  cache::Tally counters(cache::Tool::nvcc);
+  counters.add(cache::Counter::calls);
   std::vector<std::string> argv_out = plain;
-  std::string ciq_ptxas = env_or_empty("CIQ_PTXAS");
+  std::string ciq_ptxas = env(Env::ptxas);
   if (ciq_ptxas.empty()) ciq_ptxas = join_path(dir_name(self), "ciq-ptxas");
   std::string ciq_cicc = join_path(dir_name(self), "ciq-cicc");
 
   if (ciq_disabled()) {
-    counters.push_back("nvcc.passthrough.disabled");
+    counters.passed(cache::Pass::disabled);
   } else if (has_any(args, {"--version", "-V", "--help", "-h"})) {
-    counters.push_back("nvcc.passthrough.info");
+    counters.passed(cache::Pass::info);
   } else if (has_any(args, {"--ptxas-prefix"})) {
     spdlog::debug("the caller set --ptxas-prefix; leaving it alone");
-    counters.push_back("nvcc.passthrough.user-prefix");
+    counters.passed(cache::Pass::user_prefix);
   } else if (!is_executable_file(ciq_ptxas)) {
     spdlog::warn("cannot find ciq-ptxas at {}; running nvcc unchanged", ciq_ptxas);
-    counters.push_back("nvcc.passthrough.no-ciq-ptxas");
+    counters.passed(cache::Pass::no_ciq_ptxas);
   } else {
     if (is_lto_device_link(args)) {
       spdlog::debug("-dlto device link: nvlink compiles in-process, no ptxas runs, controls cannot apply");
-      counters.push_back("nvcc.lto-link");
+      counters.add(cache::Counter::lto_link);
     }
     argv_out.insert(argv_out.begin() + 1, "--ptxas-prefix=" + shell_quote(ciq_ptxas));
     // The NVVM stage: cicc runs behind ciq-cicc (wrapper/cicc_wrapper.h),
     // unless the caller has a cicc prefix of their own.
     if (has_any(args, {"--cicc-prefix", "-cicc-prefix"})) {
-      counters.push_back("nvcc.unit.user-prefix");
+      counters.add(cache::Counter::unit_user_prefix);
     } else if (!is_executable_file(ciq_cicc)) {
-      counters.push_back("nvcc.unit.no-ciq-cicc");
+      counters.add(cache::Counter::unit_no_ciq_cicc);
     } else if (!nvvm_stage_known(real)) {
-      counters.push_back("nvcc.unit.unknown-toolkit");
+      counters.add(cache::Counter::unit_unknown_toolkit);
     } else {
       argv_out.insert(argv_out.begin() + 2, "--cicc-prefix=" + shell_quote(ciq_cicc));
     }

@@ -5,6 +5,7 @@
 #include "cache/ptxas_command.h"
 #include "cache/ptxas_identity.h"
 #include "cache/record.h"
+#include "cache/storage.h"
 #include "cache/store.h"
 #include "spaces/render.h"
 #include "spaces/space.h"
@@ -15,9 +16,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 #include "wrapper/lookup.h"
-#include "wrapper/pack_index.h"
 #include "wrapper/real_tool.h"
-#include "wrapper/remote_lookup.h"
 #include "wrapper/trace.h"
 
 #include <chrono>
@@ -56,307 +55,286 @@ std::string first_error_line(std::string_view err) {
 // What the wrapper decided: run the real ptxas unchanged (and why), or it
 // already ran ptxas and must end the way that run ended.
 struct Outcome {
-  std::string pass_reason;           // non-empty: exec the real ptxas unchanged
+  std::optional<cache::Pass> pass;   // set: exec the real ptxas unchanged
   std::optional<RunResult> finished; // set: exit like this run
-  std::vector<std::string> counters;
-
-  static Outcome pass(std::string reason, std::vector<std::string> counters = {}) {
-    counters.push_back("passthrough." + reason);
-    return Outcome{std::move(reason), std::nullopt, std::move(counters)};
-  }
 };
 
+// The steps of one ciq-ptxas call. Each returns the reason to run ptxas
+// unchanged, or nothing to go on; compile() is the one place that runs it.
 class PtxasWrapper {
 public:
   PtxasWrapper(std::string real, std::vector<std::string> args)
       : real_(std::move(real)), args_(std::move(args)), cache_dir_(cache_directory()),
-        controls_file_(env_or_empty("CIQ_CONTROLS")), trace_dir_(env_or_empty("CIQ_TRACE")),
-        store_dir_(cache_dir_), remote_(env_or_empty("CIQ_REMOTE")) {
-    std::string packs = env_or_empty("CIQ_PACKS");
-    for (auto p : split(packs, ':'))
-      if (!p.empty()) packs_.emplace_back(p);
-  }
+        controls_file_(env(Env::controls)), trace_dir_(env(Env::trace)),
+        storage_(cache::Storage::from_environment(cache_dir_)) {}
 
   Outcome run();
-  const std::vector<std::string>& extra_counters() const { return counters_; }
+  /// This call's counts, the storage layer's included.
+  cache::Tally tally() const {
+    cache::Tally t = tally_;
+    cache::count_events(storage_, t);
+    return t;
+  }
 
 private:
-  Result<std::string> read_input(const cache::PtxasInput& input) const;
-  Outcome compile(const std::optional<spaces::ControlSet>& controls, const std::string& source,
-                  std::string controls_error);
-  void quarantine(const std::string& why);
-  std::optional<LookupResult> lookup_packs();
-  std::optional<LookupResult> lookup_remote();
+  using Step = std::optional<cache::Pass>;
+  Step read_arguments();
+  Step identify();
+  Step controls_from_file();
+  Step controls_from_storage();
+  Step check_controls();
+  Step render(std::vector<std::string>& argv, std::optional<ScratchDir>& scratch);
+  Step attach_acf(std::vector<std::string>& argv, const ScratchDir& scratch);
+  Outcome compile();
+  Result<RunResult> run_plain(bool add_verbose);
   void trace(const RunResult& run, bool applied, const std::string& error);
+
+  // Where the controls came from.
+  enum class From { none, controls_file, storage };
 
   std::string real_;
   std::vector<std::string> args_;
   std::string cache_dir_, controls_file_, trace_dir_;
-  std::string store_dir_;          // where store_ lives: the cache, or a pack's index
-  std::vector<std::string> packs_; // CIQ_PACKS
-  std::string remote_;             // CIQ_REMOTE
-  std::vector<std::string> counters_;
+  cache::Storage storage_;
+  cache::Tally tally_{cache::Tool::ptxas};
 
   cache::PtxasCommand command_;
   cache::PtxasIdentity identity_;
   std::string ptx_;
   cache::PtxModule module_;
   cache::KeyContext context_;
-  std::optional<cache::Store> store_;
-  std::optional<spaces::Space> space_;
-  std::string controls_source_, controls_summary_;
+  std::optional<Result<std::optional<spaces::Space>>> space_; // running_space(), read once
+  Result<const spaces::Space*> running_space();
+
+  std::optional<spaces::ControlSet> controls_;
+  std::optional<cache::Storage::Hit> hit_;
+  From from_ = From::none;
+  std::string error_; // why controls meant for this compile were not applied
+  std::string controls_summary_;
 };
 
-Result<std::string> PtxasWrapper::read_input(const cache::PtxasInput& input) const {
-  if (input.is_string) return input.value;
-  return read_file(input.value);
+Result<const spaces::Space*> PtxasWrapper::running_space() {
+  if (!space_) space_.emplace(spaces::find_space(spaces_directory(), "ptxas", identity_.release));
+  if (!*space_) return space_->error();
+  return **space_ ? &***space_ : nullptr;
 }
 
-std::optional<LookupResult> PtxasWrapper::lookup_packs() {
-  for (const auto& pack : packs_) {
-    auto index = open_pack_index(cache_dir_, pack);
-    if (!index) {
-      spdlog::warn("ignoring pack {}: {}", pack, index.error().message);
-      counters_.push_back("pack-refused");
-      continue;
-    }
-    auto found = lookup_controls(index->store, module_, context_);
-    if (!found) {
-      spdlog::warn("ignoring pack {}: {}", pack, found.error().message);
-      continue;
-    }
-    if (*found) {
-      spdlog::debug("hit in pack {}", pack);
-      counters_.push_back("pack-hit");
-      store_.reset();
-      store_.emplace(std::move(index->store));
-      store_dir_ = index->directory;
-      return std::move(*found);
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<LookupResult> PtxasWrapper::lookup_remote() {
-  auto fail = [&](const std::string& why) -> std::optional<LookupResult> {
-    spdlog::warn("CIQ_REMOTE: {}", why);
-    counters_.push_back("remote-error");
-    return std::nullopt;
-  };
-  auto config = cache::remote_config(remote_, env_or_empty("CIQ_REMOTE_TIMEOUT_MS"));
-  if (!config) return fail(config.error().message);
-  auto space = spaces::find_space(spaces_directory(), "ptxas", identity_.release);
-  if (!space || !*space) return std::nullopt; // nothing could be applied anyway
-  spaces::Policy policy;
-  policy.allow_unsafe = unsafe_allowed();
-  // fetch_remote opens the cache to write what it copies: one LMDB
-  // environment per process, so close ours (reopened below on a hit).
-  store_.reset();
-  auto fetched = fetch_remote(*config, module_, context_, **space, policy, cache_dir_);
-  if (!fetched) return fail(fetched.error().message);
-  if (fetched->refused) counters_.push_back("remote-refused");
-  if (!fetched->copied) return std::nullopt;
-  auto store = cache::Store::open_for_reading(cache_dir_);
-  if (!store || !*store) return fail("cannot reopen the local cache after copying");
-  store_.reset();
-  store_.emplace(std::move(**store));
-  store_dir_ = cache_dir_;
-  auto found = lookup_controls(*store_, module_, context_);
-  if (!found || !*found) return std::nullopt;
-  spdlog::debug("hit in {} (copied {} record{})", remote_, fetched->copied, fetched->copied == 1 ? "" : "s");
-  counters_.push_back("remote-hit");
-  return std::move(*found);
-}
-
-Outcome PtxasWrapper::run() {
+PtxasWrapper::Step PtxasWrapper::read_arguments() {
   auto scanned = cache::scan_ptxas_args(args_);
   if (!scanned) {
     spdlog::debug("cannot read the arguments: {}", scanned.error().message);
-    return Outcome::pass("unparsed-args");
+    return cache::Pass::unparsed_args;
   }
   command_ = std::move(*scanned);
-  if (command_.info_only) return Outcome::pass("info");
-  if (command_.inputs.empty()) return Outcome::pass("no-input");
-  if (command_.inputs.size() > 1) return Outcome::pass("several-inputs");
-  if (command_.target.empty()) return Outcome::pass("no-target");
-  if (starts_with(command_.target, "compute_")) return Outcome::pass("virtual-target"); // nvcc's syntax check
+  if (command_.info_only) return cache::Pass::info;
+  if (command_.inputs.empty()) return cache::Pass::no_input;
+  if (command_.inputs.size() > 1) return cache::Pass::several_inputs;
+  if (command_.target.empty()) return cache::Pass::no_target;
+  if (starts_with(command_.target, "compute_")) return cache::Pass::virtual_target; // nvcc's syntax check
   // A trace that cannot be written is no reason to run ptxas otherwise
   // (tracing adds -v, which changes the cubin's bytes): drop the trace.
   if (!trace_dir_.empty() && !trace_dir_usable(trace_dir_)) {
     spdlog::warn("CIQ_TRACE={} cannot be written; not tracing this compile", trace_dir_);
     trace_dir_.clear();
   }
+  return std::nullopt;
+}
 
-  bool tuning = !controls_file_.empty();
-  if (!tuning) {
-    auto store = cache::Store::open_for_reading(cache_dir_);
-    if (!store) {
-      spdlog::debug("cache unusable: {}", store.error().message);
-      if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
-    } else if (*store) {
-      store_.emplace(std::move(**store));
-    } else if (trace_dir_.empty() && packs_.empty() && remote_.empty()) {
-      return Outcome::pass("no-cache", {"miss"});
-    }
-  }
-
-  auto ptx = read_input(command_.inputs.front());
+PtxasWrapper::Step PtxasWrapper::identify() {
+  const auto& input = command_.inputs.front();
+  auto ptx = input.is_string ? Result<std::string>(input.value) : read_file(input.value);
   if (!ptx) {
     spdlog::debug("{}", ptx.error().message);
-    return Outcome::pass("unreadable-input");
+    return cache::Pass::unreadable_input;
   }
   ptx_ = std::move(*ptx);
   auto identity = cache::identify_ptxas(real_, cache_dir_);
   if (!identity) {
     spdlog::debug("{}", identity.error().message);
-    return Outcome::pass("unknown-ptxas");
+    return cache::Pass::unknown_ptxas;
   }
   identity_ = std::move(*identity);
   module_ = cache::scan_ptx(ptx_);
   context_ = cache::KeyContext{command_.target, identity_.version_text, command_.canonical_flags()};
-
-  std::optional<spaces::ControlSet> controls;
-  std::string source, error;
-  if (tuning) {
-    source = "controls-file";
-    auto text = read_file(controls_file_);
-    auto parsed = text ? spaces::parse_control_set(*text, controls_file_) : Result<spaces::ControlSet>(text.error());
-    if (!parsed) {
-      error = parsed.error().message;
-      spdlog::error("CIQ_CONTROLS: {}", error);
-    } else {
-      controls = target_kernels(parsed->ptxas_stage(), module_, env_or_empty("CIQ_KERNELS"));
-      if (controls->empty()) controls.reset();
-    }
-  } else if (store_ || !packs_.empty() || !remote_.empty()) {
-    // The local cache first, then the packs, then the team's Redis (only
-    // when the cache answered).
-    std::optional<LookupResult> hit;
-    bool cache_answered = true;
-    if (store_) {
-      auto local = lookup_controls(*store_, module_, context_);
-      if (!local) {
-        spdlog::debug("lookup failed: {}", local.error().message);
-        if (trace_dir_.empty()) return Outcome::pass("cache-unusable");
-        cache_answered = false;
-      } else {
-        hit = std::move(*local);
-      }
-    }
-    if (!hit && cache_answered) hit = lookup_packs();
-    if (!hit && cache_answered && !remote_.empty()) hit = lookup_remote();
-    if (hit && hit->controls.empty()) {
-      // Tuned before with no gain: the default is what the entry says.
-      if (trace_dir_.empty()) return Outcome::pass("tuned-default", {"hit"});
-    } else if (hit) {
-      source = "cache";
-      spdlog::debug("hit ({} key{}) for {}", hit->matched, hit->keys.size() > 1 ? "s" : "", command_.inputs.front().value);
-      controls = std::move(hit->controls);
-    }
-  }
-  if (!controls && trace_dir_.empty()) return Outcome::pass("no-entry", {"miss"});
-
-  if (controls) {
-    auto space = spaces::find_space(spaces_directory(), "ptxas", identity_.release);
-    if (!space || !*space) {
-      error = space ? "no knob space covers ptxas " + identity_.release : space.error().message;
-      spdlog::warn("not applying controls: {}", error);
-      controls.reset();
-      if (trace_dir_.empty()) return Outcome::pass("no-space", {source == "cache" ? "hit" : "tuning"});
-    } else {
-      space_ = std::move(**space);
-      if (controls->space.empty()) controls->space = space_->name;
-      spaces::Policy policy;
-      policy.allow_unsafe = unsafe_allowed();
-      if (auto valid = spaces::validate_controls(*space_, *controls, policy); !valid) {
-        error = valid.error().message;
-        spdlog::warn("rejected controls ({}): {}", source, error);
-        controls.reset();
-        if (trace_dir_.empty()) return Outcome::pass("rejected", {source == "cache" ? "hit" : "tuning", "rejected"});
-      }
-    }
-  }
-  controls_source_ = controls ? source : "";
-  return compile(controls, source, std::move(error));
+  return std::nullopt;
 }
 
-Outcome PtxasWrapper::compile(const std::optional<spaces::ControlSet>& controls, const std::string& source,
-                              std::string controls_error) {
-  std::vector<std::string> counters;
-  if (source == "cache") counters.push_back(controls ? "hit" : "rejected");
-  else if (source.empty()) counters.push_back("miss");
-  else counters.push_back("tuning");
+PtxasWrapper::Step PtxasWrapper::controls_from_file() {
+  tally_.add(cache::Counter::tuning);
+  auto text = read_file(controls_file_);
+  auto parsed = text ? spaces::parse_control_set(*text, controls_file_) : Result<spaces::ControlSet>(text.error());
+  if (!parsed) {
+    error_ = parsed.error().message;
+    spdlog::error("CIQ_CONTROLS: {}", error_);
+    return std::nullopt;
+  }
+  controls_ = target_kernels(parsed->ptxas_stage(), module_, env(Env::kernels));
+  if (controls_->empty()) controls_.reset();
+  else from_ = From::controls_file;
+  return check_controls();
+}
 
+// The local cache, then the packs, then the team's Redis; every entry
+// checked against the running ptxas' space on the way (cache/storage.h).
+PtxasWrapper::Step PtxasWrapper::controls_from_storage() {
+  cache::EntryRules rules;
+  rules.running_space = [this] { return running_space(); };
+  rules.policy.allow_unsafe = unsafe_allowed();
+  auto found = storage_.find_module(module_, context_, rules);
+  if (!storage_.refusals().empty()) error_ = storage_.refusals().back();
+  if (!found) {
+    spdlog::debug("cache unusable: {}", found.error().message);
+    tally_.add(cache::Counter::miss);
+    if (trace_dir_.empty()) return cache::Pass::cache_unusable;
+    return std::nullopt;
+  }
+  if (!*found) {
+    tally_.add(cache::Counter::miss);
+    if (trace_dir_.empty()) return error_.empty() ? cache::Pass::no_entry : cache::Pass::rejected;
+    return std::nullopt;
+  }
+  tally_.add(cache::Counter::hit);
+  hit_ = std::move(*found);
+  // Tuned before with no gain: the default is what the entry says.
+  if (hit_->controls.empty()) return trace_dir_.empty() ? Step(cache::Pass::tuned_default) : std::nullopt;
+  spdlog::debug("hit in {} ({} key{}) for {}", hit_->where, hit_->matched, hit_->keys.size() > 1 ? "s" : "",
+                command_.inputs.front().value);
+  controls_ = hit_->controls;
+  from_ = From::storage;
+  return std::nullopt;
+}
+
+// A controls file's knobs must be allowed by the running ptxas' space, as
+// a cache entry's are (the storage layer checked those).
+PtxasWrapper::Step PtxasWrapper::check_controls() {
+  if (!controls_) return std::nullopt;
+  auto space = running_space();
+  if (!space || !*space) {
+    error_ = space ? "no knob space covers ptxas " + identity_.release : space.error().message;
+    spdlog::warn("not applying controls: {}", error_);
+    controls_.reset();
+    return trace_dir_.empty() ? Step(cache::Pass::no_space) : std::nullopt;
+  }
+  if (controls_->space.empty()) controls_->space = (*space)->name;
+  spaces::Policy policy;
+  policy.allow_unsafe = unsafe_allowed();
+  if (auto valid = spaces::validate_controls(**space, *controls_, policy); !valid) {
+    error_ = valid.error().message;
+    spdlog::warn("rejected controls (controls-file): {}", error_);
+    tally_.add(cache::Counter::rejected);
+    controls_.reset();
+    return trace_dir_.empty() ? Step(cache::Pass::rejected) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Outcome PtxasWrapper::run() {
+  if (auto pass = read_arguments()) return {pass, std::nullopt};
+  bool tuning = !controls_file_.empty();
+  if (!tuning && trace_dir_.empty() && !storage_.anything_to_read()) {
+    tally_.add(cache::Counter::miss);
+    return {cache::Pass::no_cache, std::nullopt};
+  }
+  if (auto pass = identify()) return {pass, std::nullopt};
+  if (auto pass = tuning ? controls_from_file() : controls_from_storage()) return {pass, std::nullopt};
+  if (!controls_ && trace_dir_.empty()) return {cache::Pass::no_entry, std::nullopt};
+  return compile();
+}
+
+// The real ptxas' arguments with the controls in: directives edited into a
+// copy of the PTX, options appended, the ACF as a file.
+PtxasWrapper::Step PtxasWrapper::render(std::vector<std::string>& argv, std::optional<ScratchDir>& scratch) {
+  auto rendered = spaces::render_controls(**running_space(), *controls_);
+  bool needs_files = !rendered.directives.empty() || (controls_->acf && !command_.user_controls);
+  if (needs_files) { // a temp copy of the PTX, or the ACF blob as a file
+    auto made = ScratchDir::create("ciq-ptxas");
+    if (!made) {
+      spdlog::debug("{}", made.error().message);
+      return cache::Pass::no_scratch;
+    }
+    scratch.emplace(std::move(*made));
+  }
+  if (!rendered.directives.empty()) {
+    auto ptx = spaces::apply_directives(ptx_, rendered.directives, nullptr);
+    if (!ptx) {
+      spdlog::warn("{}", ptx.error().message);
+      return cache::Pass::directive_edit_failed;
+    }
+    const auto& input = command_.inputs.front();
+    std::string& arg = argv[1 + input.arg_index];
+    if (input.is_string) {
+      // --input-as-string=PTX or --input-as-string PTX: replace the PTX only.
+      auto eq = arg.find('=');
+      arg = (starts_with(arg, "-") && eq != std::string::npos) ? arg.substr(0, eq + 1) + *ptx : *ptx;
+    } else {
+      std::string copy = join_path(scratch->path(), base_name(input.value));
+      if (auto w = write_file_atomic(copy, *ptx); !w) {
+        spdlog::debug("{}", w.error().message);
+        return cache::Pass::no_scratch;
+      }
+      arg = copy;
+    }
+  }
+  argv.insert(argv.end(), rendered.options.begin(), rendered.options.end());
+  if (controls_->acf)
+    if (auto pass = attach_acf(argv, *scratch)) return pass;
+  controls_summary_ = spaces::summarise_control_set(*controls_);
+  return std::nullopt;
+}
+
+PtxasWrapper::Step PtxasWrapper::attach_acf(std::vector<std::string>& argv, const ScratchDir& scratch) {
+  if (command_.user_controls) {
+    spdlog::debug("the caller's --apply-controls wins over the cached ACF");
+    return std::nullopt;
+  }
+  if (!identity_.accepts_controls_file) {
+    spdlog::debug("ptxas {} does not take --apply-controls; ACF not applied", identity_.version);
+    tally_.add(cache::Counter::acf_unsupported);
+    return std::nullopt;
+  }
+  // The storage layer fetched and checked a hit's blob; a controls file's
+  // comes from the cache the tuner filled.
+  std::optional<std::string> blob;
+  if (hit_) {
+    if (auto it = hit_->blobs.find(*controls_->acf); it != hit_->blobs.end()) blob = it->second;
+  } else if (auto local = cache::LocalBackend(cache_dir_).get_blob(*controls_->acf); local && *local &&
+             sha256(**local) == *controls_->acf) {
+    blob = std::move(**local);
+  }
+  if (!blob) {
+    spdlog::warn("ACF blob {} is missing or damaged; not applying these controls", to_hex(*controls_->acf).substr(0, 12));
+    return cache::Pass::acf_missing;
+  }
+  std::string acf_path = join_path(scratch.path(), "controls.acf");
+  if (auto w = write_file_atomic(acf_path, *blob); !w) return cache::Pass::no_scratch;
+  argv.push_back("--apply-controls");
+  argv.push_back(acf_path);
+  return std::nullopt;
+}
+
+Result<RunResult> PtxasWrapper::run_plain(bool add_verbose) {
+  RunOptions plain;
+  plain.argv = {real_};
+  plain.argv.insert(plain.argv.end(), args_.begin(), args_.end());
+  if (add_verbose) plain.argv.push_back("-v");
+  plain.capture_stdout = plain.capture_stderr = true;
+  return run_process(plain);
+}
+
+// Runs ptxas with the controls (or for the trace), holding back its output
+// until it is known to be the output the caller gets; controls that break
+// the compile are dropped, the module's entries quarantined, and ptxas
+// rerun plain.
+Outcome PtxasWrapper::compile() {
   std::vector<std::string> argv{real_};
   argv.insert(argv.end(), args_.begin(), args_.end());
   std::optional<ScratchDir> scratch;
-  bool applied = false;
-
-  if (controls) {
-    auto rendered = spaces::render_controls(*space_, *controls);
-    bool needs_files = !rendered.directives.empty() || (controls->acf && !command_.user_controls);
-    if (needs_files) { // a temp copy of the PTX, or the ACF blob as a file
-      auto made = ScratchDir::create("ciq-ptxas");
-      if (!made) {
-        spdlog::debug("{}", made.error().message);
-        return Outcome::pass("no-scratch", counters);
-      }
-      scratch.emplace(std::move(*made));
-    }
-    if (!rendered.directives.empty()) {
-      std::vector<std::string> edited;
-      auto ptx = spaces::apply_directives(ptx_, rendered.directives, &edited);
-      if (!ptx) {
-        spdlog::warn("{}", ptx.error().message);
-        return Outcome::pass("directive-edit-failed", counters);
-      }
-      const auto& input = command_.inputs.front();
-      if (input.is_string) {
-        // --input-as-string=PTX or --input-as-string PTX: replace the PTX only.
-        std::string& arg = argv[1 + input.arg_index];
-        auto eq = arg.find('=');
-        arg = (starts_with(arg, "-") && eq != std::string::npos) ? arg.substr(0, eq + 1) + *ptx : *ptx;
-      } else {
-        std::string copy = join_path(scratch->path(), base_name(input.value));
-        if (auto w = write_file_atomic(copy, *ptx); !w) {
-          spdlog::debug("{}", w.error().message);
-          return Outcome::pass("no-scratch", counters);
-        }
-        argv[1 + input.arg_index] = copy;
-      }
-    }
-    argv.insert(argv.end(), rendered.options.begin(), rendered.options.end());
-    if (controls->acf) {
-      if (command_.user_controls) {
-        spdlog::debug("the caller's --apply-controls wins over the cached ACF");
-      } else if (!identity_.accepts_controls_file) {
-        spdlog::debug("ptxas {} does not take --apply-controls; ACF not applied", identity_.version);
-        counters.push_back("acf-unsupported");
-      } else {
-        if (!store_) {
-          if (auto opened = cache::Store::open_for_reading(cache_dir_); opened && *opened) store_.emplace(std::move(**opened));
-        }
-        auto blob = store_ ? store_->get(cache::Table::blobs, hex_to_bytes(*controls->acf, 32).value_or(""))
-                           : Result<std::optional<std::string>>(std::optional<std::string>{});
-        if (!blob || !*blob || to_hex(sha256(**blob)) != *controls->acf) {
-          spdlog::warn("ACF blob {} is missing or damaged; not applying these controls", controls->acf->substr(0, 12));
-          return Outcome::pass("acf-missing", counters);
-        }
-        std::string acf_path = join_path(scratch->path(), "controls.acf");
-        if (auto w = write_file_atomic(acf_path, **blob); !w) return Outcome::pass("no-scratch", counters);
-        argv.push_back("--apply-controls");
-        argv.push_back(acf_path);
-      }
-    }
-    controls_summary_ = spaces::summarise_control_set(*controls);
-    applied = true;
-  }
-
+  if (controls_)
+    if (auto pass = render(argv, scratch)) return {pass, std::nullopt};
+  bool applied = controls_.has_value();
   bool add_verbose = !trace_dir_.empty() && !command_.verbose;
   if (add_verbose) argv.push_back("-v");
 
-  // Run with controls (or for the trace), holding back the output until we
-  // know whether it is the output the caller gets.
   RunOptions options;
   options.argv = argv;
   options.capture_stdout = options.capture_stderr = true;
@@ -365,58 +343,36 @@ Outcome PtxasWrapper::compile(const std::optional<spaces::ControlSet>& controls,
   auto result = run_process(options);
   if (!result) {
     spdlog::debug("{}", result.error().message);
-    return Outcome::pass("spawn-failed", counters);
+    return {cache::Pass::spawn_failed, std::nullopt};
   }
   if (applied && !result->succeeded()) {
-    // The controls broke the compile (or ptxas failed anyway): run plain.
     spdlog::warn("ptxas failed with controls ({}); rerunning it without them", result->describe());
     std::string why = "ptxas " + identity_.version + " " + result->describe() + " with " + controls_summary_;
     if (std::string said = first_error_line(result->err); !said.empty()) why += " (" + said + ")";
     scratch.reset();
-    RunOptions plain;
-    plain.argv = {real_};
-    plain.argv.insert(plain.argv.end(), args_.begin(), args_.end());
-    if (add_verbose) plain.argv.push_back("-v");
-    plain.capture_stdout = plain.capture_stderr = true;
-    auto rerun = run_process(plain);
-    if (!rerun) return Outcome::pass("spawn-failed", counters);
+    auto rerun = run_plain(add_verbose);
+    if (!rerun) return {cache::Pass::spawn_failed, std::nullopt};
     if (rerun->succeeded()) {
-      counters.push_back("controls-failed");
-      if (source == "cache") {
-        quarantine(why);
-        counters.push_back("quarantined");
+      tally_.add(cache::Counter::controls_failed);
+      if (hit_) {
+        // Every entry of this module goes: they were stored together and
+        // would fail the same way.
+        std::vector<Hash128> keys{cache::module_key(module_, context_)};
+        for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
+        storage_.quarantine(*hit_, keys, why);
+        tally_.add(cache::Counter::quarantined);
       }
     }
     result = std::move(rerun);
     applied = false;
-    controls_error = why;
+    error_ = why;
   } else if (applied) {
-    counters.push_back("applied");
+    tally_.add(cache::Counter::applied);
   }
   write_all(1, result->out);
   write_all(2, add_verbose ? strip_verbose_lines(result->err) : result->err);
-  if (!trace_dir_.empty()) trace(*result, applied, controls_error);
-  return Outcome{"", std::move(*result), std::move(counters)};
-}
-
-void PtxasWrapper::quarantine(const std::string& why) {
-  // Every entry of this module goes: the module's own and each kernel's,
-  // since they were stored together and would fail the same way.
-  std::vector<Hash128> keys{cache::module_key(module_, context_)};
-  for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
-  store_.reset(); // one environment per process: reopen it writable
-  auto store = cache::Store::open_for_writing(store_dir_);
-  if (!store) {
-    spdlog::warn("cannot quarantine: {}", store.error().message);
-    return;
-  }
-  for (const auto& key : keys) {
-    std::string k = digest_bytes(key);
-    auto present = store->get(cache::Table::records, k);
-    if (!present || !*present) continue;
-    if (auto r = store->put(cache::Table::quarantine, k, cache::utc_now() + " " + why); !r)
-      spdlog::warn("cannot quarantine {}: {}", to_hex(key), r.error().message);
-  }
+  if (!trace_dir_.empty()) trace(*result, applied, error_);
+  return {std::nullopt, std::move(*result)};
 }
 
 void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& error) {
@@ -436,7 +392,7 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
     if (auto it = resources.find(name); it != resources.end()) k.resources = it->second;
     r.kernels.push_back(std::move(k));
   }
-  r.controls_source = controls_source_;
+  if (controls_) r.controls_source = from_ == From::storage ? std::string(cache::tier_name(hit_->tier)) : "controls-file";
   r.controls = controls_summary_;
   r.controls_applied = applied;
   r.controls_error = error;
@@ -461,8 +417,8 @@ void run_ciq_ptxas(int argc, char** argv) {
     args.erase(args.begin());
   }
   std::string real;
-  if (!env_or_empty("CIQ_REAL_PTXAS").empty()) {
-    auto found = find_real_tool("CIQ_REAL_PTXAS", "ptxas");
+  if (!env(Env::real_ptxas).empty()) {
+    auto found = find_real_tool(Env::real_ptxas, "ptxas");
     if (!found) fatal("ciq-ptxas", found.error().message);
     real = *found;
   } else {
@@ -485,21 +441,20 @@ void run_ciq_ptxas(int argc, char** argv) {
   }
 
   Outcome outcome;
+  cache::Tally tally(cache::Tool::ptxas);
+  tally.add(cache::Counter::calls);
   {
     PtxasWrapper wrapper(real, args);
     outcome = wrapper.run();
-    outcome.counters.insert(outcome.counters.end(), wrapper.extra_counters().begin(), wrapper.extra_counters().end());
+    tally.merge(wrapper.tally());
   }
+  if (outcome.pass) tally.passed(*outcome.pass);
   // ptxas ran with the watchdog off; what is left (the counters) is ours.
   // Should it hang, the plain ptxas rewrites the output: unchanged, not stuck.
   ::alarm(k_watchdog_seconds);
-  cache::bump_counters(cache_directory(), [&] {
-    auto c = outcome.counters;
-    c.push_back("calls");
-    return c;
-  }());
+  cache::bump_counters(cache_directory(), tally);
   if (outcome.finished) exit_like(*outcome.finished);
-  spdlog::debug("passing through unchanged ({})", outcome.pass_reason);
+  spdlog::debug("passing through unchanged ({})", cache::pass_name(outcome.pass.value_or(cache::Pass::no_entry)));
   ::alarm(0);
   Error e = exec_replace(real, plain);
   fatal("ciq-ptxas", e.message);

@@ -12,14 +12,15 @@
 
 namespace ciq::wrapper {
 
-Result<std::string> find_real_tool(const char* env_var, const std::string& name) {
+Result<std::string> find_real_tool(Env var, const std::string& name) {
   std::string self = self_executable();
-  std::string configured = env_or_empty(env_var);
+  std::string env_var = env_name(var);
+  std::string configured = env(var);
   if (!configured.empty()) {
     auto found = find_program(configured);
-    if (!found) return make_error("not-found", std::string(env_var) + "=" + configured + " is not an executable");
+    if (!found) return make_error("not-found", env_var + "=" + configured + " is not an executable");
     if (real_path(*found) == self)
-      return make_error("recursion", std::string(env_var) + "=" + configured + " is this wrapper; point it at the real " + name);
+      return make_error("recursion", env_var + "=" + configured + " is this wrapper; point it at the real " + name);
     return *found;
   }
   auto found = find_program(name, self);

@@ -3,6 +3,7 @@
 // into a plain run of the real tool.
 #pragma once
 
+#include "utils/config.h"
 #include "utils/result.h"
 
 #include <string>
@@ -10,9 +11,9 @@
 
 namespace ciq::wrapper {
 
-/// The real tool: $<env_var> if set, else `name` on PATH, skipping this
-/// executable. Fails when none is found or when $<env_var> is this wrapper.
-Result<std::string> find_real_tool(const char* env_var, const std::string& name);
+/// The real tool: $<var> if set, else `name` on PATH, skipping this
+/// executable. Fails when none is found or when $<var> is this wrapper.
+Result<std::string> find_real_tool(Env var, const std::string& name);
 
 /// From now on, a fatal signal in this process (SIGSEGV, SIGBUS, SIGILL,
 /// SIGFPE, SIGABRT) execs `real` with `argv` instead of crashing, so a bug

@@ -123,12 +123,12 @@ enum class Kind { run, pure, host_compile };
 /// What ciq-cicc applies in this tuning build: the NVVM stage of
 /// CIQ_CONTROLS and the units it is limited to (CIQ_UNITS).
 std::string nvvm_controls() {
-  std::string file = env_or_empty("CIQ_CONTROLS");
+  std::string file = env(Env::controls);
   auto text = file.empty() ? Result<std::string>(std::string()) : read_file(file);
   auto set = text ? spaces::parse_control_set(*text, file) : Result<spaces::ControlSet>(text.error());
   // An unreadable file: ciq-cicc applies nothing, as with no file.
   std::string stage = set ? spaces::format_control_set(set->nvcc_stage()) : "";
-  return stage + "\n" + env_or_empty("CIQ_UNITS");
+  return stage + "\n" + env(Env::units);
 }
 
 std::string tool_of(const std::vector<std::string>& argv) {

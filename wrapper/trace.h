@@ -28,7 +28,7 @@ struct TraceRecord {
   std::string flags;
   std::string module_key;    // hex
   std::vector<TraceKernel> kernels;
-  std::string controls_source;  // "cache", "controls-file" or "" (none)
+  std::string controls_source;  // "cache", "pack", "remote", "controls-file" or "" (none)
   std::string controls;         // summary of what was applied
   bool controls_applied = false;
   std::string controls_error;   // why controls were not applied, if they were meant to be

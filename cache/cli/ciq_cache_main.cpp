@@ -26,6 +26,7 @@ static cl::SubCommand export_cmd("export", "Write entries to a pack file (determ
 static cl::SubCommand import_cmd("import", "Merge a pack file into the cache (validated; the better result wins)");
 static cl::SubCommand merge_cmd("merge", "Merge two pack files into a third");
 static cl::SubCommand import_acfs_cmd("import-acfs", "Store the ACFs of a zip or directory (checked against its manifest) as a named candidate set for ciq-tuner --acf-candidates");
+static cl::SubCommand env_cmd("env", "List every CIQ_* environment variable, what it does, and its value here");
 static cl::SubCommand push_cmd("push", "Upload the cache's entries to a team Redis (redis://host:port/db); a better remote result stays");
 
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache directory (default: $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"),
@@ -102,7 +103,7 @@ Examples:
 
 Run 'ciq-cache <subcommand> --help' for a subcommand's options.
 Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_REAL_NVCC, CIQ_SPACES_DIR, CIQ_LOG_LEVEL,
-CIQ_REMOTE_TIMEOUT_MS (push: MS or CONNECT_MS,IO_MS).
+CIQ_REMOTE_TIMEOUT_MS (push: MS or CONNECT_MS,IO_MS); 'ciq-cache env' lists them all.
 )";
 
 int main(int argc, char** argv) {
@@ -115,6 +116,7 @@ int main(int argc, char** argv) {
   std::string dir = cache_dir.empty() ? ciq::cache_directory() : std::string(cache_dir);
   ciq::Result<void> result;
   if (stats_cmd) result = cli::show_stats(dir, json, zero, std::cout);
+  else if (env_cmd) result = cli::show_environment(std::cout);
   else if (list_cmd) result = cli::list_records(dir, kernels, json, std::cout);
   else if (show_cmd) result = cli::show_record(dir, show_key, json, std::cout);
   else if (rm_cmd) result = cli::remove_records(dir, rm_keys, rm_all, std::cout);

@@ -1,5 +1,7 @@
 #include "cache/cli/commands.h"
 
+#include "cache/entries.h"
+
 #include "cache/counters.h"
 #include "cache/key.h"
 #include "cache/ptxas_command.h"
@@ -63,7 +65,7 @@ std::string record_json(std::string_view key, const Record& r, bool quarantined)
   for (const auto& [k, v] : r.controls.options) add(k, v);
   for (const auto& [kernel, knobs] : r.controls.kernels)
     for (const auto& [k, v] : knobs) add(kernel + ":" + k, v);
-  if (r.controls.acf) add("acf", "sha256:" + *r.controls.acf);
+  if (r.controls.acf) add("acf", "sha256:" + to_hex(*r.controls.acf));
   j += "},\"provenance\":{";
   first = true;
   for (const auto& [k, v] : r.provenance) add(k, v);
@@ -97,7 +99,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
                                      req.unit_key + "'");
   if (!req.ptx_file.empty() || !req.acf_file.empty() || !req.flags.empty())
     return make_error("invalid", "--unit stores NVVM-stage options only; --ptx, --acf and --flags are for ptxas entries");
-  std::string nvcc_path = req.nvcc.empty() ? env_or_empty("CIQ_REAL_NVCC") : req.nvcc;
+  std::string nvcc_path = req.nvcc.empty() ? env(Env::real_nvcc) : req.nvcc;
   auto found = find_program(nvcc_path.empty() ? "nvcc" : nvcc_path);
   if (!found) return make_error("not-found", "cannot find nvcc (give --nvcc PATH or set CIQ_REAL_NVCC)");
   auto identity = identify_ptxas(*found, cache_dir); // nvcc prints the same "release X.Y, VX.Y.Z"
@@ -129,9 +131,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   record.controls = std::move(controls);
   auto store = Store::open_for_writing(cache_dir);
   if (!store) return store.error();
-  Change write{Table::records, digest_bytes(key), format_record(record)};
-  Change clean{Table::quarantine, digest_bytes(key), std::nullopt}; // a fresh entry starts clean
-  if (auto r = store->apply({write, clean}); !r) return r;
+  if (auto r = write_entries(*store, std::vector<Entry>{{key, record}}); !r) return r;
   if (json)
     out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":\"unit\",\"controls\":"
         << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
@@ -151,7 +151,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   auto kernels = module.kernel_names();
   if (kernels.empty()) return make_error("invalid", "'" + req.ptx_file + "' holds no .entry kernel; is it PTX?");
 
-  std::string ptxas_path = req.ptxas.empty() ? env_or_empty("CIQ_REAL_PTXAS") : req.ptxas;
+  std::string ptxas_path = req.ptxas.empty() ? env(Env::real_ptxas) : req.ptxas;
   auto found = find_program(ptxas_path.empty() ? "ptxas" : ptxas_path);
   if (!found) return make_error("not-found", "cannot find ptxas (give --ptxas PATH or set CIQ_REAL_PTXAS)");
   auto identity = identify_ptxas(*found, cache_dir);
@@ -180,7 +180,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
     if (!blob) return blob.error();
     if (blob->empty()) return make_error("invalid", "ACF file '" + req.acf_file + "' is empty");
     acf_blob = std::move(*blob);
-    controls.acf = to_hex(sha256(acf_blob));
+    controls.acf = sha256(acf_blob);
   }
   if (controls.empty()) return make_error("invalid", "nothing to store: give --set KNOB=VALUE, --controls FILE or --acf FILE");
 
@@ -190,13 +190,6 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   command.codegen_flags = std::move(*flags);
   KeyContext context{req.arch, identity->version_text, command.canonical_flags()};
 
-  auto store = Store::open_for_writing(cache_dir);
-  if (!store) return store.error();
-  if (!acf_blob.empty()) {
-    Sha256 digest = sha256(acf_blob);
-    if (auto r = store->put(Table::blobs, digest_bytes(digest), acf_blob); !r) return r;
-  }
-
   Record base;
   base.target = req.arch;
   base.ptxas = identity->version;
@@ -204,24 +197,16 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   base.created = utc_now();
   base.source = req.source;
   base.provenance = req.provenance;
+  ModuleKeys keys{module_key(module, context), {}};
+  for (const auto& kernel : kernels) keys.kernels.emplace_back(kernel, kernel_key(module, kernel, context));
+  auto entries = module_entries(base, controls, keys, /*tuned=*/false);
+  std::map<Sha256, std::string> blobs;
+  if (!acf_blob.empty()) blobs.emplace(sha256(acf_blob), acf_blob);
 
-  std::vector<std::pair<Hash128, Record>> writes;
-  Record whole = base;
-  whole.kind = "module";
-  whole.controls = controls;
-  writes.emplace_back(module_key(module, context), whole);
-  for (const auto& kernel : kernels) {
-    spaces::ControlSet part = controls.for_kernel(kernel);
-    if (part.options.empty() && part.kernels.empty() && !part.acf) continue;
-    Record r = base;
-    r.kind = "kernel";
-    r.kernel = kernel;
-    r.controls = std::move(part);
-    writes.emplace_back(kernel_key(module, kernel, context), std::move(r));
-  }
-  for (const auto& [key, record] : writes) {
-    if (auto r = store->put(Table::records, digest_bytes(key), format_record(record)); !r) return r;
-    (void)store->remove(Table::quarantine, digest_bytes(key)); // a fresh entry starts clean
+  auto store = Store::open_for_writing(cache_dir);
+  if (!store) return store.error();
+  if (auto w = write_entries(*store, entries, blobs); !w) return w;
+  for (const auto& [key, record] : entries) {
     if (json)
       out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":" << json_string(record.kind)
           << ",\"kernel\":" << json_string(record.kernel) << ",\"controls\":"
@@ -372,11 +357,15 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
     return {};
   }
   auto& store = **opened;
-  std::map<std::string, spaces::Space> spaces_by_name;
+  SpaceShelf shelf(spaces_directory());
+  EntryRules rules;
+  rules.shelf = &shelf;
+  rules.policy.allow_unsafe = true;
   std::vector<std::pair<std::string, std::string>> problems; // (table:hex key, what)
   std::vector<std::pair<Table, std::string>> broken;
   std::size_t records = 0, blobs = 0;
   std::set<std::string> blob_keys;
+  rules.has_blob = [&](const Sha256& digest) { return blob_keys.count(digest_bytes(digest)) > 0; };
 
   auto b = store.for_each(Table::blobs, [&](std::string_view k, std::string_view v) {
     ++blobs;
@@ -395,22 +384,11 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
       broken.emplace_back(Table::records, std::string(k));
     };
     if (k.size() != 16) return fail("key is not 16 bytes"), true;
-    auto rec = parse_record(v, "record " + bytes_to_hex(k));
-    if (!rec) return fail(rec.error().message), true;
-    const std::string& name = rec->controls.space;
-    if (!spaces_by_name.count(name)) {
-      auto sp = spaces::load_space(spaces_directory(), name);
-      if (!sp) return fail("unknown space '" + name + "'"), true;
-      spaces_by_name.emplace(name, std::move(*sp));
-    }
-    spaces::Policy lenient;
-    lenient.allow_unsafe = true;
-    if (auto valid = spaces::validate_controls(spaces_by_name.at(name), rec->controls, lenient); !valid)
-      return fail(valid.error().message), true;
-    if (rec->controls.acf) {
-      if (!blob_keys.count(hex_to_bytes(*rec->controls.acf, 32).value_or("")))
-        fail("its ACF blob " + rec->controls.acf->substr(0, 12) + " is missing");
-    }
+    Hash128 key;
+    std::copy(k.begin(), k.end(), key.begin());
+    // The wrappers' own check, with unsafe knobs allowed: those are a
+    // choice of whoever applies them, not damage.
+    if (auto checked = check_entry(v, key, rules); !checked) fail(checked.error().message);
     return true;
   });
   if (!r) return r;
@@ -445,8 +423,7 @@ Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, boo
   std::vector<std::string> unreferenced;
   auto r = store->for_each(Table::records, [&](std::string_view k, std::string_view v) {
     records.emplace(k);
-    if (auto rec = parse_record(v, "record"); rec && rec->controls.acf)
-      referenced.insert(hex_to_bytes(*rec->controls.acf, 32).value_or(""));
+    if (auto rec = parse_record(v, "record"); rec && rec->controls.acf) referenced.insert(digest_bytes(*rec->controls.acf));
     return true;
   });
   if (!r) return r;
@@ -477,6 +454,14 @@ Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, boo
   else
     out << "removed " << unreferenced.size() << " unreferenced blob(s), " << stale_marks.size()
         << " stale quarantine mark(s), " << dropped << " quarantined record(s)\n";
+  return {};
+}
+
+Result<void> show_environment(std::ostream& out) {
+  for (const auto& v : environment_variables()) {
+    std::string value = env(v.id);
+    out << v.name << (value.empty() ? "  (unset)" : "=" + value) << "\n    " << v.meaning << "\n";
+  }
   return {};
 }
 

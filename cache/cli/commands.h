@@ -41,4 +41,8 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
 /// `quarantined`, also the quarantined records.
 Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, bool json, std::ostream& out);
 
+/// `ciq-cache env`: every CIQ_* variable (utils/config.h's table), what
+/// it does, and its value in this environment.
+Result<void> show_environment(std::ostream& out);
+
 } // namespace ciq::cache::cli

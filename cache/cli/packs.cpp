@@ -1,6 +1,7 @@
 #include "cache/cli/packs.h"
 
 #include "cache/acf_candidates.h"
+#include "cache/entries.h"
 #include "cache/pack.h"
 #include "cache/record.h"
 #include "cache/remote.h"
@@ -19,32 +20,18 @@ namespace ciq::cache::cli {
 
 namespace {
 
-// Keys and digests in a pack are checked hex (parse_pack), records' ACF
-// digests are checked by parse_record: the conversions cannot fail.
-std::string raw_key(const std::string& hex, std::size_t size) { return hex_to_bytes(hex, size).value_or(""); }
-
-// Checks one incoming record as the wrapper would before applying it.
-Result<Record> checked_record(const std::string& key, const std::string& text, const std::map<std::string, std::string>& blobs,
-                              const std::optional<Store>& local, std::map<std::string, spaces::Space>& spaces) {
-  auto record = parse_record(text, "entry " + key);
-  if (!record) return record.error();
-  const std::string& name = record->controls.space;
-  if (!spaces.count(name)) {
-    auto space = spaces::load_space(spaces_directory(), name);
-    if (!space) return make_error("invalid", "entry " + key + ": unknown space '" + name + "'");
-    spaces.emplace(name, std::move(*space));
-  }
-  if (auto v = spaces::validate_controls(spaces.at(name), record->controls, spaces::Policy{}); !v)
-    return make_error("invalid", "entry " + key + ": " + v.error().message);
-  if (record->controls.acf && !blobs.count(*record->controls.acf)) {
-    bool have = false;
-    if (local) {
-      auto b = local->get(Table::blobs, raw_key(*record->controls.acf, 32));
-      have = b && *b;
-    }
-    if (!have) return make_error("invalid", "entry " + key + ": its ACF " + record->controls.acf->substr(0, 12) + " is neither in the pack nor in the cache");
-  }
-  return record;
+// Checks one incoming entry as the wrappers would before applying it (the
+// space it names, default policy), its ACF in the pack or the cache.
+Result<Record> checked_record(const Hash128& key, const std::string& text, const std::map<Sha256, std::string>& blobs,
+                              const std::optional<Store>& local, SpaceShelf& shelf) {
+  EntryRules rules;
+  rules.shelf = &shelf;
+  rules.has_blob = [&](const Sha256& digest) {
+    if (blobs.count(digest)) return true;
+    auto b = local ? local->get(Table::blobs, digest_bytes(digest)) : Result<std::optional<std::string>>(std::nullopt);
+    return b && *b;
+  };
+  return check_entry(text, key, rules);
 }
 
 Result<Pack> read_pack(const std::string& file) {
@@ -84,9 +71,11 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
       if (!f.space.empty() && rec->controls.space != f.space) return true;
       if (!f.gpu.empty() && rec->provenance_value("gpu").find(f.gpu) == std::string::npos) return true;
       if (!f.since.empty() && rec->created < f.since) return true;
-      pack.entries.emplace(bytes_to_hex(k), std::string(v));
+      Hash128 key;
+      std::copy(k.begin(), k.end(), key.begin());
+      pack.entries.emplace(key, std::string(v));
       if (rec->controls.acf) {
-        auto blob = (*store)->get(Table::blobs, raw_key(*rec->controls.acf, 32));
+        auto blob = (*store)->get(Table::blobs, digest_bytes(*rec->controls.acf));
         if (blob && *blob) pack.blobs.emplace(*rec->controls.acf, **blob);
       }
       return true;
@@ -106,32 +95,30 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
   if (!pack) return pack.error();
   std::optional<Store> local;
   if (auto opened = Store::open_for_reading(cache_dir); opened && *opened) local.emplace(std::move(**opened));
-  std::map<std::string, spaces::Space> spaces;
+  SpaceShelf shelf(spaces_directory());
   struct Action { std::string key, what; };
   std::vector<Action> actions;
-  std::vector<std::string> writes;
+  std::vector<std::pair<Hash128, std::string>> writes;
   for (const auto& [key, text] : pack->entries) {
-    auto incoming = checked_record(key, text, pack->blobs, local, spaces);
+    auto incoming = checked_record(key, text, pack->blobs, local, shelf);
     if (!incoming) return make_error("invalid", "refusing " + file + ": " + incoming.error().message);
     std::optional<std::string> existing;
     if (local) {
-      auto e = local->get(Table::records, raw_key(key, 16));
+      auto e = local->get(Table::records, digest_bytes(key));
       if (!e) return e.error();
       existing = *e;
     }
+    std::string hex = to_hex(key);
     if (!existing) {
-      actions.push_back({key, "added"});
-      writes.push_back(key);
+      actions.push_back({hex, "added"});
+      writes.emplace_back(key, text);
     } else if (*existing == text) {
-      actions.push_back({key, "unchanged"});
+      actions.push_back({hex, "unchanged"});
+    } else if (replaces(*incoming, *existing)) {
+      actions.push_back({hex, "replaced (the pack's result is better)"});
+      writes.emplace_back(key, text);
     } else {
-      auto mine = parse_record(*existing, "local");
-      if (!mine || record_merit(*incoming) > record_merit(*mine)) {
-        actions.push_back({key, "replaced (the pack's result is better)"});
-        writes.push_back(key);
-      } else {
-        actions.push_back({key, "kept (the local result is better)"});
-      }
+      actions.push_back({hex, "kept (the local result is better)"});
     }
   }
   if (!dry_run && !writes.empty()) {
@@ -139,13 +126,7 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
     auto store = Store::open_for_writing(cache_dir);
     if (!store) return store.error();
     // One transaction: an import that fails half-way leaves nothing behind.
-    std::vector<Change> changes;
-    for (const auto& [digest, bytes] : pack->blobs) changes.push_back({Table::blobs, raw_key(digest, 32), bytes});
-    for (const auto& key : writes) {
-      changes.push_back({Table::records, raw_key(key, 16), pack->entries.at(key)});
-      changes.push_back({Table::quarantine, raw_key(key, 16), std::nullopt});
-    }
-    if (auto r = store->apply(changes); !r) return r;
+    if (auto r = write_entries(*store, writes, pack->blobs); !r) return r;
   }
   for (const auto& a : actions) {
     if (json) out << "{\"key\":" << json_string(a.key) << ",\"action\":" << json_string(a.what) << "}\n";
@@ -163,31 +144,28 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
   if (!pa) return pa.error();
   auto pb = read_pack(b);
   if (!pb) return pb.error();
-  std::map<std::string, spaces::Space> spaces;
+  SpaceShelf shelf(spaces_directory());
   std::optional<Store> none;
   Pack merged = *pa;
   for (const auto& [key, text] : pa->entries)
-    if (auto r = checked_record(key, text, pa->blobs, none, spaces); !r) return make_error("invalid", "refusing " + a + ": " + r.error().message);
+    if (auto r = checked_record(key, text, pa->blobs, none, shelf); !r) return make_error("invalid", "refusing " + a + ": " + r.error().message);
   int replaced = 0;
   for (const auto& [key, text] : pb->entries) {
-    auto incoming = checked_record(key, text, pb->blobs, none, spaces);
+    auto incoming = checked_record(key, text, pb->blobs, none, shelf);
     if (!incoming) return make_error("invalid", "refusing " + b + ": " + incoming.error().message);
     auto it = merged.entries.find(key);
     if (it == merged.entries.end()) {
       merged.entries.emplace(key, text);
-    } else if (it->second != text) {
-      auto mine = parse_record(it->second, "a");
-      if (!mine || record_merit(*incoming) > record_merit(*mine)) {
-        it->second = text;
-        ++replaced;
-      }
+    } else if (it->second != text && replaces(*incoming, it->second)) {
+      it->second = text;
+      ++replaced;
     }
   }
   merged.blobs.insert(pb->blobs.begin(), pb->blobs.end());
   // Keep only the blobs some entry still uses.
-  std::map<std::string, std::string> used;
+  std::map<Sha256, std::string> used;
   for (const auto& [key, text] : merged.entries)
-    if (auto r = parse_record(text, key); r && r->controls.acf && merged.blobs.count(*r->controls.acf))
+    if (auto r = parse_record(text, to_hex(key)); r && r->controls.acf && merged.blobs.count(*r->controls.acf))
       used.emplace(*r->controls.acf, merged.blobs.at(*r->controls.acf));
   merged.blobs = std::move(used);
   if (auto w = write_output(output, format_pack(merged), out); !w) return w;

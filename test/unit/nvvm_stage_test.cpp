@@ -135,7 +135,7 @@ TEST(Spaces, a_set_is_checked_against_its_own_stage) {
   nested.nvcc["fmad"] = "0"; // the ptxas form of a candidate: refused as a one-stage set
   EXPECT_FALSE(spaces::validate_controls(*space, nested, {}).ok());
   ControlSet with_acf = set;
-  with_acf.acf = std::string(64, 'a');
+  with_acf.acf = Sha256{};
   EXPECT_FALSE(spaces::validate_controls(*space, with_acf, {}).ok());
   ControlSet ptxas_knob = set;
   ptxas_knob.options["maxrregcount"] = "32";

@@ -101,12 +101,20 @@ TEST(Store, garbage_data_file_is_an_error_not_a_crash) {
 
 TEST(Counters, bump_read_reset) {
   TempCache t;
-  bump_counters(t.path(), {"hit", "calls"});
-  bump_counters(t.path(), {"calls"});
+  Tally first(Tool::ptxas), second(Tool::cicc);
+  first.add(Counter::hit);
+  first.add(Counter::calls);
+  first.passed(Pass::no_entry);
+  second.add(Counter::calls);
+  bump_counters(t.path(), first);
+  bump_counters(t.path(), first);
+  bump_counters(t.path(), second);
   auto c = read_counters(t.path());
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->at("calls"), 2u);
-  EXPECT_EQ(c->at("hit"), 1u);
+  EXPECT_EQ(c->at("hit"), 2u);
+  EXPECT_EQ(c->at("passthrough.no-entry"), 2u);
+  EXPECT_EQ(c->at("unit.calls"), 1u);
   ASSERT_TRUE(reset_counters(t.path()).ok());
   EXPECT_TRUE(read_counters(t.path())->empty());
 }
@@ -114,6 +122,8 @@ TEST(Counters, bump_read_reset) {
 TEST(Counters, damaged_file_counts_from_zero) {
   TempCache t;
   ASSERT_TRUE(write_file_atomic(join_path(t.path(), "stats"), "garbage\n\x01\x02 = x\ncalls = 5\n").ok());
-  bump_counters(t.path(), {"calls"});
+  Tally calls(Tool::ptxas);
+  calls.add(Counter::calls);
+  bump_counters(t.path(), calls);
   EXPECT_EQ(read_counters(t.path())->at("calls"), 6u);
 }

@@ -1,10 +1,16 @@
+#include "cache/counters.h"
+#include "cache/entries.h"
+#include "cache/pack.h"
 #include "cache/record.h"
+#include "cache/storage.h"
 #include "cache/store.h"
+#include "spaces/space.h"
 #include "utils/files.h"
 #include "wrapper/lookup.h"
 #include "wrapper/nvcc_wrapper.h"
 #include "wrapper/resources.h"
 
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 using namespace ciq;
@@ -58,64 +64,149 @@ namespace {
 const char* k_two = ".version 9.0\n.target sm_90a\n.address_size 64\n"
                     ".visible .entry a(\n)\n{\nret;\n}\n.visible .entry b(\n)\n{\nexit;\n}\n";
 
+const spaces::Space& test_space() {
+  static const spaces::Space space =
+      spaces::parse_space("[space]\nname = ptxas-13\ntool = ptxas\nversions = 13.0..13.99\n"
+                          "[option.opt-level]\nrender = --opt-level={}\nrange = 0..3\ndefault = 3\nsafety = exact\n"
+                          "[option.maxrregcount]\nrender = --maxrregcount={}\nrange = 16..255\ndefault = none\nsafety = exact\n"
+                          "[directive.maxnreg]\nrender = .maxnreg {}\nrange = 16..255\ndefault = none\nsafety = exact\n",
+                          "test.space")
+          .value();
+  return space;
+}
+
+cache::EntryRules rules() {
+  cache::EntryRules r;
+  r.running_space = []() -> Result<const spaces::Space*> { return &test_space(); };
+  return r;
+}
+
 void put(cache::Store& store, const Hash128& key, const std::string& kernel, std::initializer_list<const char*> sets) {
   cache::Record r;
   r.kind = kernel.empty() ? "module" : "kernel";
   r.kernel = kernel;
   r.controls.space = "ptxas-13";
   for (auto s : sets) ASSERT_TRUE(spaces::add_assignment(r.controls, s).ok());
-  ASSERT_TRUE(store.put(cache::Table::records, std::string(reinterpret_cast<const char*>(key.data()), 16),
-                        cache::format_record(r))
-                  .ok());
+  ASSERT_TRUE(cache::write_entries(store, std::vector<cache::Entry>{{key, r}}).ok());
 }
 } // namespace
 
-TEST(Lookup, module_key_wins_then_kernel_keys_merge) {
+TEST(Storage, module_key_wins_then_kernel_keys_merge) {
   auto dir = ScratchDir::create("ciq-lookup").value();
-  auto store = cache::Store::open_for_writing(dir.path()).value();
   auto module = cache::scan_ptx(k_two);
   cache::KeyContext ctx{"sm_90a", "id", ""};
-
-  auto miss = lookup_controls(store, module, ctx);
-  ASSERT_TRUE(miss.ok());
-  EXPECT_FALSE(miss->has_value());
-
-  put(store, cache::kernel_key(module, "a", ctx), "a", {"maxrregcount=64", "a:maxnreg=32", "b:maxnreg=99"});
-  put(store, cache::kernel_key(module, "b", ctx), "b", {"maxrregcount=64", "b:maxnreg=40"});
-  auto merged = lookup_controls(store, module, ctx);
-  ASSERT_TRUE(merged.ok() && merged->has_value());
-  EXPECT_EQ((*merged)->matched, "kernel");
-  EXPECT_EQ((*merged)->keys.size(), 2u);
-  EXPECT_EQ((*merged)->controls.options.at("maxrregcount"), "64");
-  EXPECT_EQ((*merged)->controls.kernels.at("a").at("maxnreg"), "32");
-  EXPECT_EQ((*merged)->controls.kernels.at("b").at("maxnreg"), "40"); // a's record does not speak for b
-
-  put(store, cache::module_key(module, ctx), "", {"maxrregcount=128"});
-  auto whole = lookup_controls(store, module, ctx);
+  {
+    cache::Storage storage(dir.path());
+    auto miss = storage.find_module(module, ctx, rules());
+    ASSERT_TRUE(miss.ok());
+    EXPECT_FALSE(miss->has_value());
+  }
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::kernel_key(module, "a", ctx), "a", {"maxrregcount=64", "a:maxnreg=32", "b:maxnreg=99"});
+    put(store, cache::kernel_key(module, "b", ctx), "b", {"maxrregcount=64", "b:maxnreg=40"});
+  }
+  {
+    cache::Storage storage(dir.path());
+    auto merged = storage.find_module(module, ctx, rules());
+    ASSERT_TRUE(merged.ok() && merged->has_value());
+    EXPECT_EQ((*merged)->matched, "kernel");
+    EXPECT_EQ((*merged)->tier, cache::Tier::local);
+    EXPECT_EQ((*merged)->keys.size(), 2u);
+    EXPECT_EQ((*merged)->controls.options.at("maxrregcount"), "64");
+    EXPECT_EQ((*merged)->controls.kernels.at("a").at("maxnreg"), "32");
+    EXPECT_EQ((*merged)->controls.kernels.at("b").at("maxnreg"), "40"); // a's record does not speak for b
+  }
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::module_key(module, ctx), "", {"maxrregcount=128"});
+  }
+  cache::Storage storage(dir.path());
+  auto whole = storage.find_module(module, ctx, rules());
+  ASSERT_TRUE(whole.ok() && whole->has_value());
   EXPECT_EQ((*whole)->matched, "module");
   EXPECT_EQ((*whole)->controls.options.at("maxrregcount"), "128");
   EXPECT_TRUE((*whole)->controls.kernels.empty());
 }
 
-TEST(Lookup, disagreeing_kernel_options_are_dropped_and_quarantine_is_a_miss) {
+TEST(Storage, disagreeing_kernel_options_are_dropped_and_quarantine_is_a_miss) {
   auto dir = ScratchDir::create("ciq-lookup").value();
-  auto store = cache::Store::open_for_writing(dir.path()).value();
   auto module = cache::scan_ptx(k_two);
   cache::KeyContext ctx{"sm_90a", "id", ""};
-  put(store, cache::kernel_key(module, "a", ctx), "a", {"maxrregcount=64", "opt-level=2"});
-  put(store, cache::kernel_key(module, "b", ctx), "b", {"maxrregcount=96", "opt-level=2"});
-  auto merged = lookup_controls(store, module, ctx);
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::kernel_key(module, "a", ctx), "a", {"maxrregcount=64", "opt-level=2"});
+    put(store, cache::kernel_key(module, "b", ctx), "b", {"maxrregcount=96", "opt-level=2"});
+  }
+  cache::Storage storage(dir.path());
+  auto merged = storage.find_module(module, ctx, rules());
   ASSERT_TRUE(merged.ok() && merged->has_value());
   EXPECT_FALSE((*merged)->controls.options.count("maxrregcount"));
   EXPECT_EQ((*merged)->controls.options.at("opt-level"), "2");
 
-  for (const char* k : {"a", "b"}) {
-    Hash128 key = cache::kernel_key(module, k, ctx);
-    ASSERT_TRUE(store.put(cache::Table::quarantine, std::string(reinterpret_cast<const char*>(key.data()), 16), "x").ok());
-  }
-  auto none = lookup_controls(store, module, ctx);
+  // Quarantined through the storage layer (as a failed compile does): a miss.
+  storage.quarantine(**merged, {cache::kernel_key(module, "a", ctx), cache::kernel_key(module, "b", ctx)}, "broke");
+  auto none = storage.find_module(module, ctx, rules());
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
+}
+
+// An entry the running space does not allow, or filed under another kernel's
+// key, is refused and counted, never returned; the lookup goes on to the
+// next entry.
+TEST(Storage, refused_entries_are_counted_and_skipped) {
+  auto dir = ScratchDir::create("ciq-lookup").value();
+  auto module = cache::scan_ptx(k_two);
+  cache::KeyContext ctx{"sm_90a", "id", ""};
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::module_key(module, ctx), "", {"maxrregcount=300"}); // out of range
+    put(store, cache::kernel_key(module, "a", ctx), "b", {"opt-level=1"}); // filed under a's key
+    put(store, cache::kernel_key(module, "b", ctx), "b", {"opt-level=2"});
+  }
+  cache::Storage storage(dir.path());
+  auto found = storage.find_module(module, ctx, rules());
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->matched, "kernel");
+  EXPECT_EQ((*found)->controls.options.at("opt-level"), "2");
+  ASSERT_EQ(storage.refusals().size(), 2u);
+  EXPECT_NE(storage.refusals()[0].find("maxrregcount"), std::string::npos);
+  EXPECT_NE(storage.refusals()[1].find("not the kernel record it is filed under"), std::string::npos);
+  cache::Tally tally(cache::Tool::ptxas);
+  cache::count_events(storage, tally);
+  EXPECT_EQ(tally.names(), std::vector<std::string>{"rejected"}); // one compile met them
+}
+
+// A pack is a tier after the cache: consulted on a local miss, its
+// index built once; a pack that cannot be read is dead for the process.
+TEST(Storage, packs_answer_local_misses_and_a_broken_pack_is_skipped) {
+  auto dir = ScratchDir::create("ciq-lookup").value();
+  auto module = cache::scan_ptx(k_two);
+  cache::KeyContext ctx{"sm_90a", "id", ""};
+  cache::Record r;
+  r.kind = "module";
+  r.controls.space = "ptxas-13";
+  r.controls.options["opt-level"] = "1";
+  cache::Pack pack;
+  pack.entries.emplace(cache::module_key(module, ctx), cache::format_record(r));
+  std::string pack_file = join_path(dir.path(), "team.ciqpack");
+  ASSERT_TRUE(write_file_atomic(pack_file, cache::format_pack(pack)).ok());
+  ASSERT_TRUE(write_file_atomic(join_path(dir.path(), "bad.ciqpack"), "not a pack\n").ok());
+  ::setenv("CIQ_PACKS", (join_path(dir.path(), "bad.ciqpack") + ":" + pack_file).c_str(), 1);
+  ::unsetenv("CIQ_REMOTE");
+  auto storage = cache::Storage::from_environment(join_path(dir.path(), "cache"));
+  ::unsetenv("CIQ_PACKS");
+  EXPECT_TRUE(storage.anything_to_read());
+  for (int i = 0; i < 2; ++i) {
+    auto found = storage.find_module(module, ctx, rules());
+    ASSERT_TRUE(found.ok() && found->has_value());
+    EXPECT_EQ((*found)->tier, cache::Tier::pack);
+    EXPECT_EQ((*found)->controls.options.at("opt-level"), "1");
+  }
+  cache::Tally tally(cache::Tool::ptxas);
+  cache::count_events(storage, tally);
+  // The broken pack failed once, then was not asked again.
+  EXPECT_EQ(tally.names(), (std::vector<std::string>{"pack-refused", "pack-hit", "pack-hit"}));
 }
 
 TEST(Lookup, target_kernels_by_glob) {

@@ -1,0 +1,387 @@
+#include "cache/storage.h"
+
+#include "cache/pack.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/redis.h"
+#include "utils/text.h"
+
+#include <cstdio>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace ciq::cache {
+
+std::string_view tier_name(Tier tier) {
+  switch (tier) {
+  case Tier::local: return "cache";
+  case Tier::pack: return "pack";
+  case Tier::remote: return "remote";
+  }
+  return "";
+}
+
+namespace {
+
+// A record under `key` in `store`, unless its quarantine mark says no.
+Result<std::optional<std::string>> unquarantined(const Store& store, const Hash128& key) {
+  std::string k = digest_bytes(key);
+  auto text = store.get(Table::records, k);
+  if (!text || !*text) return text;
+  auto mark = store.get(Table::quarantine, k);
+  if (!mark) return mark.error();
+  if (*mark) {
+    spdlog::debug("entry {} is quarantined: {}", to_hex(key), **mark);
+    return std::optional<std::string>{};
+  }
+  return text;
+}
+
+// Marks those of `keys` that hold a record in the store at `dir`.
+Result<void> mark_quarantined(Store& store, const std::vector<Hash128>& keys, const std::string& why) {
+  std::vector<Change> marks;
+  for (const auto& key : keys) {
+    auto present = store.get(Table::records, digest_bytes(key));
+    if (!present) return present.error();
+    if (*present) marks.push_back({Table::quarantine, digest_bytes(key), utc_now() + " " + why});
+  }
+  return store.apply(marks);
+}
+
+// A pack's index: parsed and checked once per content (path, inode, size,
+// mtime) into <cache dir>/packs/<id>, built aside and renamed into place so
+// concurrent compiles never see half an index.
+class PackBackend final : public Backend {
+public:
+  PackBackend(std::string cache_dir, std::string pack) : cache_dir_(std::move(cache_dir)), pack_(std::move(pack)) {}
+  Tier tier() const override { return Tier::pack; }
+  std::string describe() const override { return "pack " + pack_; }
+  Result<std::optional<std::string>> get(const Hash128& key) override {
+    auto store = index();
+    if (!store) return store.error();
+    return unquarantined(**store, key);
+  }
+  Result<std::optional<std::string>> get_blob(const Sha256& digest) override {
+    auto store = index();
+    if (!store) return store.error();
+    return (*store)->get(Table::blobs, digest_bytes(digest));
+  }
+  Result<void> quarantine(const std::vector<Hash128>& keys, const std::string& why) override {
+    store_.reset(); // reopened writable: one environment per file and process
+    auto store = Store::open_for_writing(dir_);
+    if (!store) return store.error();
+    return mark_quarantined(*store, keys, why);
+  }
+
+private:
+  Result<const Store*> index();
+  Result<void> build(const std::string& dir);
+  std::string cache_dir_, pack_, dir_;
+  std::optional<Store> store_;
+};
+
+Result<const Store*> PackBackend::index() {
+  if (store_) return &*store_;
+  auto fingerprint = file_fingerprint(pack_);
+  if (!fingerprint) return make_error("io", "cannot stat pack '" + pack_ + "'");
+  std::string id = to_hex(xxh128(real_path(pack_).value_or(pack_) + "\n" + *fingerprint));
+  dir_ = join_path(join_path(cache_dir_, "packs"), id);
+  if (!Store::exists(dir_)) {
+    if (auto made = make_dirs(join_path(cache_dir_, "packs")); !made) return made.error();
+    if (auto built = build(dir_); !built) return built.error();
+  }
+  auto store = Store::open_for_reading(dir_);
+  if (!store) return store.error();
+  if (!*store) return make_error("io", "the index of " + pack_ + " is missing");
+  store_.emplace(std::move(**store));
+  return &*store_;
+}
+
+Result<void> PackBackend::build(const std::string& dir) {
+  auto text = read_file(pack_);
+  if (!text) return text.error();
+  auto pack = parse_pack(*text, pack_);
+  if (!pack) return pack.error();
+  std::string aside = dir + ".building." + std::to_string(::getpid());
+  remove_tree(aside);
+  {
+    auto store = Store::open_for_writing(aside);
+    if (!store) return store.error();
+    // Entries are checked when they are looked up, against the space of the
+    // compiler asking; here they are only stored.
+    std::vector<std::pair<Hash128, std::string>> records(pack->entries.begin(), pack->entries.end());
+    if (auto w = write_entries(*store, records, pack->blobs); !w) return w;
+  }
+  if (std::rename(aside.c_str(), dir.c_str()) != 0) {
+    remove_tree(aside); // another compile published the same index first
+    if (!is_directory(dir)) return make_error("io", "cannot publish the index of " + pack_);
+  }
+  spdlog::debug("indexed {} ({} entries)", pack_, pack->entries.size());
+  return {};
+}
+
+class RemoteBackend final : public Backend {
+public:
+  explicit RemoteBackend(RemoteConfig config) : config_(std::move(config)) {
+    // The whole exchange, not each reply, is bounded: connect plus two reply
+    // timeouts, however many kernels the module has, name resolution,
+    // AUTH, SELECT and ACF blobs included.
+    config_.timeouts.total_ms = config_.timeouts.connect_ms + 2 * config_.timeouts.io_ms;
+  }
+  Tier tier() const override { return Tier::remote; }
+  std::string describe() const override {
+    return "redis://" + config_.url.host + ":" + std::to_string(config_.url.port);
+  }
+  Result<std::optional<std::string>> get(const Hash128& key) override {
+    auto c = client();
+    if (!c) return c.error();
+    return (*c)->get(remote_record_key(to_hex(key)), k_max_record_bytes);
+  }
+  Result<std::optional<std::string>> get_blob(const Sha256& digest) override {
+    auto c = client();
+    if (!c) return c.error();
+    return (*c)->get(remote_blob_key(to_hex(digest)), k_max_blob_bytes);
+  }
+  Result<void> quarantine(const std::vector<Hash128>&, const std::string&) override {
+    return make_error("invalid", "a team server holds no quarantine marks");
+  }
+
+private:
+  Result<RedisClient*> client() {
+    if (!client_) {
+      auto connected = RedisClient::connect(config_.url, config_.timeouts);
+      if (!connected) return connected.error();
+      client_.emplace(std::move(*connected));
+    }
+    return &*client_;
+  }
+  RemoteConfig config_;
+  std::optional<RedisClient> client_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> pack_backend(const std::string& cache_dir, const std::string& pack_path) {
+  return std::make_unique<PackBackend>(cache_dir, pack_path);
+}
+
+std::unique_ptr<Backend> remote_backend(const RemoteConfig& config) { return std::make_unique<RemoteBackend>(config); }
+
+// ---- the local cache ----
+
+Result<const Store*> LocalBackend::reader() {
+  if (!opened_) {
+    auto store = Store::open_for_reading(dir_);
+    if (!store) return store.error();
+    opened_ = true;
+    if (*store) store_.emplace(std::move(**store));
+  }
+  return store_ ? &*store_ : nullptr;
+}
+
+Result<Store*> LocalBackend::writer() {
+  if (!writable_) {
+    store_.reset(); // one environment per file and process: reopen it writable
+    auto store = Store::open_for_writing(dir_);
+    if (!store) {
+      opened_ = false;
+      return store.error();
+    }
+    store_.emplace(std::move(*store));
+    opened_ = writable_ = true;
+  }
+  return &*store_;
+}
+
+Result<std::optional<std::string>> LocalBackend::get(const Hash128& key) {
+  auto store = reader();
+  if (!store) return store.error();
+  if (!*store) return std::optional<std::string>{}; // no cache yet: a miss
+  return unquarantined(**store, key);
+}
+
+Result<std::optional<std::string>> LocalBackend::get_blob(const Sha256& digest) {
+  auto store = reader();
+  if (!store) return store.error();
+  if (!*store) return std::optional<std::string>{};
+  return (*store)->get(Table::blobs, digest_bytes(digest));
+}
+
+Result<void> LocalBackend::quarantine(const std::vector<Hash128>& keys, const std::string& why) {
+  auto store = writer();
+  if (!store) return store.error();
+  return mark_quarantined(**store, keys, why);
+}
+
+Result<void> LocalBackend::write(const std::vector<std::pair<Hash128, std::string>>& records,
+                                 const std::map<Sha256, std::string>& blobs) {
+  auto store = writer();
+  if (!store) return store.error();
+  return write_entries(**store, records, blobs);
+}
+
+// ---- the tiers ----
+
+Storage::Storage(std::string cache_dir) : cache_dir_(cache_dir) { add(std::make_unique<LocalBackend>(cache_dir)); }
+
+Storage Storage::from_environment(const std::string& cache_dir) {
+  Storage s(cache_dir);
+  std::string packs = env(Env::packs);
+  for (auto p : split(packs, ':'))
+    if (!p.empty()) s.add(pack_backend(cache_dir, std::string(p)));
+  if (std::string url = env(Env::remote); !url.empty()) {
+    auto config = remote_config(url, env(Env::remote_timeout_ms));
+    if (!config) {
+      spdlog::warn("CIQ_REMOTE: {}", config.error().message);
+      s.events_.push_back(Event::remote_error);
+    } else {
+      s.add(remote_backend(*config));
+    }
+  }
+  return s;
+}
+
+bool Storage::anything_to_read() const { return backends_.size() > 1 || Store::exists(cache_dir_); }
+
+Result<std::optional<Storage::Hit>> Storage::find_module(const PtxModule& module, const KeyContext& context,
+                                                         EntryRules rules) {
+  std::vector<Wanted> wanted{{module_key(module, context), "module", ""}};
+  for (const auto& kernel : module.kernel_names()) wanted.push_back({kernel_key(module, kernel, context), "kernel", kernel});
+  return find(wanted, rules);
+}
+
+Result<std::optional<Storage::Hit>> Storage::find_unit(const Hash128& key, EntryRules rules) {
+  return find({{key, "unit", ""}}, rules);
+}
+
+Result<std::optional<Storage::Hit>> Storage::find(const std::vector<Wanted>& wanted, const EntryRules& rules) {
+  for (std::size_t i = 0; i < backends_.size(); ++i) {
+    if (dead_[i]) continue;
+    std::vector<std::pair<Hash128, std::string>> texts;
+    auto hit = find_in(i, wanted, rules, texts);
+    if (!hit) {
+      dead_[i] = true;
+      Tier tier = backends_[i]->tier();
+      if (tier == Tier::local) return hit.error(); // the caller decides
+      spdlog::warn("{}: {}", tier == Tier::remote ? "CIQ_REMOTE" : "ignoring " + backends_[i]->describe(),
+                   hit.error().message);
+      events_.push_back(tier == Tier::remote ? Event::remote_error : Event::pack_refused);
+      continue;
+    }
+    if (!*hit) continue;
+    if ((*hit)->tier == Tier::pack) events_.push_back(Event::pack_hit);
+    if ((*hit)->tier == Tier::remote) {
+      events_.push_back(Event::remote_hit);
+      // Read-through: the local cache answers next time.
+      auto& local = static_cast<LocalBackend&>(*backends_[0]);
+      if (auto w = local.write(texts, (*hit)->blobs); !w)
+        spdlog::warn("cannot copy the entries from {} into the cache: {}", (*hit)->where, w.error().message);
+      else spdlog::debug("copied {} entr{} from {}", texts.size(), texts.size() == 1 ? "y" : "ies", (*hit)->where);
+    }
+    return hit;
+  }
+  return std::optional<Hit>{};
+}
+
+Result<std::optional<Record>> Storage::checked(std::size_t i, const Wanted& w, EntryRules rules,
+                                               std::map<Sha256, std::string>& blobs, std::string* text) {
+  Backend& backend = *backends_[i];
+  auto found = backend.get(w.key);
+  if (!found) return found.error();
+  if (!*found) return std::optional<Record>{};
+  rules.kind = w.kind;
+  rules.kernel = w.kernel;
+  std::optional<Error> broke;
+  rules.has_blob = [&](const Sha256& digest) {
+    auto blob = backend.get_blob(digest);
+    if (!blob) {
+      broke = blob.error();
+      return false;
+    }
+    if (!*blob || sha256(**blob) != digest) return false; // missing or damaged
+    blobs[digest] = std::move(**blob);
+    return true;
+  };
+  auto record = check_entry(**found, w.key, rules);
+  if (broke) return *broke;
+  if (!record) {
+    spdlog::warn("refused an entry from {}: {}", backend.describe(), record.error().message);
+    refusals_.push_back(record.error().message);
+    events_.push_back(backend.tier() == Tier::remote ? Event::remote_refused : Event::rejected);
+    return std::optional<Record>{};
+  }
+  *text = std::move(**found);
+  return std::optional<Record>{std::move(*record)};
+}
+
+Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::vector<Wanted>& wanted,
+                                                     const EntryRules& rules,
+                                                     std::vector<std::pair<Hash128, std::string>>& texts) {
+  Hit hit;
+  hit.tier = backends_[i]->tier();
+  hit.where = backends_[i]->describe();
+  std::map<std::string, bool> conflicting;
+  bool any = false, acf_conflict = false;
+  for (const auto& w : wanted) {
+    std::string text;
+    auto record = checked(i, w, rules, hit.blobs, &text);
+    if (!record) return record.error();
+    if (!*record) continue;
+    texts.emplace_back(w.key, std::move(text));
+    hit.keys.push_back(w.key);
+    if (w.kind != "kernel") { // a module or unit entry answers alone
+      hit.controls = std::move((*record)->controls);
+      hit.matched = w.kind;
+      return std::optional<Hit>{std::move(hit)};
+    }
+    spaces::ControlSet part = (*record)->controls.for_kernel(w.kernel);
+    for (const auto& [knob, value] : part.options) {
+      auto [it, inserted] = hit.controls.options.emplace(knob, value);
+      if (!inserted && it->second != value) conflicting[knob] = true;
+    }
+    for (auto& [k, knobs] : part.kernels) hit.controls.kernels[k] = knobs;
+    if (part.acf) {
+      if (hit.controls.acf && hit.controls.acf != part.acf) acf_conflict = true;
+      hit.controls.acf = part.acf;
+    }
+    hit.controls.space = part.space;
+    any = true;
+  }
+  if (!any) return std::optional<Hit>{};
+  hit.matched = "kernel";
+  for (const auto& [knob, _] : conflicting) {
+    spdlog::debug("kernel entries disagree on {}; not applying it", knob);
+    hit.controls.options.erase(knob);
+  }
+  if (acf_conflict) hit.controls.acf.reset();
+  return std::optional<Hit>{std::move(hit)};
+}
+
+void Storage::quarantine(const Hit& hit, const std::vector<Hash128>& keys, const std::string& why) {
+  // A remote hit was copied into the local cache: its copies are marked.
+  std::size_t i = 0;
+  if (hit.tier == Tier::pack)
+    for (std::size_t j = 1; j < backends_.size(); ++j)
+      if (backends_[j]->describe() == hit.where) i = j;
+  if (auto r = backends_[i]->quarantine(keys, why); !r)
+    spdlog::warn("cannot quarantine: {}", r.error().message);
+}
+
+void count_events(const Storage& storage, Tally& tally) {
+  // Refusals count compiles that met one, not entries.
+  bool rejected = false, remote_refused = false;
+  for (auto e : storage.events()) {
+    switch (e) {
+    case Storage::Event::pack_hit: tally.add(Counter::pack_hit); break;
+    case Storage::Event::pack_refused: tally.add(Counter::pack_refused); break;
+    case Storage::Event::remote_hit: tally.add(Counter::remote_hit); break;
+    case Storage::Event::remote_error: tally.add(Counter::remote_error); break;
+    case Storage::Event::remote_refused: remote_refused = true; break;
+    case Storage::Event::rejected: rejected = true; break;
+    }
+  }
+  if (rejected) tally.add(Counter::rejected);
+  if (remote_refused) tally.add(Counter::remote_refused);
+}
+
+} // namespace ciq::cache
