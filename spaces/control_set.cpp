@@ -72,8 +72,7 @@ Result<void> add_assignment(ControlSet& set, std::string_view assignment) {
 Result<ControlSet> parse_control_set(std::string_view text, std::string_view origin) {
   auto lines = parse_key_values(text, origin);
   if (!lines) return lines.error();
-  ControlSet set;
-  bool saw_format = false;
+  ControlSet set; // the format line is optional, so hand-written sets stay short
   for (const auto& kv : *lines) {
     auto where = std::string(origin) + ":" + std::to_string(kv.line) + ": ";
     if (!kv.section.empty()) return make_error("parse", where + "unexpected section [" + kv.section + "]");
@@ -81,7 +80,6 @@ Result<ControlSet> parse_control_set(std::string_view text, std::string_view ori
       if (kv.value != k_controls_format)
         return make_error("parse", where + "unsupported format '" + kv.value + "' (expected " +
                                        std::string(k_controls_format) + ")");
-      saw_format = true;
     } else if (kv.key == "space") {
       if (!valid_name(kv.value)) return make_error("parse", where + "bad space name '" + kv.value + "'");
       set.space = kv.value;
@@ -97,7 +95,6 @@ Result<ControlSet> parse_control_set(std::string_view text, std::string_view ori
       return make_error("parse", where + r.error().message);
     }
   }
-  (void)saw_format; // optional, so hand-written sets stay short
   return set;
 }
 

@@ -61,115 +61,143 @@ bool Space::covers(std::string_view t, std::string_view release) const {
   return t == tool && r.first >= 0 && release_pair(min_release) <= r && r <= release_pair(max_release);
 }
 
+namespace {
+
+Error bad(const std::string& why) { return Error{"parse", why}; }
+
+// One line of [space].
+Result<void> set_space_key(Space& space, const KeyValue& kv) {
+  if (kv.key == "name") space.name = kv.value;
+  else if (kv.key == "tool") space.tool = kv.value;
+  else if (kv.key == "versions") {
+    auto dots = kv.value.find("..");
+    if (dots == std::string::npos) return bad("versions must be MIN..MAX");
+    space.min_release = std::string(trim(std::string_view(kv.value).substr(0, dots)));
+    space.max_release = std::string(trim(std::string_view(kv.value).substr(dots + 2)));
+    if (release_pair(space.min_release).first < 0 || release_pair(space.max_release).first < 0)
+      return bad("versions must be MAJOR.MINOR..MAJOR.MINOR");
+  } else return bad("unknown key '" + kv.key + "' in [space]");
+  return {};
+}
+
+// One line of a [conflict.NAME].
+Result<void> set_conflict_key(Conflict& c, const KeyValue& kv) {
+  if (kv.key == "when" || kv.key == "excludes") {
+    auto colon = kv.value.find(':');
+    if (colon == std::string::npos) return bad(kv.key + " must be KNOB: VALUE, ...");
+    std::string& knob_name = kv.key == "when" ? c.knob : c.excluded;
+    auto& values = kv.key == "when" ? c.values : c.excluded_values;
+    knob_name = std::string(trim(std::string_view(kv.value).substr(0, colon)));
+    for (auto v : split(std::string_view(kv.value).substr(colon + 1), ','))
+      if (!trim(v).empty()) values.emplace_back(trim(v));
+  } else if (kv.key == "note") {
+    c.note = kv.value;
+  } else {
+    return bad("unknown key '" + kv.key + "' for a conflict");
+  }
+  return {};
+}
+
+// One line of an [option.NAME] or [directive.NAME].
+Result<void> set_knob_key(Knob& knob, const KeyValue& kv) {
+  if (kv.key == "render") {
+    knob.render = kv.value;
+  } else if (kv.key == "values") {
+    for (auto v : split(kv.value, ','))
+      if (!trim(v).empty()) knob.values.emplace_back(trim(v));
+  } else if (kv.key == "range" || kv.key == "dims") {
+    auto dots = kv.value.find("..");
+    auto lo = parse_integer(trim(std::string_view(kv.value).substr(0, dots)));
+    auto hi = dots == std::string::npos ? std::nullopt : parse_integer(trim(std::string_view(kv.value).substr(dots + 2)));
+    if (!lo || !hi || *lo > *hi) return bad(kv.key + " must be LO..HI with LO <= HI");
+    knob.lo = lo;
+    knob.hi = hi;
+    knob.dims = kv.key == "dims";
+  } else if (kv.key == "step") {
+    auto s = parse_integer(kv.value);
+    if (!s || *s <= 0) return bad("step must be a positive integer");
+    knob.step = *s;
+  } else if (kv.key == "default") {
+    knob.default_value = kv.value;
+  } else if (kv.key == "safety") {
+    if (kv.value == "exact") knob.safety = Safety::exact;
+    else if (kv.value == "numerics") knob.safety = Safety::numerics;
+    else if (kv.value == "unsafe") knob.safety = Safety::unsafe;
+    else return bad("safety must be exact, numerics or unsafe");
+  } else if (kv.key == "note") {
+    knob.note = kv.value;
+  } else {
+    return bad("unknown key '" + kv.key + "' for a knob");
+  }
+  return {};
+}
+
+// What must hold of a whole space: the header, every knob's domain, and
+// conflicts that name options of the space with values in their domains.
+Result<void> check_space(const Space& space, std::string_view origin) {
+  if (space.name.empty() || space.tool.empty() || space.min_release.empty())
+    return bad(std::string(origin) + ": [space] needs name, tool and versions");
+  for (const auto& k : space.knobs) {
+    std::string at = std::string(origin) + ": knob '" + k.name + "': ";
+    bool flag = k.values == std::vector<std::string>{"on"};
+    if (!flag && k.render.find("{}") == std::string::npos) return bad(at + "render must contain {}");
+    if (k.values.empty() && !k.lo) return bad(at + "needs values or range");
+    if (!k.values.empty() && k.lo) return bad(at + "has both values and range");
+  }
+  for (const auto& c : space.conflicts) {
+    std::string at = std::string(origin) + ": conflict '" + c.name + "': ";
+    if (c.values.empty() || c.excluded_values.empty()) return bad(at + "needs when and excludes, each with values");
+    for (auto [knob_name, values] : {std::pair{&c.knob, &c.values}, std::pair{&c.excluded, &c.excluded_values}}) {
+      const Knob* k = space.find(*knob_name, KnobLevel::option);
+      if (!k) return bad(at + "'" + *knob_name + "' is not an option of this space");
+      for (const auto& v : *values)
+        if (auto ok = check_value(*k, v); !ok) return bad(at + ok.error().message);
+    }
+    if (c.knob == c.excluded) return bad(at + "names one knob twice");
+  }
+  return {};
+}
+
+} // namespace
+
 Result<Space> parse_space(std::string_view text, std::string_view origin) {
   auto lines = parse_key_values(text, origin);
   if (!lines) return lines.error();
   Space space;
   std::set<std::string> seen;
   Knob* knob = nullptr;
-  std::string where;
-  auto fail = [&](const std::string& why) { return make_error("parse", where + why); };
   for (const auto& kv : *lines) {
-    where = std::string(origin) + ":" + std::to_string(kv.line) + ": ";
+    std::string where = std::string(origin) + ":" + std::to_string(kv.line) + ": ";
+    auto fail = [&](const std::string& why) { return make_error("parse", where + why); };
+    Result<void> set;
     if (kv.section == "space") {
-      if (kv.key == "name") space.name = kv.value;
-      else if (kv.key == "tool") space.tool = kv.value;
-      else if (kv.key == "versions") {
-        auto dots = kv.value.find("..");
-        if (dots == std::string::npos) return fail("versions must be MIN..MAX");
-        space.min_release = std::string(trim(std::string_view(kv.value).substr(0, dots)));
-        space.max_release = std::string(trim(std::string_view(kv.value).substr(dots + 2)));
-        if (release_pair(space.min_release).first < 0 || release_pair(space.max_release).first < 0)
-          return fail("versions must be MAJOR.MINOR..MAJOR.MINOR");
-      } else return fail("unknown key '" + kv.key + "' in [space]");
-      continue;
-    }
-    if (starts_with(kv.section, "conflict.")) {
+      set = set_space_key(space, kv);
+    } else if (starts_with(kv.section, "conflict.")) {
       std::string name = kv.section.substr(9);
       if (space.conflicts.empty() || space.conflicts.back().name != name) {
         if (!seen.insert(kv.section).second) return fail("[" + kv.section + "] defined twice");
-        Conflict fresh;
-        fresh.name = name;
-        space.conflicts.push_back(std::move(fresh));
+        space.conflicts.emplace_back();
+        space.conflicts.back().name = name;
       }
-      Conflict& c = space.conflicts.back();
-      if (kv.key == "when" || kv.key == "excludes") {
-        auto colon = kv.value.find(':');
-        if (colon == std::string::npos) return fail(kv.key + " must be KNOB: VALUE, ...");
-        std::string& knob_name = kv.key == "when" ? c.knob : c.excluded;
-        auto& values = kv.key == "when" ? c.values : c.excluded_values;
-        knob_name = std::string(trim(std::string_view(kv.value).substr(0, colon)));
-        for (auto v : split(std::string_view(kv.value).substr(colon + 1), ','))
-          if (!trim(v).empty()) values.emplace_back(trim(v));
-      } else if (kv.key == "note") {
-        c.note = kv.value;
-      } else {
-        return fail("unknown key '" + kv.key + "' for a conflict");
-      }
+      set = set_conflict_key(space.conflicts.back(), kv);
       knob = nullptr;
-      continue;
-    }
-    bool is_option = starts_with(kv.section, "option.");
-    if (!is_option && !starts_with(kv.section, "directive."))
-      return fail("unexpected section [" + kv.section + "] (expected [space], [option.NAME], [directive.NAME] or [conflict.NAME])");
-    std::string name = kv.section.substr(is_option ? 7 : 10);
-    if (!knob || knob->name != name || (knob->level == KnobLevel::option) != is_option) {
-      if (!seen.insert(kv.section).second) return fail("knob [" + kv.section + "] defined twice");
-      space.knobs.push_back(Knob{});
-      knob = &space.knobs.back();
-      knob->name = name;
-      knob->level = is_option ? KnobLevel::option : KnobLevel::directive;
-    }
-    if (kv.key == "render") {
-      knob->render = kv.value;
-    } else if (kv.key == "values") {
-      for (auto v : split(kv.value, ','))
-        if (!trim(v).empty()) knob->values.emplace_back(trim(v));
-    } else if (kv.key == "range" || kv.key == "dims") {
-      auto dots = kv.value.find("..");
-      auto lo = parse_integer(trim(std::string_view(kv.value).substr(0, dots)));
-      auto hi = dots == std::string::npos ? std::nullopt : parse_integer(trim(std::string_view(kv.value).substr(dots + 2)));
-      if (!lo || !hi || *lo > *hi) return fail(kv.key + " must be LO..HI with LO <= HI");
-      knob->lo = lo;
-      knob->hi = hi;
-      knob->dims = kv.key == "dims";
-    } else if (kv.key == "step") {
-      auto s = parse_integer(kv.value);
-      if (!s || *s <= 0) return fail("step must be a positive integer");
-      knob->step = *s;
-    } else if (kv.key == "default") {
-      knob->default_value = kv.value;
-    } else if (kv.key == "safety") {
-      if (kv.value == "exact") knob->safety = Safety::exact;
-      else if (kv.value == "numerics") knob->safety = Safety::numerics;
-      else if (kv.value == "unsafe") knob->safety = Safety::unsafe;
-      else return fail("safety must be exact, numerics or unsafe");
-    } else if (kv.key == "note") {
-      knob->note = kv.value;
     } else {
-      return fail("unknown key '" + kv.key + "' for a knob");
+      bool is_option = starts_with(kv.section, "option.");
+      if (!is_option && !starts_with(kv.section, "directive."))
+        return fail("unexpected section [" + kv.section + "] (expected [space], [option.NAME], [directive.NAME] or [conflict.NAME])");
+      std::string name = kv.section.substr(is_option ? 7 : 10);
+      if (!knob || knob->name != name || (knob->level == KnobLevel::option) != is_option) {
+        if (!seen.insert(kv.section).second) return fail("knob [" + kv.section + "] defined twice");
+        space.knobs.push_back(Knob{});
+        knob = &space.knobs.back();
+        knob->name = name;
+        knob->level = is_option ? KnobLevel::option : KnobLevel::directive;
+      }
+      set = set_knob_key(*knob, kv);
     }
+    if (!set) return fail(set.error().message);
   }
-  if (space.name.empty() || space.tool.empty() || space.min_release.empty())
-    return make_error("parse", std::string(origin) + ": [space] needs name, tool and versions");
-  for (const auto& k : space.knobs) {
-    std::string at = std::string(origin) + ": knob '" + k.name + "': ";
-    bool flag = k.values == std::vector<std::string>{"on"};
-    if (!flag && k.render.find("{}") == std::string::npos) return make_error("parse", at + "render must contain {}");
-    if (k.values.empty() && !k.lo) return make_error("parse", at + "needs values or range");
-    if (!k.values.empty() && k.lo) return make_error("parse", at + "has both values and range");
-  }
-  for (const auto& c : space.conflicts) {
-    std::string at = std::string(origin) + ": conflict '" + c.name + "': ";
-    if (c.values.empty() || c.excluded_values.empty()) return make_error("parse", at + "needs when and excludes, each with values");
-    for (auto [knob_name, values] : {std::pair{&c.knob, &c.values}, std::pair{&c.excluded, &c.excluded_values}}) {
-      const Knob* k = space.find(*knob_name, KnobLevel::option);
-      if (!k) return make_error("parse", at + "'" + *knob_name + "' is not an option of this space");
-      for (const auto& v : *values)
-        if (auto ok = check_value(*k, v); !ok) return make_error("parse", at + ok.error().message);
-    }
-    if (c.knob == c.excluded) return make_error("parse", at + "names one knob twice");
-  }
+  if (auto checked = check_space(space, origin); !checked) return checked.error();
   return space;
 }
 

@@ -86,7 +86,7 @@ void print_table(const std::vector<KernelResult>& results) {
 
 /// A directory name for the i-th kernel: its number and a readable part.
 std::string run_name(std::size_t i, const std::string& kernel) {
-  char number[16];
+  char number[32];
   std::snprintf(number, sizeof number, "%03zu-", i);
   std::string readable;
   for (char c : kernel.substr(0, 40)) readable += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
@@ -104,6 +104,91 @@ std::string exact_glob(const std::string& name) {
   return g;
 }
 
+namespace {
+
+// Two searches timing on one GPU disturb each other: locally, each
+// concurrent search gets GPUs of its own (slot i: the i-th share of --gpus).
+Result<std::vector<std::string>> gpu_sets_for(const CampaignOptions& c) {
+  const TuneOptions& o = c.tune;
+  std::vector<std::string> sets(std::size_t(c.concurrent));
+  bool benchmarks = std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); });
+  if (o.setup.slurm || !benchmarks || c.concurrent == 1) return sets;
+  if (o.setup.gpus.size() < std::size_t(c.concurrent))
+    return make_error("invalid", "--concurrent " + std::to_string(c.concurrent) +
+                                     " with a benchmark on this machine needs --gpus with at least " +
+                                     std::to_string(c.concurrent) + " GPUs (each search times on its own), or --executor slurm");
+  for (std::size_t g = 0; g < o.setup.gpus.size(); ++g) {
+    std::string& set = sets[g % sets.size()];
+    set += (set.empty() ? "" : ",") + o.setup.gpus[g];
+  }
+  return sets;
+}
+
+// The campaign's kernels: kernels.txt when resuming, else from a discovery
+// build (saved, with the command line, for a later --resume).
+Result<std::vector<std::string>> campaign_kernels(TuneOptions& o, const std::string& list_path) {
+  std::vector<std::string> kernels;
+  if (o.resume) {
+    auto text = read_file(list_path);
+    if (!text) return make_error("invalid", "nothing to resume: '" + o.out_dir + "' holds no campaign (" + text.error().message + ")");
+    for (auto line : split(*text, '\n'))
+      if (!trim(line).empty()) kernels.emplace_back(trim(line));
+    std::fprintf(stderr, "ciq-tuner: resuming campaign %s (%zu kernels)\n", o.out_dir.c_str(), kernels.size());
+    return kernels;
+  }
+  if (path_exists(list_path)) return make_error("invalid", "'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
+  if (auto made = make_dirs(o.out_dir); !made) return made.error();
+  std::string saved;
+  for (const auto& a : o.command_line) saved += a + "\n";
+  if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
+  auto found = discover_kernels(o);
+  if (!found) return found.error();
+  if (found->empty()) return make_error("invalid", "the discovery build compiled no kernel that --kernels selects");
+  std::string list;
+  for (const auto& k : *found) list += k + "\n";
+  if (auto w = write_file_atomic(list_path, list); !w) return w.error();
+  return found;
+}
+
+// The `ciq-tuner run` of one kernel: a fresh one, or the resumption of
+// what an interrupted campaign left.
+RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
+  RunOptions run;
+  std::string self = self_executable();
+  if (path_exists(join_path(r.run_dir, "journal.jsonl"))) {
+    run.argv = {self, "run", "--resume", r.run_dir, "--json"};
+  } else {
+    run.argv = {self, "run"};
+    run.argv.insert(run.argv.end(), c.run_args.begin(), c.run_args.end());
+    run.argv.insert(run.argv.end(), {"--kernels", exact_glob(r.kernel), "--out", r.run_dir, "--json"});
+    if (!gpus.empty()) run.argv.insert(run.argv.end(), {"--gpus", gpus});
+  }
+  run.capture_stdout = run.stdin_null = true;
+  run.stderr_file = r.run_dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
+  run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
+  run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // and it ends if the campaign dies
+  return run;
+}
+
+// What one kernel's run came to, in `r` and on stderr (under the lock).
+void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file, std::size_t i, std::size_t n) {
+  if (ran && ran->succeeded() && read_summary(r)) {
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, n, r.kernel.c_str(), r.verdict.c_str(),
+                 change_text(r).c_str(), r.shipped ? ", shipped" : "");
+    return;
+  }
+  r.state = "failed";
+  auto log = read_file(log_file);
+  std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
+  auto nl = said.rfind('\n');
+  r.error = nl == std::string::npos ? said : said.substr(nl + 1);
+  if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, r.kernel.c_str(),
+               r.error.c_str(), r.run_dir.c_str());
+}
+
+} // namespace
+
 int run_campaign(CampaignOptions c) {
   TuneOptions& o = c.tune;
   auto fail = [](const std::string& message) {
@@ -111,60 +196,25 @@ int run_campaign(CampaignOptions c) {
     return 1;
   };
   if (c.concurrent < 1) return fail("--concurrent must be at least 1");
-  bool benchmarks = std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); });
-  // Two searches timing on one GPU disturb each other: locally, each
-  // concurrent search gets GPUs of its own.
-  std::vector<std::string> gpu_sets(std::size_t(c.concurrent));
-  if (!o.setup.slurm && benchmarks && c.concurrent > 1) {
-    if (o.setup.gpus.size() < std::size_t(c.concurrent))
-      return fail("--concurrent " + std::to_string(c.concurrent) + " with a benchmark on this machine needs --gpus with at least " +
-                  std::to_string(c.concurrent) + " GPUs (each search times on its own), or --executor slurm");
-    for (std::size_t g = 0; g < o.setup.gpus.size(); ++g) {
-      std::string& set = gpu_sets[g % gpu_sets.size()];
-      set += (set.empty() ? "" : ",") + o.setup.gpus[g];
-    }
-  }
+  auto gpu_sets = gpu_sets_for(c);
+  if (!gpu_sets) return fail(gpu_sets.error().message);
   o.out_dir = output_directory(o.out_dir, "ciq-campaign");
-  std::string list_path = join_path(o.out_dir, "kernels.txt");
-
   static std::string interrupt_message;
   interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
   kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
+  auto kernels = campaign_kernels(o, join_path(o.out_dir, "kernels.txt"));
+  if (!kernels) return fail(kernels.error().message);
 
-  std::vector<std::string> kernels;
-  if (o.resume) {
-    auto text = read_file(list_path);
-    if (!text) return fail("nothing to resume: '" + o.out_dir + "' holds no campaign (" + text.error().message + ")");
-    for (auto line : split(*text, '\n'))
-      if (!trim(line).empty()) kernels.emplace_back(trim(line));
-    std::fprintf(stderr, "ciq-tuner: resuming campaign %s (%zu kernels)\n", o.out_dir.c_str(), kernels.size());
-  } else {
-    if (path_exists(list_path)) return fail("'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
-    if (auto made = make_dirs(o.out_dir); !made) return fail(made.error().message);
-    std::string saved;
-    for (const auto& a : o.command_line) saved += a + "\n";
-    if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return fail(w.error().message);
-    auto found = discover_kernels(o);
-    if (!found) return fail(found.error().message);
-    if (found->empty()) return fail("the discovery build compiled no kernel that --kernels selects");
-    kernels = std::move(*found);
-    std::string list;
-    for (const auto& k : kernels) list += k + "\n";
-    if (auto w = write_file_atomic(list_path, list); !w) return fail(w.error().message);
-  }
-
-  std::vector<KernelResult> results(kernels.size());
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    results[i].kernel = kernels[i];
-    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, kernels[i]));
+  std::vector<KernelResult> results(kernels->size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].kernel = (*kernels)[i];
+    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
     read_summary(results[i]);
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
-  std::string self = self_executable();
-  std::mutex mutex;
-  std::atomic<std::size_t> next{0};
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == "done"; });
-  std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", kernels.size(), finished, c.concurrent);
+  std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
+  std::mutex mutex;
   auto write_summary = [&] { // under the mutex
     if (auto w = write_file_atomic(join_path(o.out_dir, "campaign.json"), to_json(results)); !w)
       std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
@@ -173,43 +223,19 @@ int run_campaign(CampaignOptions c) {
     std::lock_guard lock(mutex);
     write_summary();
   }
-
+  std::atomic<std::size_t> next{0};
   auto worker = [&](std::size_t slot) {
     for (std::size_t i = next++; i < results.size(); i = next++) {
       KernelResult& r = results[i];
       if (r.state == "done") continue;
-      RunOptions run;
-      if (path_exists(join_path(r.run_dir, "journal.jsonl"))) {
-        run.argv = {self, "run", "--resume", r.run_dir, "--json"};
-      } else {
-        run.argv = {self, "run"};
-        run.argv.insert(run.argv.end(), c.run_args.begin(), c.run_args.end());
-        run.argv.insert(run.argv.end(), {"--kernels", exact_glob(r.kernel), "--out", r.run_dir, "--json"});
-        if (!gpu_sets[slot].empty()) run.argv.insert(run.argv.end(), {"--gpus", gpu_sets[slot]});
-      }
-      run.capture_stdout = run.stdin_null = true;
-      run.stderr_file = r.run_dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
-      run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
-      run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // and it ends if the campaign dies
+      RunOptions run = kernel_run(c, r, (*gpu_sets)[slot]);
       {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), r.kernel.c_str());
       }
       auto ran = run_process(run);
       std::lock_guard lock(mutex);
-      if (ran && ran->succeeded() && read_summary(r)) {
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, results.size(), r.kernel.c_str(), r.verdict.c_str(),
-                     change_text(r).c_str(), r.shipped ? ", shipped" : "");
-      } else {
-        r.state = "failed";
-        auto log = read_file(run.stderr_file);
-        std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
-        auto nl = said.rfind('\n');
-        r.error = nl == std::string::npos ? said : said.substr(nl + 1);
-        if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, results.size(),
-                     r.kernel.c_str(), r.error.c_str(), r.run_dir.c_str());
-      }
+      record_outcome(r, ran, run.stderr_file, i, results.size());
       write_summary();
     }
   };

@@ -110,7 +110,7 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
 }
 
 Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
-    : setup_(std::move(setup)), space_(space), replay_rng_(setup_.replay_seed ^ 0x5eedf00dull) {
+    : setup_(std::move(setup)), space_(space) {
   // Under Slurm the scheduler places benchmarks on GPUs: --jobs of them at once.
   if (setup_.slurm) idle_gpus_.assign(std::size_t(std::max(1, setup_.jobs)), "");
   else idle_gpus_ = setup_.gpus.empty() ? std::vector<std::string>{""} : setup_.gpus;
@@ -279,7 +279,6 @@ void Evaluator::release_gpu(const std::string& gpu) {
 }
 
 Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std::string& workdir) {
-  if (setup_.replay) return std::vector<TracedModule>{}; // nothing to build
   if (auto made = make_dirs(workdir); !made) return made.error();
   remove_tree(join_path(workdir, "trace"));
   std::string controls = setup_.compiler ? spaces::format_control_set(space_.controls(c)) : "";
@@ -295,12 +294,6 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
 }
 
 Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait) {
-  if (setup_.replay) {
-    std::lock_guard lock(replay_mutex_);
-    auto ms = setup_.replay->draw(c, replay_rng_);
-    if (!ms) return ms.error();
-    return std::vector<double>{*ms};
-  }
   std::string gpu = acquire_gpu(gpu_wait);
   auto run = run_on_gpu(setup_.bench, c, workdir, gpu, "bench.log");
   release_gpu(gpu);
@@ -377,7 +370,7 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
       if (!v) return v.error().message;
       bench_values.push_back(*v);
     }
-    if (setup_.build.empty() && !setup_.replay) { // the benchmark compiled (JIT): the trace appears now
+    if (compiles_when_benchmarked()) { // the benchmark compiled (JIT): the trace appears now
       auto jit = read_trace(join_path(r.workdir, "trace"));
       if (!jit) return jit.error().message;
       trace = std::move(*jit);
@@ -505,6 +498,39 @@ std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& 
     for (auto& t : threads) t.join();
   }
   return out;
+}
+
+namespace {
+
+// Replay: the recorded ground truth answers; nothing is built or run.
+class ReplayEvaluator final : public Evaluator {
+public:
+  ReplayEvaluator(TuningSetup setup, const SearchSpace& space)
+      : Evaluator(setup, space), data_(setup.replay), rng_(setup.replay_seed ^ 0x5eedf00dull) {}
+  Result<std::vector<TracedModule>> build(const Candidate&, const std::string&) override {
+    return std::vector<TracedModule>{}; // nothing to build
+  }
+  Result<std::vector<double>> bench_once(const Candidate& c, const std::string&, double*) override {
+    std::lock_guard lock(mutex_);
+    auto ms = data_->draw(c, rng_);
+    if (!ms) return ms.error();
+    return std::vector<double>{*ms};
+  }
+
+protected:
+  bool compiles_when_benchmarked() const override { return false; }
+
+private:
+  std::shared_ptr<const ReplayData> data_;
+  std::mutex mutex_;
+  std::mt19937_64 rng_;
+};
+
+} // namespace
+
+std::unique_ptr<Evaluator> make_evaluator(TuningSetup setup, const SearchSpace& space) {
+  if (setup.replay) return std::make_unique<ReplayEvaluator>(std::move(setup), space);
+  return std::make_unique<Evaluator>(std::move(setup), space);
 }
 
 } // namespace ciq::tuner

@@ -68,9 +68,13 @@ struct EvalRecord {
   static Result<EvalRecord> from_json(const std::string& line);
 };
 
+/// Runs the user's build, benchmark and check commands for each candidate
+/// (here or as Slurm jobs) and keeps the journal's records; make_evaluator()
+/// gives a replay one instead when the setup has recorded samples.
 class Evaluator {
 public:
   Evaluator(TuningSetup setup, const SearchSpace& space);
+  virtual ~Evaluator() = default;
 
   /// Past evaluations (from a journal) answered without running anything.
   void preload(const std::vector<EvalRecord>& records);
@@ -81,11 +85,11 @@ public:
   std::vector<Evaluation> evaluate_batch(const std::vector<Candidate>& batch, int generation);
 
   /// Builds `c` in `workdir` and returns what ciq-ptxas traced, or why not.
-  Result<std::vector<TracedModule>> build(const Candidate& c, const std::string& workdir);
+  virtual Result<std::vector<TracedModule>> build(const Candidate& c, const std::string& workdir);
   /// One benchmark run of what was built in `workdir`: the value of every
   /// benchmark objective (as printed, not negated). Adds the seconds spent
   /// waiting for a free GPU to `*gpu_wait` when given.
-  Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait = nullptr);
+  virtual Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait = nullptr);
 
   const std::vector<EvalRecord>& records() const { return records_; }
   /// The record of a candidate (by canonical text), or null; call between batches.
@@ -94,6 +98,11 @@ public:
     return it == by_candidate_.end() ? nullptr : &records_[it->second];
   }
   const TuningSetup& setup() const { return setup_; }
+
+protected:
+  /// Whether the benchmark compiles (a JIT: no --build), so the trace
+  /// appears only after it ran.
+  virtual bool compiles_when_benchmarked() const { return setup_.build.empty(); }
 
 private:
   EvalRecord evaluate(const Candidate& c, int generation, int number);
@@ -138,8 +147,10 @@ private:
   // were in flight when a parallel run was killed while later ones finished.
   // A resumed run hands them out first, so the journal stays 0..N-1.
   std::set<int> free_numbers_;
-  std::mutex replay_mutex_;
-  std::mt19937_64 replay_rng_;
 };
+
+/// The evaluator for `setup`: replay (setup.replay: every benchmark run
+/// draws a recorded sample, nothing is built or run), else commands.
+std::unique_ptr<Evaluator> make_evaluator(TuningSetup setup, const SearchSpace& space);
 
 } // namespace ciq::tuner

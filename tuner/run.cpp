@@ -502,7 +502,8 @@ int run_tuning(TuneOptions o) {
   if (!made) return fail(made.error().message);
   auto space = &*made;
 
-  Evaluator evaluator(o.setup, *space);
+  auto made_evaluator = make_evaluator(o.setup, *space);
+  Evaluator& evaluator = *made_evaluator;
   Progress progress(o, o.search.budget);
   const EvalRecord* baseline = nullptr;
   std::size_t best_index = SIZE_MAX;

@@ -139,15 +139,10 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   return v;
 }
 
-Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
-                                      const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
-  auto candidate = space.parse(winner.candidate);
-  if (!candidate) return candidate.error();
-  spaces::ControlSet both = no_gain ? spaces::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.controls(*candidate);
-  // Each record holds one stage: the ptxas entries are keyed by the PTX the
-  // winner's NVVM options produced (its own trace), the unit entries by the
-  // units' cicc input, which no candidate changes.
-  spaces::ControlSet controls = both.ptxas_stage();
+// Where a shipped entry came from: the machine, the run, the verification
+// and each objective's default and tuned values.
+static std::vector<std::pair<std::string, std::string>> provenance_of(const std::vector<TracedModule>& trace, const Verdict& verdict,
+                                                                      const TuneOptions& options, int evaluations, bool no_gain) {
   auto [gpu, driver] = gpu_and_driver();
 
   std::vector<std::pair<std::string, std::string>> provenance{
@@ -170,6 +165,19 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
     provenance.emplace_back("baseline" + std::to_string(k), format_number(verdict.default_values[k]));
     provenance.emplace_back("tuned" + std::to_string(k), format_number(verdict.best_values[k]));
   }
+  return provenance;
+}
+
+Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
+                                      const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
+  auto candidate = space.parse(winner.candidate);
+  if (!candidate) return candidate.error();
+  spaces::ControlSet both = no_gain ? spaces::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.controls(*candidate);
+  // Each record holds one stage: the ptxas entries are keyed by the PTX the
+  // winner's NVVM options produced (its own trace), the unit entries by the
+  // units' cicc input, which no candidate changes.
+  spaces::ControlSet controls = both.ptxas_stage();
+  auto provenance = provenance_of(trace, verdict, options, evaluations, no_gain);
 
   // Every module and kernel record (and the lifting of their quarantine)
   // in one transaction: a failure leaves the cache as it was, never a

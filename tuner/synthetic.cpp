@@ -42,8 +42,6 @@ std::vector<SyntheticProblem> synthetic_problems() {
       double v = value(c, 0, 31);
       return 1.0 - 0.25 * std::exp(-std::pow((v - 14) / 4.0, 2));
     };
-    const SearchSpace* s = &p.space;
-    (void)s;
     p.optimum = 0.75;
     out.push_back(std::move(p));
   }

@@ -136,17 +136,9 @@ static int fail(const std::string& message) {
   return 1;
 }
 
-int main(int argc, char** argv) {
-  InitLLVM init(argc, argv);
-  // A run started by a campaign ends (cancelling its jobs, as on Ctrl-C)
-  // when the campaign dies, even by SIGKILL: a resumed campaign must not
-  // find a stray run still writing to the directory it resumes.
-  if (std::string parent = ciq::env(ciq::Env::campaign_pid); !parent.empty()) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (std::to_string(::getppid()) != parent) return 1; // it died before prctl took effect
-  }
-  // --resume DIR: re-parse the original command line, then what was given now.
-  std::vector<std::string> args(argv, argv + argc);
+// --resume DIR (or --resume=DIR): the original command line, re-parsed,
+// then what was given now.
+static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector<std::string> args) {
   for (std::size_t i = 1; i < args.size(); ++i) {
     std::string dir;
     if ((args[i] == "--resume" || args[i] == "-resume") && i + 1 < args.size()) dir = args[i + 1];
@@ -154,21 +146,55 @@ int main(int argc, char** argv) {
       if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix));
     if (dir.empty()) continue;
     auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
-    if (!saved) return fail("'" + dir + "' is not a run directory (" + saved.error().message + ")");
+    if (!saved) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (" + saved.error().message + ")");
     std::vector<std::string> merged{args[0]};
     for (auto line : ciq::split(*saved, '\n'))
       if (!line.empty()) merged.emplace_back(line);
     for (std::size_t k = 2; k < args.size(); ++k) merged.push_back(args[k]);
-    args = std::move(merged);
-    break;
+    return merged;
   }
-  std::vector<const char*> cargv;
-  for (const auto& a : args) cargv.push_back(a.c_str());
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
-  cl::ParseCommandLineOptions(int(cargv.size()), cargv.data(), overview);
-  ciq::setup_logging("ciq-tuner", "warn");
+  return args;
+}
 
+// --metric, --objective and --direction.
+static ciq::Result<void> set_objectives(tn::TuneOptions& o) {
+  for (const auto& m : metrics) {
+    auto obj = tn::metric_objective(m);
+    if (!obj) return obj.error();
+    o.setup.objectives.push_back(*obj);
+  }
+  for (const auto& name : objectives) {
+    auto obj = tn::builtin_objective(name);
+    if (!obj) return obj.error();
+    o.setup.objectives.push_back(*obj);
+  }
+  for (std::size_t i = 0; i < directions.size(); ++i) {
+    if (directions[i] != "min" && directions[i] != "max")
+      return ciq::make_error("invalid", "--direction must be min or max, not '" + directions[i] + "'");
+    if (i >= o.setup.objectives.size()) return ciq::make_error("invalid", "more --direction values than objectives");
+    o.setup.objectives[i].maximize = directions[i] == "max";
+  }
+  return {};
+}
+
+// --executor and the --slurm-* options.
+static ciq::Result<void> set_executor(tn::TuneOptions& o) {
+  if (executor == "local") return {};
+  if (executor != "slurm") return ciq::make_error("invalid", "--executor must be local or slurm, not '" + executor + "'");
+  tn::SlurmConfig slurm;
+  slurm.partition = slurm_partition;
+  slurm.account = slurm_account;
+  slurm.time_limit = slurm_time;
+  slurm.build_cpus = slurm_build_cpus;
+  slurm.gres = slurm_gres;
+  slurm.extra.assign(slurm_args.begin(), slurm_args.end());
+  slurm.retries = slurm_retries;
+  o.setup.slurm = slurm;
+  return {};
+}
+
+// What the parsed options ask for, checked.
+static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
   tn::TuneOptions o;
   o.setup.build = build;
   o.setup.bench = bench;
@@ -189,38 +215,11 @@ int main(int argc, char** argv) {
   std::string gpu_list = gpus;
   for (auto g : ciq::split(gpu_list, ','))
     if (!g.empty()) o.setup.gpus.emplace_back(g);
-  for (const auto& m : metrics) {
-    auto obj = tn::metric_objective(m);
-    if (!obj) return fail(obj.error().message);
-    o.setup.objectives.push_back(*obj);
-  }
-  for (const auto& name : objectives) {
-    auto obj = tn::builtin_objective(name);
-    if (!obj) return fail(obj.error().message);
-    o.setup.objectives.push_back(*obj);
-  }
-  for (std::size_t i = 0; i < directions.size(); ++i) {
-    if (directions[i] != "min" && directions[i] != "max")
-      return fail("--direction must be min or max, not '" + directions[i] + "'");
-    if (i >= o.setup.objectives.size()) return fail("more --direction values than objectives");
-    o.setup.objectives[i].maximize = directions[i] == "max";
-  }
-  if (executor == "slurm") {
-    tn::SlurmConfig slurm;
-    slurm.partition = slurm_partition;
-    slurm.account = slurm_account;
-    slurm.time_limit = slurm_time;
-    slurm.build_cpus = slurm_build_cpus;
-    slurm.gres = slurm_gres;
-    slurm.extra.assign(slurm_args.begin(), slurm_args.end());
-    slurm.retries = slurm_retries;
-    o.setup.slurm = slurm;
-  } else if (executor != "local") {
-    return fail("--executor must be local or slurm, not '" + executor + "'");
-  }
+  if (auto r = set_objectives(o); !r) return r.error();
+  if (auto r = set_executor(o); !r) return r.error();
   o.slurm_check = slurm_check;
   o.space = space;
-  if (stages != "all" && stages != "ptxas" && stages != "nvcc") return fail("--stages must be all, ptxas or nvcc, not '" + stages + "'");
+  if (stages != "all" && stages != "ptxas" && stages != "nvcc") return ciq::make_error("invalid", "--stages must be all, ptxas or nvcc, not '" + stages + "'");
   o.stages = stages;
   o.params.assign(params.begin(), params.end());
   o.seeds.assign(seed_controls.begin(), seed_controls.end());
@@ -243,18 +242,61 @@ int main(int argc, char** argv) {
   o.publish = publish;
   o.acf_candidates = acf_candidates;
   if (!o.publish.empty())
-    if (auto url = ciq::parse_redis_url(o.publish); !url) return fail(url.error().message);
+    if (auto url = ciq::parse_redis_url(o.publish); !url) return ciq::make_error("invalid", url.error().message);
   if (strategy != "genetic" && strategy != "generational" && strategy != "random")
-    return fail("--strategy must be genetic, generational or random, not '" + strategy + "'");
+    return ciq::make_error("invalid", "--strategy must be genetic, generational or random, not '" + strategy + "'");
   o.random_search = strategy == "random";
   o.generational = strategy == "generational";
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) o.command_line.emplace_back(argv[i]);
 
   if (budget < 1 || pool < 2 || repeats < 1 || o.setup.jobs < 1 || verify_runs < 2 || cull < 0 || cull >= 1 || mutate_rate < 0 || mutate_rate > 1) {
-    return fail("need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
+    return ciq::make_error("invalid", "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
                 "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   }
+  return o;
+}
+
+// A campaign's runs get its own options, less those that are the
+// campaign's: its directory, the kernel selection, --concurrent, --json.
+static std::vector<std::string> campaign_run_args(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    std::string name = args[i].substr(0, args[i].find('='));
+    while (ciq::starts_with(name, "-")) name.erase(0, 1);
+    bool joined = args[i].find('=') != std::string::npos;
+    if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent") {
+      if (!joined) ++i;
+      continue;
+    }
+    if (name == "json") continue;
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+int main(int argc, char** argv) {
+  InitLLVM init(argc, argv);
+  // A run started by a campaign ends (cancelling its jobs, as on Ctrl-C)
+  // when the campaign dies, even by SIGKILL: a resumed campaign must not
+  // find a stray run still writing to the directory it resumes.
+  if (std::string parent = ciq::env(ciq::Env::campaign_pid); !parent.empty()) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (std::to_string(::getppid()) != parent) return 1; // it died before prctl took effect
+  }
+  auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
+  if (!resumed) return fail(resumed.error().message);
+  std::vector<std::string> args = std::move(*resumed);
+  std::vector<const char*> cargv;
+  for (const auto& a : args) cargv.push_back(a.c_str());
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
+  cl::ParseCommandLineOptions(int(cargv.size()), cargv.data(), overview);
+  ciq::setup_logging("ciq-tuner", "warn");
+
+  auto options = tune_options(argc, argv);
+  if (!options) return fail(options.error().message);
+  tn::TuneOptions o = std::move(*options);
   if (report_cmd) {
     auto written = tn::write_report(report_dir, report_out);
     if (!written) return fail(written.error().message);
@@ -275,19 +317,7 @@ int main(int argc, char** argv) {
   if (campaign_cmd) {
     tn::CampaignOptions c;
     c.concurrent = concurrent;
-    // Each run gets the campaign's own options, less those that are the
-    // campaign's: its directory, the kernel selection, --concurrent, --json.
-    for (std::size_t i = 2; i < args.size(); ++i) {
-      std::string name = args[i].substr(0, args[i].find('='));
-      while (ciq::starts_with(name, "-")) name.erase(0, 1);
-      bool joined = args[i].find('=') != std::string::npos;
-      if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent") {
-        if (!joined) ++i;
-        continue;
-      }
-      if (name == "json") continue;
-      c.run_args.push_back(args[i]);
-    }
+    c.run_args = campaign_run_args(args);
     c.tune = std::move(o);
     return tn::run_campaign(std::move(c));
   }

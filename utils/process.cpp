@@ -230,6 +230,43 @@ void set_status(RunResult& result, int status) {
   else result.exit_code = WEXITSTATUS(status);
 }
 
+// Reads `out_fd` and `err_fd` (-1: none) into the result until both close;
+// false when `deadline` passed first.
+using Deadline = std::chrono::time_point<std::chrono::steady_clock, std::chrono::duration<double>>;
+
+bool drain_pipes(int out_fd, int err_fd, RunResult& result, const Deadline* deadline) {
+  std::string* sinks[2] = {&result.out, &result.err};
+  int fds[2] = {out_fd, err_fd};
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    pollfd pfd[2];
+    int n = 0, which[2];
+    for (int i = 0; i < 2; ++i)
+      if (fds[i] >= 0) {
+        pfd[n] = {fds[i], POLLIN, 0};
+        which[n++] = i;
+      }
+    int wait_ms = -1;
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      wait_ms = int(std::max<long long>(0, left.count()));
+    }
+    int ready = ::poll(pfd, nfds_t(n), wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return false;
+    for (int k = 0; k < n; ++k) {
+      if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buffer[65536];
+      ssize_t got = ::read(pfd[k].fd, buffer, sizeof buffer);
+      if (got > 0) {
+        sinks[which[k]]->append(buffer, std::size_t(got));
+      } else if (got == 0 || errno != EINTR) {
+        fds[which[k]] = -1;
+      }
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 Result<RunResult> run_process(const RunOptions& options) {
@@ -257,7 +294,7 @@ Result<RunResult> run_process(const RunOptions& options) {
       p->fd[1] = -1;
     }
 
-  auto deadline = start + std::chrono::duration<double>(options.timeout_seconds);
+  Deadline deadline = start + std::chrono::duration<double>(options.timeout_seconds);
   auto kill_child = [&] {
     if (options.own_process_group) ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);
@@ -266,38 +303,7 @@ Result<RunResult> run_process(const RunOptions& options) {
 
   // Drain the pipes until both close; the child may exit before its
   // grandchildren close them, so a timeout also applies here.
-  std::string* sinks[2] = {&result.out, &result.err};
-  int fds[2] = {out.fd[0], err.fd[0]};
-  while (fds[0] >= 0 || fds[1] >= 0) {
-    pollfd pfd[2];
-    int n = 0, which[2];
-    for (int i = 0; i < 2; ++i)
-      if (fds[i] >= 0) {
-        pfd[n] = {fds[i], POLLIN, 0};
-        which[n++] = i;
-      }
-    int wait_ms = -1;
-    if (options.timeout_seconds > 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      wait_ms = int(std::max<long long>(0, left.count()));
-    }
-    int ready = ::poll(pfd, nfds_t(n), wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
-      kill_child();
-      break;
-    }
-    for (int k = 0; k < n; ++k) {
-      if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buffer[65536];
-      ssize_t got = ::read(pfd[k].fd, buffer, sizeof buffer);
-      if (got > 0) {
-        sinks[which[k]]->append(buffer, std::size_t(got));
-      } else if (got == 0 || errno != EINTR) {
-        fds[which[k]] = -1;
-      }
-    }
-  }
+  if (!drain_pipes(out.fd[0], err.fd[0], result, options.timeout_seconds > 0 ? &deadline : nullptr)) kill_child();
 
   int status = 0;
   for (;;) {

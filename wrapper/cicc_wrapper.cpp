@@ -110,13 +110,8 @@ std::optional<RunResult> CiccWrapper::run() {
 }
 
 std::optional<spaces::ControlSet> CiccWrapper::controls_from_file() {
-  auto text = read_file(controls_file_);
-  auto parsed = text ? spaces::parse_control_set(*text, controls_file_) : Result<spaces::ControlSet>(text.error());
-  if (!parsed) {
-    error_ = parsed.error().message;
-    spdlog::error("CIQ_CONTROLS: {}", error_);
-    return std::nullopt;
-  }
+  auto parsed = read_controls_file(controls_file_, &error_);
+  if (!parsed) return std::nullopt;
   std::string units = env(Env::units);
   bool listed = units.empty();
   for (auto u : split(units, ','))

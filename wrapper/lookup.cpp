@@ -1,8 +1,20 @@
 #include "wrapper/lookup.h"
 
+#include "utils/files.h"
 #include "utils/text.h"
 
+#include <spdlog/spdlog.h>
+
 namespace ciq::wrapper {
+
+std::optional<spaces::ControlSet> read_controls_file(const std::string& path, std::string* error) {
+  auto text = read_file(path);
+  auto parsed = text ? spaces::parse_control_set(*text, path) : Result<spaces::ControlSet>(text.error());
+  if (parsed) return std::move(*parsed);
+  *error = parsed.error().message;
+  spdlog::error("CIQ_CONTROLS: {}", *error);
+  return std::nullopt;
+}
 
 spaces::ControlSet target_kernels(const spaces::ControlSet& set, const cache::PtxModule& module,
                                  const std::string& glob) {

@@ -161,13 +161,8 @@ PtxasWrapper::Step PtxasWrapper::identify() {
 
 PtxasWrapper::Step PtxasWrapper::controls_from_file() {
   tally_.add(cache::Counter::tuning);
-  auto text = read_file(controls_file_);
-  auto parsed = text ? spaces::parse_control_set(*text, controls_file_) : Result<spaces::ControlSet>(text.error());
-  if (!parsed) {
-    error_ = parsed.error().message;
-    spdlog::error("CIQ_CONTROLS: {}", error_);
-    return std::nullopt;
-  }
+  auto parsed = read_controls_file(controls_file_, &error_);
+  if (!parsed) return std::nullopt;
   controls_ = target_kernels(parsed->ptxas_stage(), module_, env(Env::kernels));
   if (controls_->empty()) controls_.reset();
   else from_ = From::controls_file;

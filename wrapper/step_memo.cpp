@@ -313,7 +313,8 @@ std::optional<std::vector<std::string>> StepRunner::restore(const std::string& e
     }
   }
   for (auto [name, fd] : {std::pair{"stdout", 1}, std::pair{"stderr", 2}})
-    if (auto text = read_file(join_path(entry, name)); text && !text->empty()) (void)write_all(fd, *text);
+    if (auto text = read_file(join_path(entry, name)); text && !text->empty() && !write_all(fd, *text))
+      spdlog::debug("memo: cannot pass on the step's {}", name); // the caller closed it: nothing to tell
   return paths;
 }
 
@@ -396,8 +397,8 @@ bool StepRunner::step(const std::vector<std::string>& argv, MemoOutcome& outcome
     spdlog::debug("memo: {} {}", tool, run ? run->describe() : run.error().message);
     return false;
   }
-  (void)write_all(1, run->out);
-  (void)write_all(2, run->err);
+  if (!write_all(1, run->out) || !write_all(2, run->err))
+    spdlog::debug("memo: cannot pass on {}'s output", tool); // the caller closed it: nothing to tell
   outcome.steps_run++;
   std::vector<std::string> outputs = changed_files(before, scan_dir(tmp_));
   if (!out.empty() && !inside_tmp(out) && stat_file(out)) outputs.push_back(out);
