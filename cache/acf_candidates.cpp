@@ -1,5 +1,6 @@
 #include "cache/acf_candidates.h"
 
+#include "cache/entries.h"
 #include "cache/pack.h"
 #include "cache/store.h"
 #include "utils/files.h"
@@ -178,16 +179,16 @@ Result<AcfCandidateSet> import_acf_candidates(const std::string& cache_dir, cons
   }
   if (chosen.empty()) return bad(path, "no .acf files");
 
-  std::vector<std::pair<std::string, std::string>> blobs;
+  std::map<Sha256, std::string> blobs;
   for (auto& [file, bytes] : chosen) {
     if (bytes.empty()) return bad(path, file + " is empty");
     Sha256 digest = sha256(bytes);
     set.acfs.push_back({file, to_hex(digest), bytes.size()});
-    blobs.emplace_back(std::string(reinterpret_cast<const char*>(digest.data()), digest.size()), std::move(bytes));
+    blobs.emplace(digest, std::move(bytes));
   }
   auto store = Store::open_for_writing(cache_dir);
   if (!store) return store.error();
-  if (auto put = store->put_many(Table::blobs, blobs); !put) return put.error();
+  if (auto put = write_entries(*store, std::vector<std::pair<Hash128, std::string>>{}, blobs); !put) return put.error();
 
   std::string text = "format = " + std::string(k_set_format) + "\nname = " + set.name + "\n" +
                      line("cuda_version", set.cuda_version) + line("controls_stage", set.controls_stage) + line("source", set.source);

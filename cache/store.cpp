@@ -197,17 +197,6 @@ Result<void> Store::put(Table table, std::string_view key, std::string_view valu
   });
 }
 
-Result<void> Store::put_many(Table table, const std::vector<std::pair<std::string, std::string>>& items) {
-  if (!writable_) return make_error("lmdb", "the cache was opened read-only");
-  return write(env_of(env_), table, [&](MDB_txn* txn, MDB_dbi dbi) {
-    for (const auto& [key, value] : items) {
-      MDB_val k = val(key), v = val(value);
-      if (int rc = mdb_put(txn, dbi, &k, &v, 0); rc != 0) return rc;
-    }
-    return 0;
-  });
-}
-
 Result<void> Store::apply(const std::vector<Change>& changes) {
   if (!writable_) return make_error("lmdb", "the cache was opened read-only");
   return write_tables(env_of(env_), [&](MDB_txn* txn, const TableOf& table_of) {

@@ -45,8 +45,6 @@ public:
   /// Value under `key`; std::nullopt on a miss.
   Result<std::optional<std::string>> get(Table table, std::string_view key) const;
   Result<void> put(Table table, std::string_view key, std::string_view value);
-  /// Many puts in one transaction (all or nothing).
-  Result<void> put_many(Table table, const std::vector<std::pair<std::string, std::string>>& items);
   /// Puts and removes in any tables, in one transaction (all or nothing).
   Result<void> apply(const std::vector<Change>& changes);
   /// True when something was removed.
