@@ -37,7 +37,7 @@ Result<std::optional<std::string>> unquarantined(const Store& store, const Hash1
   return text;
 }
 
-// Marks those of `keys` that hold a record in the store at `dir`.
+// Marks those of `keys` that hold a record in `store`.
 Result<void> mark_quarantined(Store& store, const std::vector<Hash128>& keys, const std::string& why) {
   std::vector<Change> marks;
   for (const auto& key : keys) {
@@ -305,9 +305,7 @@ Result<std::optional<Record>> Storage::checked(std::size_t i, const Wanted& w, E
   auto record = check_entry(**found, w.key, rules);
   if (broke) return *broke;
   if (!record) {
-    spdlog::warn("refused an entry from {}: {}", backend.describe(), record.error().message);
-    refusals_.push_back(record.error().message);
-    events_.push_back(backend.tier() == Tier::remote ? Event::remote_refused : Event::rejected);
+    refuse(backend.describe(), backend.tier(), record.error().message);
     return std::optional<Record>{};
   }
   *text = std::move(**found);
@@ -320,6 +318,7 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
   Hit hit;
   hit.tier = backends_[i]->tier();
   hit.where = backends_[i]->describe();
+  hit.backend = i;
   std::map<std::string, bool> conflicting;
   bool any = false, acf_conflict = false;
   for (const auto& w : wanted) {
@@ -354,15 +353,28 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     hit.controls.options.erase(knob);
   }
   if (acf_conflict) hit.controls.acf.reset();
+  // Each entry passed alone; the merged set must pass too (two kernels'
+  // options may be a pair the space marks as conflicting).
+  if (hit.keys.size() > 1 && rules.running_space) {
+    auto space = rules.running_space();
+    if (space && *space)
+      if (auto valid = spaces::validate_controls(**space, hit.controls, rules.policy); !valid) {
+        refuse(backends_[i]->describe(), backends_[i]->tier(), "the merged kernel entries: " + valid.error().message);
+        return std::optional<Hit>{};
+      }
+  }
   return std::optional<Hit>{std::move(hit)};
+}
+
+void Storage::refuse(const std::string& where, Tier tier, const std::string& why) {
+  spdlog::warn("refused an entry from {}: {}", where, why);
+  refusals_.push_back(why);
+  events_.push_back(tier == Tier::remote ? Event::remote_refused : Event::rejected);
 }
 
 void Storage::quarantine(const Hit& hit, const std::vector<Hash128>& keys, const std::string& why) {
   // A remote hit was copied into the local cache: its copies are marked.
-  std::size_t i = 0;
-  if (hit.tier == Tier::pack)
-    for (std::size_t j = 1; j < backends_.size(); ++j)
-      if (backends_[j]->describe() == hit.where) i = j;
+  std::size_t i = hit.tier == Tier::remote ? 0 : hit.backend;
   if (auto r = backends_[i]->quarantine(keys, why); !r)
     spdlog::warn("cannot quarantine: {}", r.error().message);
 }

@@ -94,6 +94,7 @@ public:
     std::string matched;        // "module", "kernel" or "unit"
     Tier tier = Tier::local;
     std::string where;          // the backend, for messages
+    std::size_t backend = 0;    // which of the storage's backends answered
     std::map<Sha256, std::string> blobs; // the ACF blob it names, checked
   };
 
@@ -132,6 +133,8 @@ private:
   /// fetched into `blobs`); std::nullopt when absent or refused.
   Result<std::optional<Record>> checked(std::size_t i, const Wanted& w, EntryRules rules,
                                         std::map<Sha256, std::string>& blobs, std::string* text);
+  /// Counts and logs an entry (or a merged set) that may not be used.
+  void refuse(const std::string& where, Tier tier, const std::string& why);
 
   std::string cache_dir_;
   std::vector<std::unique_ptr<Backend>> backends_; // local first

@@ -84,7 +84,7 @@ private:
   Step controls_from_storage();
   Step check_controls();
   Step render(std::vector<std::string>& argv, std::optional<ScratchDir>& scratch);
-  Step attach_acf(std::vector<std::string>& argv, const ScratchDir& scratch);
+  Step attach_acf(std::vector<std::string>& argv, const std::optional<ScratchDir>& scratch);
   Outcome compile();
   Result<RunResult> run_plain(bool add_verbose);
   void trace(const RunResult& run, bool applied, const std::string& error);
@@ -272,12 +272,13 @@ PtxasWrapper::Step PtxasWrapper::render(std::vector<std::string>& argv, std::opt
   }
   argv.insert(argv.end(), rendered.options.begin(), rendered.options.end());
   if (controls_->acf)
-    if (auto pass = attach_acf(argv, *scratch)) return pass;
+    if (auto pass = attach_acf(argv, scratch)) return pass;
   controls_summary_ = spaces::summarise_control_set(*controls_);
   return std::nullopt;
 }
 
-PtxasWrapper::Step PtxasWrapper::attach_acf(std::vector<std::string>& argv, const ScratchDir& scratch) {
+// `scratch` exists unless the caller passed --apply-controls (render()).
+PtxasWrapper::Step PtxasWrapper::attach_acf(std::vector<std::string>& argv, const std::optional<ScratchDir>& scratch) {
   if (command_.user_controls) {
     spdlog::debug("the caller's --apply-controls wins over the cached ACF");
     return std::nullopt;
@@ -300,7 +301,7 @@ PtxasWrapper::Step PtxasWrapper::attach_acf(std::vector<std::string>& argv, cons
     spdlog::warn("ACF blob {} is missing or damaged; not applying these controls", to_hex(*controls_->acf).substr(0, 12));
     return cache::Pass::acf_missing;
   }
-  std::string acf_path = join_path(scratch.path(), "controls.acf");
+  std::string acf_path = join_path(scratch->path(), "controls.acf");
   if (auto w = write_file_atomic(acf_path, *blob); !w) return cache::Pass::no_scratch;
   argv.push_back("--apply-controls");
   argv.push_back(acf_path);

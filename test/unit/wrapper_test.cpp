@@ -69,7 +69,8 @@ const spaces::Space& test_space() {
       spaces::parse_space("[space]\nname = ptxas-13\ntool = ptxas\nversions = 13.0..13.99\n"
                           "[option.opt-level]\nrender = --opt-level={}\nrange = 0..3\ndefault = 3\nsafety = exact\n"
                           "[option.maxrregcount]\nrender = --maxrregcount={}\nrange = 16..255\ndefault = none\nsafety = exact\n"
-                          "[directive.maxnreg]\nrender = .maxnreg {}\nrange = 16..255\ndefault = none\nsafety = exact\n",
+                          "[directive.maxnreg]\nrender = .maxnreg {}\nrange = 16..255\ndefault = none\nsafety = exact\n"
+                          "[conflict.low]\nwhen = opt-level: 0\nexcludes = maxrregcount: 16\n",
                           "test.space")
           .value();
   return space;
@@ -175,6 +176,25 @@ TEST(Storage, refused_entries_are_counted_and_skipped) {
   cache::Tally tally(cache::Tool::ptxas);
   cache::count_events(storage, tally);
   EXPECT_EQ(tally.names(), std::vector<std::string>{"rejected"}); // one compile met them
+}
+
+// Two kernel entries that pass alone may merge into a set the space
+// forbids (a conflicting pair): the merged set is refused too.
+TEST(Storage, a_merged_set_is_checked_as_a_whole) {
+  auto dir = ScratchDir::create("ciq-lookup").value();
+  auto module = cache::scan_ptx(k_two);
+  cache::KeyContext ctx{"sm_90a", "id", ""};
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::kernel_key(module, "a", ctx), "a", {"opt-level=0"});
+    put(store, cache::kernel_key(module, "b", ctx), "b", {"maxrregcount=16"});
+  }
+  cache::Storage storage(dir.path());
+  auto found = storage.find_module(module, ctx, rules());
+  ASSERT_TRUE(found.ok());
+  EXPECT_FALSE(found->has_value());
+  ASSERT_EQ(storage.refusals().size(), 1u);
+  EXPECT_NE(storage.refusals()[0].find("merged kernel entries"), std::string::npos);
 }
 
 // A pack is a tier after the cache: consulted on a local miss, its
