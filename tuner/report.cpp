@@ -33,8 +33,26 @@ std::string esc(std::string_view s) {
 // Axis numbers: four significant digits are enough to read a plot.
 std::string tick(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
+  std::snprintf(buf, sizeof buf, "%.4g", std::fabs(v) < 1e-12 ? 0.0 : v);
   return buf;
+}
+
+/// Tick positions a reader can take in at a glance: multiples of 1, 2 or 5
+/// times a power of ten that fall in [lo, hi], about `want` of them; whole
+/// numbers only when the axis counts something (evaluations).
+std::vector<double> nice_ticks(double lo, double hi, int want, bool whole) {
+  double raw = (hi - lo) / std::max(1, want);
+  double power = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = power;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * power >= raw) {
+      step = m * power;
+      break;
+    }
+  if (whole) step = std::max(1.0, std::round(step));
+  std::vector<double> ticks;
+  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) ticks.push_back(v);
+  return ticks;
 }
 
 std::string num(double v) {
@@ -80,14 +98,14 @@ public:
                     "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
     s += "<text x=\"" + num(k_width / 2) + "\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">" + esc(title_) +
          "</text>\n";
-    // Axes with five ticks each.
+    // Axes with about five ticks each, at round values.
     s += "<path d=\"M" + num(k_left) + " " + num(k_top) + " V" + num(k_height - k_bottom) + " H" + num(k_width - k_right) +
          "\" fill=\"none\" stroke=\"#333\"/>\n";
-    for (int i = 0; i <= 4; ++i) {
-      double vx = x0_ + (x1_ - x0_) * i / 4, vy = y0_ + (y1_ - y0_) * i / 4;
-      if (!xlabel_.empty()) // an unlabelled x axis holds categories: no numbers
+    if (!xlabel_.empty()) // an unlabelled x axis holds categories: no numbers
+      for (double vx : nice_ticks(x0_, x1_, 6, whole_x_))
         s += "<text x=\"" + num(x(vx)) + "\" y=\"" + num(k_height - k_bottom + 14) + "\" text-anchor=\"middle\">" +
              esc(tick(vx)) + "</text>\n";
+    for (double vy : nice_ticks(y0_, y1_, 5, false)) {
       s += "<text x=\"" + num(k_left - 4) + "\" y=\"" + num(y(vy) + 4) + "\" text-anchor=\"end\">" + esc(tick(vy)) +
            "</text>\n";
       s += "<line x1=\"" + num(k_left) + "\" x2=\"" + num(k_width - k_right) + "\" y1=\"" + num(y(vy)) + "\" y2=\"" + num(y(vy)) +
@@ -104,6 +122,11 @@ private:
   static constexpr double k_width = 640, k_height = 320, k_left = 78, k_right = 20, k_top = 28, k_bottom = 42;
   std::string id_, title_, xlabel_, ylabel_, body_;
   double x0_, x1_, y0_, y1_;
+  bool whole_x_ = false;
+
+public:
+  /// The x axis counts (evaluation numbers): whole-number ticks.
+  void whole_x() { whole_x_ = true; }
 };
 
 const char* k_ok = "#1f77b4", *k_same = "#9e9e9e", *k_invalid = "#d62728", *k_best = "#2ca02c", *k_default = "#ff7f0e";
@@ -182,6 +205,7 @@ std::string convergence_plot(const Run& run, const std::string& id) {
   if (steps.empty()) return "<p>No valid evaluation to plot.</p>\n";
   Chart chart(id, "Best so far (" + run.objectives[0] + ")", 1, std::max(2, index), lo, hi, "evaluations",
               run.objectives[0] + (run.maximize[0] ? " (higher is better)" : " (lower is better)"));
+  chart.whole_x();
   std::string d;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     double px = chart.x(steps[i].first), py = chart.y(steps[i].second);
@@ -201,6 +225,7 @@ std::string evaluations_plot(const Run& run) {
   if (!std::isfinite(lo)) return "";
   Chart chart("evaluations", "Every evaluation (blue: measured, grey: same code as an earlier one, red: invalid)", 1,
               std::max<double>(2, double(run.records.size())), lo, hi, "evaluations", run.objectives[0]);
+  chart.whole_x();
   int index = 0;
   for (const auto& r : run.records) {
     ++index;
