@@ -179,8 +179,18 @@ Result<const Store*> LocalBackend::reader() {
   return store_ ? &*store_ : nullptr;
 }
 
+// LMDB writes through a shared memory map: where the file system has no
+// room for a page it touches, the process gets SIGBUS, not ENOSPC (seen in
+// the fault matrix: a remote hit's read-through copy into a cache on a full
+// tmpfs crashed ciq-ptxas, whose crash handler then ran plain ptxas without
+// the hit). The wrappers' few small writes stay well under this margin.
+constexpr std::uint64_t k_write_margin = 4u << 20;
+
 Result<Store*> LocalBackend::writer() {
   if (!writable_) {
+    if (auto room = free_bytes(dir_); room && *room < k_write_margin)
+      return make_error("io", "only " + std::to_string(*room >> 10) + " KiB free on the file system of " + dir_ +
+                                  " (a write needs " + std::to_string(k_write_margin >> 20) + " MiB)");
     store_.reset(); // one environment per file and process: reopen it writable
     auto store = Store::open_for_writing(dir_);
     if (!store) {

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace ciq {
@@ -91,6 +92,18 @@ Result<void> make_dirs(const std::string& path) {
 bool path_exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+std::optional<std::uint64_t> free_bytes(const std::string& path) {
+  std::string at = path.empty() ? "." : path;
+  for (;;) {
+    struct statvfs fs;
+    if (::statvfs(at.c_str(), &fs) == 0) return std::uint64_t(fs.f_bavail) * fs.f_frsize;
+    if (errno != ENOENT && errno != ENOTDIR) return std::nullopt;
+    std::string up = dir_name(at);
+    if (up == at) return std::nullopt;
+    at = up;
+  }
 }
 
 bool is_directory(const std::string& path) {

@@ -6,6 +6,7 @@
 
 #include "utils/result.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,9 @@ Result<std::vector<std::string>> list_directory(const std::string& dir);
 Result<void> make_dirs(const std::string& path);
 
 bool path_exists(const std::string& path);
+/// Bytes an unprivileged writer may still use on the file system that holds
+/// `path` (or its nearest existing parent); std::nullopt when unknown.
+std::optional<std::uint64_t> free_bytes(const std::string& path);
 bool is_directory(const std::string& path);
 bool is_executable_file(const std::string& path);
 

@@ -267,6 +267,23 @@ def tmpfs(options, fill):
 
 
 MOUNTS = []
+REDIS = []  # directories of the real redis-servers started, stopped at the end
+
+
+def full_cache_remote_hit(d):
+    """A remote hit (a real redis-server holding the entry) whose read-through
+    copy cannot be written: the local cache is on a full file system. The
+    entry must still apply, as the plain tool given its option."""
+    if not shutil.which("redis-server"):
+        raise RuntimeError("no redis-server here")
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "redis.py")
+    rd = os.path.join(d, "redis")
+    subprocess.run([sys.executable, tool, "start", rd], check=True, capture_output=True)
+    REDIS.append((tool, rd))
+    url = open(os.path.join(rd, "url")).read().strip()
+    subprocess.run([CIQ_CACHE, "push", url], env=dict(BASE_ENV, CIQ_CACHE_DIR=cache_with_entry(d)), check=True,
+                   capture_output=True)
+    return dict(tmpfs("", True)(d), CIQ_REMOTE=url)
 
 
 def zip_case(fault, make, refused):
@@ -396,6 +413,8 @@ def run_matrix():
     # LMDB rebuilds a lock file no process holds: the entry still applies,
     # exactly as the plain tool given the entry's option.
     ptxas_case("lock.mdb random bytes (the entry still applies)", None, REAL, lock_garbage, ["--maxrregcount=32"])
+    ptxas_case("a remote hit the full local cache cannot copy (disk full)", None, REAL, full_cache_remote_hit,
+               ["--maxrregcount=32"])
     missing_ptxas()
     for fault, setup in [
         ("data.mdb random bytes", damaged_cache("random")),
@@ -427,6 +446,8 @@ def run_matrix():
             "0" * 64 + '"}]}')), True),
     ]:
         zip_case(fault, make, refused)
+    for tool, rd in REDIS:
+        subprocess.run([sys.executable, tool, "stop", rd], capture_output=True)
     tried = [r for r in results if not r[2].startswith("not tried")]
     survived = [r for r in tried if r[2] == "survived"]
     width = max(len(r[1]) for r in results)

@@ -127,3 +127,14 @@ TEST(Counters, damaged_file_counts_from_zero) {
   bump_counters(t.path(), calls);
   EXPECT_EQ(read_counters(t.path())->at("calls"), 6u);
 }
+
+TEST(Files, free_bytes_of_a_path_not_made_yet_is_its_parents) {
+  auto tmp = ScratchDir::create("ciq-free");
+  ASSERT_TRUE(tmp);
+  auto here = free_bytes(tmp->path());
+  auto below = free_bytes(join_path(tmp->path(), "no/such/cache"));
+  ASSERT_TRUE(here && below);
+  EXPECT_GT(*here, 0u);
+  // The same file system; other writers may move it by a little.
+  EXPECT_LT(*here > *below ? *here - *below : *below - *here, std::uint64_t(64) << 20);
+}
