@@ -81,6 +81,7 @@ public:
   double x(double v) const { return k_left + (v - x0_) / (x1_ - x0_) * (k_width - k_left - k_right); }
   double y(double v) const { return k_height - k_bottom - (v - y0_) / (y1_ - y0_) * (k_height - k_top - k_bottom); }
   double top() const { return k_top; }
+  double bottom() const { return k_height - k_bottom; }
   void add(const std::string& element) { body_ += element + "\n"; }
   void point(double vx, double vy, const std::string& colour, const std::string& tip, double r = 3.5) {
     add("<circle class=\"mark\" cx=\"" + num(x(vx)) + "\" cy=\"" + num(y(vy)) + "\" r=\"" + num(r) + "\" fill=\"" + colour +
@@ -311,7 +312,7 @@ std::string verification_plot(const Run& run, std::string* note) {
     double m = median(values);
     chart.add("<line class=\"mark\" x1=\"" + num(chart.x(column - 0.3)) + "\" x2=\"" + num(chart.x(column + 0.3)) + "\" y1=\"" +
               num(chart.y(m)) + "\" y2=\"" + num(chart.y(m)) + "\" stroke=\"#000\" stroke-width=\"2\"/>");
-    chart.add("<text x=\"" + num(chart.x(column)) + "\" y=\"" + num(chart.top() + 12) + "\" text-anchor=\"middle\">" +
+    chart.add("<text x=\"" + num(chart.x(column)) + "\" y=\"" + num(chart.bottom() + 16) + "\" text-anchor=\"middle\">" +
               std::string(column == 1 ? "default" : "winner") + ", median " + esc(format_number(m)) + "</text>");
   }
   return chart.svg();
