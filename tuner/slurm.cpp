@@ -53,6 +53,31 @@ Result<RunResult> run_client(const std::vector<std::string>& argv, double timeou
 
 } // namespace
 
+std::optional<double> time_seconds(std::string_view t) {
+  if (!valid_time(t)) return std::nullopt;
+  double days = 0;
+  bool with_days = false;
+  if (auto dash = t.find('-'); dash != std::string_view::npos) {
+    days = std::stod(std::string(t.substr(0, dash)));
+    t = t.substr(dash + 1);
+    with_days = true;
+  }
+  std::vector<double> parts;
+  for (auto p : split(t, ':')) parts.push_back(std::stod(std::string(p)));
+  double s = 0;
+  if (with_days) { // D-HH, D-HH:MM, D-HH:MM:SS
+    double unit = 3600;
+    for (double p : parts) s += p * unit, unit /= 60;
+  } else if (parts.size() == 1) { // MM
+    s = parts[0] * 60;
+  } else if (parts.size() == 2) { // MM:SS
+    s = parts[0] * 60 + parts[1];
+  } else { // HH:MM:SS
+    s = parts[0] * 3600 + parts[1] * 60 + parts[2];
+  }
+  return days * 86400 + s;
+}
+
 Result<void> validate(const SlurmConfig& config) {
   if (!config.time_limit.empty() && !valid_time(config.time_limit))
     return make_error("usage", "--slurm-time '" + config.time_limit + "' is not a Slurm time (MM, HH:MM:SS or D-HH:MM:SS)");

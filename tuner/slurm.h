@@ -12,7 +12,9 @@
 #include "utils/process.h"
 #include "utils/result.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::tuner {
@@ -36,6 +38,15 @@ std::string job_name_for(const std::string& run_dir);
 /// Finds srun, scancel and squeue on PATH (absolute paths, for the interrupt
 /// handler); fails, naming the missing one, when Slurm's clients are absent.
 Result<void> resolve_tools(SlurmConfig& config);
+
+/// A Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) in
+/// seconds; std::nullopt when it is not one.
+std::optional<double> time_seconds(std::string_view time);
+
+/// A job Slurm still lists as running can outlive its step (a killed
+/// slurmstepd or slurmd leaves srun waiting: seen on the test cluster, 150 s
+/// and counting); only a time limit ends it. A run given none gets this one.
+constexpr double k_default_job_seconds = 3600;
 
 /// Checks the settings before any job is submitted (a bad --slurm-time or
 /// --slurm-gres fails here, not as 64 invalid evaluations).

@@ -55,7 +55,7 @@ static cl::opt<double> cull("cull", cl::desc("Fraction of the worst removed befo
 static cl::opt<double> mutate_rate("mutate-rate", cl::desc("Per-knob mutation probability (default 0.25)"), cl::init(0.25), RUN);
 static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed (default 1)"), cl::init(1), BOTH);
 static cl::opt<int> repeats("repeats", cl::desc("Benchmark runs per evaluation (default 3)"), cl::init(3), RUN);
-static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expiry its whole process group is killed (default: none)"), cl::init(0), RUN);
+static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expiry its whole process group is killed (default: none; under --executor slurm, --slurm-time's, else 3600)"), cl::init(0), RUN);
 static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default: half the CPUs, 1 to 8, when the build writes into {workdir}; else 1)"), cl::init(0), RUN);
 static cl::opt<std::string> gpus("gpus", cl::desc("GPUs to benchmark on, e.g. 0,1 (CUDA_VISIBLE_DEVICES per benchmark)"), cl::value_desc("list"), RUN);
 static cl::opt<std::string> out("out", cl::desc("Run directory (default ./ciq-tune-<date>-<time>)"), cl::value_desc("dir"), RUN);
@@ -76,7 +76,7 @@ static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache to ship to (d
 static cl::opt<std::string> executor("executor", cl::desc("Where commands run: local (default) or slurm (every build, benchmark and check is a Slurm job through srun; see README, 'Tuning on a cluster')"), cl::value_desc("local|slurm"), cl::init("local"), RUN);
 static cl::opt<std::string> slurm_partition("slurm-partition", cl::desc("Slurm partition of the jobs (default: the cluster's)"), cl::value_desc("name"), RUN);
 static cl::opt<std::string> slurm_account("slurm-account", cl::desc("Slurm account of the jobs (default: yours)"), cl::value_desc("name"), RUN);
-static cl::opt<std::string> slurm_time("slurm-time", cl::desc("Time limit of every job, in Slurm's syntax (default: --timeout rounded up to minutes, else none)"), cl::value_desc("time"), RUN);
+static cl::opt<std::string> slurm_time("slurm-time", cl::desc("Time limit of every job, in Slurm's syntax (default: --timeout rounded up to minutes, else 60)"), cl::value_desc("time"), RUN);
 static cl::opt<int> slurm_build_cpus("slurm-build-cpus", cl::desc("CPUs per build job (default 1)"), cl::init(1), RUN);
 static cl::opt<std::string> slurm_gres("slurm-gres", cl::desc("GRES of benchmark and check jobs (default gpu:1; 'none' for CPU-only benchmarks)"), cl::value_desc("gres"), cl::init("gpu:1"), RUN);
 static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun option for every job, e.g. --slurm-arg=--qos=high; repeatable"), cl::value_desc("option"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));

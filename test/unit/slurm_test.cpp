@@ -85,6 +85,18 @@ TEST(Slurm, ValidateRefusesWhatSlurmWould) {
   EXPECT_FALSE(validate(c));
 }
 
+TEST(Slurm, TimesInSlurmsSyntaxAreSeconds) {
+  EXPECT_EQ(time_seconds("10"), 600.0);
+  EXPECT_EQ(time_seconds("10:30"), 630.0);
+  EXPECT_EQ(time_seconds("1:30:00"), 5400.0);
+  EXPECT_EQ(time_seconds("2-12"), 2 * 86400.0 + 12 * 3600);
+  EXPECT_EQ(time_seconds("1-00:30"), 86400.0 + 1800);
+  EXPECT_EQ(time_seconds("1-00:30:15"), 86400.0 + 1815);
+  EXPECT_FALSE(time_seconds("ten"));
+  EXPECT_FALSE(time_seconds("1:2:3:4"));
+  EXPECT_FALSE(time_seconds(""));
+}
+
 TEST(Slurm, JobNamesFollowTheRunDirectory) {
   EXPECT_EQ(job_name_for("/shared/runs/a"), job_name_for("/shared/runs/a"));
   EXPECT_NE(job_name_for("/shared/runs/a"), job_name_for("/shared/runs/b"));
