@@ -177,8 +177,10 @@ Result<RunResult> Evaluator::run_job(RunOptions options, bool gpu_job, const std
   *log += "\n";
   if (!setup_.slurm) return run_process(options);
   const SlurmConfig& slurm = *setup_.slurm;
-  // Slurm enforces the limit (--time); the tuner's own deadline is a backstop
-  // for a job stuck in the queue, and then the job is cancelled too.
+  // Slurm enforces the limit (--time, always set); the tuner's own deadline
+  // is a backstop for a job stuck in the queue or lost with its node's
+  // daemons, and then the job is cancelled too.
+  if (options.timeout_seconds <= 0) options.timeout_seconds = time_seconds(slurm.time_limit).value_or(0);
   if (options.timeout_seconds > 0) options.timeout_seconds += 120;
   for (int attempt = 0;; ++attempt) {
     auto run = run_process(options);

@@ -160,17 +160,16 @@ static Result<void> check_options(TuneOptions& o) {
       return make_error("tuner", "--bench-server is not supported with --executor slurm yet: every benchmark is its own job");
     if (!o.setup.gpus.empty()) return make_error("tuner", "--gpus is for --executor local: under Slurm the scheduler picks the GPU (--slurm-gres)");
     if (auto v = validate(slurm); !v) return v.error();
-    // Every job has a limit, Slurm's and (as a backstop) the tuner's: a job
-    // whose step died with its daemons is still "running" to Slurm, and its
-    // srun waits until the limit. --slurm-time gives the tuner its deadline,
-    // --timeout gives Slurm its limit (whole minutes, rounded up).
-    if (o.setup.timeout <= 0 && !slurm.time_limit.empty()) o.setup.timeout = *time_seconds(slurm.time_limit);
-    if (o.setup.timeout <= 0) {
-      o.setup.timeout = k_default_job_seconds;
-      std::fprintf(stderr, "ciq-tuner: Slurm: no --timeout or --slurm-time given; every job may run %d minutes\n",
-                   int(k_default_job_seconds / 60));
+    // Every job has a limit, Slurm's and (as a backstop, Evaluator::run_job)
+    // the tuner's: a job whose step died with its daemons is still "running"
+    // to Slurm, and its srun waits until the limit. --timeout gives Slurm its
+    // limit in whole minutes, rounded up.
+    if (slurm.time_limit.empty() && o.setup.timeout > 0) slurm.time_limit = std::to_string(int(std::ceil(o.setup.timeout / 60)));
+    if (slurm.time_limit.empty()) {
+      slurm.time_limit = std::to_string(int(k_default_job_seconds / 60));
+      std::fprintf(stderr, "ciq-tuner: Slurm: no --timeout or --slurm-time given; every job may run %s minutes\n",
+                   slurm.time_limit.c_str());
     }
-    if (slurm.time_limit.empty()) slurm.time_limit = std::to_string(int(std::ceil(o.setup.timeout / 60)));
     if (auto tools = resolve_tools(slurm); !tools) return tools.error();
   }
   if (!o.setup.bench_server.empty() && o.setup.bench.empty())
