@@ -33,7 +33,7 @@ std::string esc(std::string_view s) {
 // Axis numbers: four significant digits are enough to read a plot.
 std::string tick(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", std::fabs(v) < 1e-12 ? 0.0 : v);
+  std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
@@ -42,6 +42,7 @@ std::string tick(double v) {
 /// numbers only when the axis counts something (evaluations).
 std::vector<double> nice_ticks(double lo, double hi, int want, bool whole) {
   double raw = (hi - lo) / std::max(1, want);
+  if (!(raw > 0) || !std::isfinite(raw)) return {lo};
   double power = std::pow(10.0, std::floor(std::log10(raw)));
   double step = power;
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -51,7 +52,8 @@ std::vector<double> nice_ticks(double lo, double hi, int want, bool whole) {
     }
   if (whole) step = std::max(1.0, std::round(step));
   std::vector<double> ticks;
-  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) ticks.push_back(v);
+  for (double i = std::ceil(lo / step - 1e-9); i * step <= hi + step * 1e-9 && ticks.size() < 50; ++i)
+    ticks.push_back(i == 0 ? 0.0 : i * step); // by multiplication: no drift, an exact 0
   return ticks;
 }
 

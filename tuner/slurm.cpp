@@ -55,15 +55,29 @@ Result<RunResult> run_client(const std::vector<std::string>& argv, double timeou
 
 std::optional<double> time_seconds(std::string_view t) {
   if (!valid_time(t)) return std::nullopt;
+  // Whole numbers only (valid_time allowed digits, ':' and one '-'); an
+  // empty field ("1::2", "1-:30") is not a time.
+  auto number = [](std::string_view f) -> std::optional<double> {
+    if (f.empty() || f.size() > 9) return std::nullopt;
+    double v = 0;
+    for (char c : f) v = v * 10 + (c - '0');
+    return v;
+  };
   double days = 0;
   bool with_days = false;
   if (auto dash = t.find('-'); dash != std::string_view::npos) {
-    days = std::stod(std::string(t.substr(0, dash)));
+    auto d = number(t.substr(0, dash));
+    if (!d) return std::nullopt;
+    days = *d;
     t = t.substr(dash + 1);
     with_days = true;
   }
   std::vector<double> parts;
-  for (auto p : split(t, ':')) parts.push_back(std::stod(std::string(p)));
+  for (auto f : split(t, ':')) {
+    auto v = number(f);
+    if (!v) return std::nullopt;
+    parts.push_back(*v);
+  }
   double s = 0;
   if (with_days) { // D-HH, D-HH:MM, D-HH:MM:SS
     double unit = 3600;
@@ -79,7 +93,7 @@ std::optional<double> time_seconds(std::string_view t) {
 }
 
 Result<void> validate(const SlurmConfig& config) {
-  if (!config.time_limit.empty() && !valid_time(config.time_limit))
+  if (!config.time_limit.empty() && !time_seconds(config.time_limit))
     return make_error("usage", "--slurm-time '" + config.time_limit + "' is not a Slurm time (MM, HH:MM:SS or D-HH:MM:SS)");
   if (config.build_cpus < 1) return make_error("usage", "--slurm-build-cpus must be at least 1");
   if (config.retries < 0) return make_error("usage", "--slurm-retries cannot be negative");

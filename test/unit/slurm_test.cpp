@@ -71,7 +71,7 @@ TEST(Slurm, ValidateRefusesWhatSlurmWould) {
     c.time_limit = t;
     EXPECT_TRUE(validate(c)) << t;
   }
-  for (const char* t : {"ten", "1:2:3:4", ":5", "1--2"}) {
+  for (const char* t : {"ten", "1:2:3:4", ":5", "1--2", "1::2", "1-:30"}) {
     c.time_limit = t;
     EXPECT_FALSE(validate(c)) << t;
   }
@@ -95,6 +95,8 @@ TEST(Slurm, TimesInSlurmsSyntaxAreSeconds) {
   EXPECT_FALSE(time_seconds("ten"));
   EXPECT_FALSE(time_seconds("1:2:3:4"));
   EXPECT_FALSE(time_seconds(""));
+  EXPECT_FALSE(time_seconds("1::2"));
+  EXPECT_FALSE(time_seconds("1-:30"));
 }
 
 TEST(Slurm, JobNamesFollowTheRunDirectory) {
