@@ -315,7 +315,7 @@ Result<std::optional<Record>> Storage::checked(std::size_t i, const Wanted& w, E
   auto record = check_entry(**found, w.key, rules);
   if (broke) return *broke;
   if (!record) {
-    refuse(backend.describe(), backend.tier(), record.error().message);
+    refuse(backend, record.error().message);
     return std::optional<Record>{};
   }
   *text = std::move(**found);
@@ -369,17 +369,17 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     auto space = rules.running_space();
     if (space && *space)
       if (auto valid = spaces::validate_controls(**space, hit.controls, rules.policy); !valid) {
-        refuse(backends_[i]->describe(), backends_[i]->tier(), "the merged kernel entries: " + valid.error().message);
+        refuse(*backends_[i], "the merged kernel entries: " + valid.error().message);
         return std::optional<Hit>{};
       }
   }
   return std::optional<Hit>{std::move(hit)};
 }
 
-void Storage::refuse(const std::string& where, Tier tier, const std::string& why) {
-  spdlog::warn("refused an entry from {}: {}", where, why);
+void Storage::refuse(const Backend& from, const std::string& why) {
+  spdlog::warn("refused an entry from {}: {}", from.describe(), why);
   refusals_.push_back(why);
-  events_.push_back(tier == Tier::remote ? Event::remote_refused : Event::rejected);
+  events_.push_back(from.tier() == Tier::remote ? Event::remote_refused : Event::rejected);
 }
 
 void Storage::quarantine(const Hit& hit, const std::vector<Hash128>& keys, const std::string& why) {

@@ -134,7 +134,7 @@ private:
   Result<std::optional<Record>> checked(std::size_t i, const Wanted& w, EntryRules rules,
                                         std::map<Sha256, std::string>& blobs, std::string* text);
   /// Counts and logs an entry (or a merged set) that may not be used.
-  void refuse(const std::string& where, Tier tier, const std::string& why);
+  void refuse(const Backend& from, const std::string& why);
 
   std::string cache_dir_;
   std::vector<std::unique_ptr<Backend>> backends_; // local first

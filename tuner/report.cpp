@@ -84,6 +84,8 @@ public:
   double y(double v) const { return k_height - k_bottom - (v - y0_) / (y1_ - y0_) * (k_height - k_top - k_bottom); }
   double top() const { return k_top; }
   double bottom() const { return k_height - k_bottom; }
+  /// The x axis counts (evaluation numbers): whole-number ticks.
+  void whole_x() { whole_x_ = true; }
   void add(const std::string& element) { body_ += element + "\n"; }
   void point(double vx, double vy, const std::string& colour, const std::string& tip, double r = 3.5) {
     add("<circle class=\"mark\" cx=\"" + num(x(vx)) + "\" cy=\"" + num(y(vy)) + "\" r=\"" + num(r) + "\" fill=\"" + colour +
@@ -126,10 +128,6 @@ private:
   std::string id_, title_, xlabel_, ylabel_, body_;
   double x0_, x1_, y0_, y1_;
   bool whole_x_ = false;
-
-public:
-  /// The x axis counts (evaluation numbers): whole-number ticks.
-  void whole_x() { whole_x_ = true; }
 };
 
 const char* k_ok = "#1f77b4", *k_same = "#9e9e9e", *k_invalid = "#d62728", *k_best = "#2ca02c", *k_default = "#ff7f0e";
