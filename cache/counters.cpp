@@ -29,6 +29,11 @@ std::map<std::string, std::uint64_t> parse_counters(std::string_view text) {
 
 std::string stats_path(const std::string& cache_dir) { return join_path(cache_dir, "stats"); }
 
+// The counters file holds a few dozen short lines; one far larger was
+// damaged or planted (a sparse 1 GiB file took seconds to read on every
+// compile). Read no more than this.
+constexpr off_t k_max_counters_bytes = 64 << 10;
+
 std::string read_fd(int fd) {
   std::string text;
   char buffer[4096];
@@ -96,6 +101,7 @@ std::string_view pass_name(Pass reason) {
   case Pass::cache_unusable: return "cache-unusable";
   case Pass::no_cache: return "no-cache";
   case Pass::unreadable_input: return "unreadable-input";
+  case Pass::input_not_a_file: return "input-not-a-file";
   case Pass::unknown_ptxas: return "unknown-ptxas";
   case Pass::unknown_nvcc: return "unknown-nvcc";
   case Pass::no_entry: return "no-entry";
@@ -141,7 +147,9 @@ void bump_counters(const std::string& cache_dir, const Tally& tally) {
     return;
   }
   if (lock_briefly(fd)) {
-    auto counters = parse_counters(read_fd(fd));
+    bool damaged = st.st_size > k_max_counters_bytes;
+    if (damaged) spdlog::warn("{} holds {} bytes, far more than counters take; starting it afresh", stats_path(cache_dir), st.st_size);
+    auto counters = damaged ? std::map<std::string, std::uint64_t>{} : parse_counters(read_fd(fd));
     for (const auto& n : names) ++counters[n];
     std::string text;
     for (const auto& [n, v] : counters) text += n + " = " + std::to_string(v) + "\n";
@@ -162,6 +170,11 @@ Result<std::map<std::string, std::uint64_t>> read_counters(const std::string& ca
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return make_error("io", "'" + stats_path(cache_dir) + "' is not a regular file");
+  }
+  if (st.st_size > k_max_counters_bytes) {
+    ::close(fd);
+    return make_error("io", "'" + stats_path(cache_dir) + "' holds " + std::to_string(st.st_size) +
+                                " bytes, far more than counters take (damaged?); remove it to start the counters afresh");
   }
   ::flock(fd, LOCK_SH);
   auto counters = parse_counters(read_fd(fd));

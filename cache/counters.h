@@ -32,7 +32,7 @@ enum class Counter {
 /// each wrapper takes one of these (counted as passthrough.<name>).
 enum class Pass {
   unparsed_args, info, no_input, several_inputs, no_target, virtual_target, debug, disabled, user_prefix,
-  no_ciq_ptxas, cache_unusable, no_cache, unreadable_input, unknown_ptxas, unknown_nvcc, no_entry, tuned_default,
+  no_ciq_ptxas, cache_unusable, no_cache, unreadable_input, input_not_a_file, unknown_ptxas, unknown_nvcc, no_entry, tuned_default,
   no_space, rejected, no_scratch, directive_edit_failed, acf_missing, spawn_failed,
 };
 

@@ -20,6 +20,20 @@ Result<Record> check_entry(std::string_view text, const Hash128& key, const Entr
   if (!record) return make_error("invalid", record.error().message);
   if (!rules.kind.empty() && (record->kind != rules.kind || (rules.kind == "kernel" && record->kernel != rules.kernel)))
     return bad("it is not the " + rules.kind + " record it is filed under");
+  if (rules.key_fields) {
+    const auto& k = *rules.key_fields;
+    auto differs = [&](std::string_view field, const std::string& own, const std::string& key_made_for) {
+      return bad("it says " + std::string(field) + " = '" + own + "', its key is for '" + key_made_for +
+                 "' (filed under the wrong key)");
+    };
+    if (record->kind == "unit") {
+      if (record->nvcc != k.compiler) return differs("nvcc", record->nvcc, k.compiler);
+    } else {
+      if (record->target != k.target) return differs("target", record->target, k.target);
+      if (record->ptxas != k.compiler) return differs("ptxas", record->ptxas, k.compiler);
+      if (record->flags != k.flags) return differs("flags", record->flags, k.flags);
+    }
+  }
   const spaces::Space* space = nullptr;
   if (rules.running_space) {
     auto running = rules.running_space();

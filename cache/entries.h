@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,16 @@ struct EntryRules {
   spaces::Policy policy;
   std::string kind;   // the kind it is filed as ("module", "kernel", "unit"); "" = any
   std::string kernel; // for kind "kernel": the kernel it is filed for
+  /// What the key was made from (the compile asking): a record whose own
+  /// fields say another target, compiler version or set of codegen flags
+  /// was filed under the wrong key and is refused. Unset: not checked
+  /// (ciq-cache reading its own store, where the key is not rebuilt).
+  struct KeyFields {
+    std::string target;   // module and kernel records
+    std::string compiler; // ptxas version (module, kernel) or nvcc version (unit)
+    std::string flags;    // canonical codegen flags (module, kernel)
+  };
+  std::optional<KeyFields> key_fields;
   /// Whether the ACF blob a record names is at hand; null: not checked.
   std::function<bool(const Sha256&)> has_blob;
 };

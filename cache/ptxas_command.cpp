@@ -124,6 +124,11 @@ std::vector<std::string> words_of(std::string_view text) {
 Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, bool from_file, int depth) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
+    if (arg == "-") { // standard input: ptxas' to read; never a file called "-"
+      if (from_file) return make_error("unsupported", "input file named inside an --options-file");
+      cmd.inputs.push_back(PtxasInput{i, false, arg, true});
+      continue;
+    }
     if (arg.size() < 2 || arg[0] != '-') {
       if (from_file) return make_error("unsupported", "input file named inside an --options-file");
       cmd.inputs.push_back(PtxasInput{i, false, arg});
@@ -180,7 +185,8 @@ Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, 
       if (depth > 2) return make_error("unsupported", "nested --options-file");
       cmd.uses_options_file = true;
       for (std::string_view file : split(*value, ',')) {
-        auto text = read_file(std::string(file));
+        // A pipe (/dev/stdin, <(...)) is ptxas' to read, not ours.
+        auto text = read_regular_file(std::string(file), 1 << 20);
         if (!text) return text.error();
         if (auto r = scan_into(cmd, words_of(*text), true, depth + 1); !r) return r;
       }

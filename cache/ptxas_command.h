@@ -18,6 +18,7 @@ struct PtxasInput {
   std::size_t arg_index;  // position in the scanned argument list
   bool is_string = false; // --input-as-string: the argument is PTX text
   std::string value;      // path, or PTX text
+  bool is_stdin = false;  // "-": ptxas reads standard input
 };
 
 struct PtxasCommand {

@@ -1,6 +1,7 @@
 #include "cache/storage.h"
 
 #include "cache/pack.h"
+#include "cache/pack_index.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/redis.h"
@@ -48,9 +49,8 @@ Result<void> mark_quarantined(Store& store, const std::vector<Hash128>& keys, co
   return store.apply(marks);
 }
 
-// A pack's index: parsed and checked once per content (path, inode, size,
-// mtime) into <cache dir>/packs/<id>, built aside and renamed into place so
-// concurrent compiles never see half an index.
+// A pack, read through its index (cache/pack_index.h); a pack whose index
+// is still being built answers nothing yet.
 class PackBackend final : public Backend {
 public:
   PackBackend(std::string cache_dir, std::string pack) : cache_dir_(std::move(cache_dir)), pack_(std::move(pack)) {}
@@ -59,66 +59,39 @@ public:
   Result<std::optional<std::string>> get(const Hash128& key) override {
     auto store = index();
     if (!store) return store.error();
+    if (!*store) return std::optional<std::string>{};
     return unquarantined(**store, key);
   }
   Result<std::optional<std::string>> get_blob(const Sha256& digest) override {
     auto store = index();
     if (!store) return store.error();
+    if (!*store) return std::optional<std::string>{};
     return (*store)->get(Table::blobs, digest_bytes(digest));
   }
   Result<void> quarantine(const std::vector<Hash128>& keys, const std::string& why) override {
     store_.reset(); // reopened writable: one environment per file and process
-    auto store = Store::open_for_writing(dir_);
+    auto store = Store::open_for_writing(dir_, k_brief_write_wait);
     if (!store) return store.error();
     return mark_quarantined(*store, keys, why);
   }
 
 private:
-  Result<const Store*> index();
-  Result<void> build(const std::string& dir);
+  // The index, opened once; null while it is being built.
+  Result<const Store*> index() {
+    if (store_) return &*store_;
+    auto dir = pack_index(cache_dir_, pack_);
+    if (!dir) return dir.error();
+    if (!*dir) return nullptr;
+    dir_ = **dir;
+    auto store = Store::open_for_reading(dir_);
+    if (!store) return store.error();
+    if (!*store) return make_error("io", "the index of " + pack_ + " is missing");
+    store_.emplace(std::move(**store));
+    return &*store_;
+  }
   std::string cache_dir_, pack_, dir_;
   std::optional<Store> store_;
 };
-
-Result<const Store*> PackBackend::index() {
-  if (store_) return &*store_;
-  auto fingerprint = file_fingerprint(pack_);
-  if (!fingerprint) return make_error("io", "cannot stat pack '" + pack_ + "'");
-  std::string id = to_hex(xxh128(real_path(pack_).value_or(pack_) + "\n" + *fingerprint));
-  dir_ = join_path(join_path(cache_dir_, "packs"), id);
-  if (!Store::exists(dir_)) {
-    if (auto made = make_dirs(join_path(cache_dir_, "packs")); !made) return made.error();
-    if (auto built = build(dir_); !built) return built.error();
-  }
-  auto store = Store::open_for_reading(dir_);
-  if (!store) return store.error();
-  if (!*store) return make_error("io", "the index of " + pack_ + " is missing");
-  store_.emplace(std::move(**store));
-  return &*store_;
-}
-
-Result<void> PackBackend::build(const std::string& dir) {
-  auto text = read_file(pack_);
-  if (!text) return text.error();
-  auto pack = parse_pack(*text, pack_);
-  if (!pack) return pack.error();
-  std::string aside = dir + ".building." + std::to_string(::getpid());
-  remove_tree(aside);
-  {
-    auto store = Store::open_for_writing(aside);
-    if (!store) return store.error();
-    // Entries are checked when they are looked up, against the space of the
-    // compiler asking; here they are only stored.
-    std::vector<std::pair<Hash128, std::string>> records(pack->entries.begin(), pack->entries.end());
-    if (auto w = write_entries(*store, records, pack->blobs); !w) return w;
-  }
-  if (std::rename(aside.c_str(), dir.c_str()) != 0) {
-    remove_tree(aside); // another compile published the same index first
-    if (!is_directory(dir)) return make_error("io", "cannot publish the index of " + pack_);
-  }
-  spdlog::debug("indexed {} ({} entries)", pack_, pack->entries.size());
-  return {};
-}
 
 class RemoteBackend final : public Backend {
 public:
@@ -192,7 +165,7 @@ Result<Store*> LocalBackend::writer() {
       return make_error("io", "only " + std::to_string(*room >> 10) + " KiB free on the file system of " + dir_ +
                                   " (a write needs " + std::to_string(k_write_margin >> 20) + " MiB)");
     store_.reset(); // one environment per file and process: reopen it writable
-    auto store = Store::open_for_writing(dir_);
+    auto store = Store::open_for_writing(dir_, k_brief_write_wait);
     if (!store) {
       opened_ = false;
       return store.error();

@@ -1,5 +1,6 @@
 #include "cache/store.h"
 
+#include "cache/writer_lock.h"
 #include "utils/files.h"
 
 #include <chrono>
@@ -31,8 +32,22 @@ bool transient(int rc, const std::string& data_file) {
   return young && (rc == MDB_INVALID || rc == ENOENT || rc == MDB_CORRUPTED);
 }
 
+// LMDB opens its two files with plain open(): a FIFO planted there blocked
+// it for ever, and /dev/zero looked like a database being created (retried
+// for a second). Anything but a regular file (or none yet) is refused.
+Result<void> regular_or_absent(const std::string& db_dir) {
+  for (const char* name : {"data.mdb", "lock.mdb"}) {
+    std::string path = join_path(db_dir, name);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode)) return make_error("io", "'" + path + "' is not a regular file; the cache is unusable");
+  }
+  return {};
+}
+
 Result<MDB_env*> open_env(const std::string& db_dir, bool writable, std::size_t map_size) {
   std::string data_file = join_path(db_dir, "data.mdb");
+  if (auto usable = regular_or_absent(db_dir); !usable) return usable.error();
   int rc = 0;
   for (int attempt = 0; attempt < k_open_attempts; ++attempt) {
     if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(5 * attempt));
@@ -78,18 +93,28 @@ Result<std::optional<MDB_dbi>> table_in(MDB_txn* txn, Table table, bool create) 
 // One write transaction over any tables: `body` gets the transaction and
 // a lookup of each table's handle (created when missing); grows the map and
 // retries when it fills.
+// Only the holder of the database's writer lock (cache/writer_lock.h)
+// begins a write transaction; `wait` bounds the wait for it.
 using TableOf = std::function<Result<MDB_dbi>(Table)>;
-Result<void> write_tables(MDB_env* env, const std::function<int(MDB_txn*, const TableOf&)>& body);
+struct Writing {
+  MDB_env* env;
+  const std::string& db_dir;
+  std::chrono::milliseconds wait;
+};
+Result<void> write_tables(const Writing& w, const std::function<int(MDB_txn*, const TableOf&)>& body);
 
 // The same over one table.
-Result<void> write(MDB_env* env, Table table, const std::function<int(MDB_txn*, MDB_dbi)>& body) {
-  return write_tables(env, [&](MDB_txn* txn, const TableOf& table_of) {
+Result<void> write(const Writing& w, Table table, const std::function<int(MDB_txn*, MDB_dbi)>& body) {
+  return write_tables(w, [&](MDB_txn* txn, const TableOf& table_of) {
     auto dbi = table_of(table);
     return dbi ? body(txn, *dbi) : EINVAL;
   });
 }
 
-Result<void> write_tables(MDB_env* env, const std::function<int(MDB_txn*, const TableOf&)>& body) {
+Result<void> write_tables(const Writing& w, const std::function<int(MDB_txn*, const TableOf&)>& body) {
+  auto lock = WriterLock::acquire(w.db_dir, w.wait);
+  if (!lock) return lock.error();
+  MDB_env* env = w.env;
   for (int attempt = 0; attempt < 8; ++attempt) {
     MDB_txn* txn = nullptr;
     int rc = mdb_txn_begin(env, nullptr, 0, &txn);
@@ -149,20 +174,25 @@ Result<std::optional<Store>> Store::open_for_reading(const std::string& cache_di
   return std::optional<Store>{Store(*env, db_dir, false)};
 }
 
-Result<Store> Store::open_for_writing(const std::string& cache_dir, std::size_t map_size) {
+Result<Store> Store::open_for_writing(const std::string& cache_dir, std::chrono::milliseconds write_wait,
+                                      std::size_t map_size) {
   std::string db_dir = join_path(cache_dir, "db");
   if (auto r = make_dirs(db_dir); !r) return r.error();
   auto env = open_env(db_dir, true, map_size);
   if (!env) return env.error();
   Store store(*env, db_dir, true);
-  for (Table t : {Table::records, Table::blobs, Table::quarantine}) {
-    auto r = write(*env, t, [](MDB_txn*, MDB_dbi) { return 0; });
-    if (!r) return r.error();
-  }
+  store.write_wait_ = write_wait;
+  auto created = write_tables(Writing{*env, store.dir_, write_wait}, [](MDB_txn*, const TableOf& table_of) {
+    for (Table t : {Table::records, Table::blobs, Table::quarantine})
+      if (!table_of(t)) return EINVAL;
+    return 0;
+  });
+  if (!created) return created.error();
   return store;
 }
 
-Store::Store(Store&& other) noexcept : env_(other.env_), dir_(std::move(other.dir_)), writable_(other.writable_) {
+Store::Store(Store&& other) noexcept
+    : env_(other.env_), dir_(std::move(other.dir_)), writable_(other.writable_), write_wait_(other.write_wait_) {
   other.env_ = nullptr;
 }
 
@@ -191,7 +221,7 @@ Result<std::optional<std::string>> Store::get(Table table, std::string_view key)
 
 Result<void> Store::put(Table table, std::string_view key, std::string_view value) {
   if (!writable_) return make_error("lmdb", "the cache was opened read-only");
-  return write(env_of(env_), table, [&](MDB_txn* txn, MDB_dbi dbi) {
+  return write(Writing{env_of(env_), dir_, write_wait_}, table, [&](MDB_txn* txn, MDB_dbi dbi) {
     MDB_val k = val(key), v = val(value);
     return mdb_put(txn, dbi, &k, &v, 0);
   });
@@ -199,7 +229,7 @@ Result<void> Store::put(Table table, std::string_view key, std::string_view valu
 
 Result<void> Store::apply(const std::vector<Change>& changes) {
   if (!writable_) return make_error("lmdb", "the cache was opened read-only");
-  return write_tables(env_of(env_), [&](MDB_txn* txn, const TableOf& table_of) {
+  return write_tables(Writing{env_of(env_), dir_, write_wait_}, [&](MDB_txn* txn, const TableOf& table_of) {
     for (const auto& c : changes) {
       auto dbi = table_of(c.table);
       if (!dbi) return EINVAL;
@@ -221,7 +251,7 @@ Result<void> Store::apply(const std::vector<Change>& changes) {
 Result<bool> Store::remove(Table table, std::string_view key) {
   if (!writable_) return make_error("lmdb", "the cache was opened read-only");
   bool removed = false;
-  auto r = write(env_of(env_), table, [&](MDB_txn* txn, MDB_dbi dbi) {
+  auto r = write(Writing{env_of(env_), dir_, write_wait_}, table, [&](MDB_txn* txn, MDB_dbi dbi) {
     MDB_val k = val(key);
     int rc = mdb_del(txn, dbi, &k, nullptr);
     removed = rc == 0;

@@ -5,8 +5,10 @@
 // reported. LMDB must live on a local disk (never NFS).
 #pragma once
 
+#include "cache/writer_lock.h"
 #include "utils/result.h"
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -34,8 +36,12 @@ public:
   /// (a miss, not an error). Errors mean the store exists but is unusable.
   static Result<std::optional<Store>> open_for_reading(const std::string& cache_dir);
   /// Opens (creating it and its tables when needed) for reading and writing.
+  /// Each write first waits at most `write_wait` for another process's
+  /// write to end (cache/writer_lock.h), then fails with code "busy".
   /// `map_size` is the initial virtual size; writes grow it as needed.
-  static Result<Store> open_for_writing(const std::string& cache_dir, std::size_t map_size = std::size_t(1) << 30);
+  static Result<Store> open_for_writing(const std::string& cache_dir,
+                                        std::chrono::milliseconds write_wait = k_patient_write_wait,
+                                        std::size_t map_size = std::size_t(1) << 30);
 
   Store(Store&& other) noexcept;
   Store& operator=(Store&&) = delete;
@@ -65,6 +71,7 @@ private:
   void* env_;
   std::string dir_;
   bool writable_;
+  std::chrono::milliseconds write_wait_ = k_patient_write_wait;
 };
 
 std::string_view table_name(Table table);

@@ -235,8 +235,11 @@ Result<Space> load_space(const std::string& dir, std::string_view name) {
   return std::move(**found);
 }
 
+// Only the canonical spelling: "017" (octal 15 to ptxas), "+2" or "0002"
+// would pass a range or conflict check as another value than the compiler
+// reads, and a value is rendered as written.
 static bool in_range(const Knob& knob, std::string_view v) {
-  auto n = parse_integer(v);
+  auto n = parse_canonical_integer(v);
   return n && *n >= *knob.lo && *n <= *knob.hi && (*n - *knob.lo) % knob.step == 0;
 }
 
@@ -255,10 +258,12 @@ Result<void> check_value(const Knob& knob, std::string_view value) {
   } else {
     ok = in_range(knob, value);
     expected = "an integer in " + std::to_string(*knob.lo) + ".." + std::to_string(*knob.hi) +
-               (knob.step > 1 ? " in steps of " + std::to_string(knob.step) : "");
+               (knob.step > 1 ? " in steps of " + std::to_string(knob.step) : "") +
+               " (in decimal, without leading zeros or '+')";
   }
   if (ok) return {};
-  return make_error("invalid", "value '" + std::string(value) + "' of knob '" + knob.name + "' is not " + expected);
+  std::string shown = value.size() > 40 ? std::string(value.substr(0, 20)) + "...(" + std::to_string(value.size()) + " characters)" : std::string(value);
+  return make_error("invalid", "value '" + shown + "' of knob '" + knob.name + "' is not " + expected);
 }
 
 static Result<void> check_knob(const Space& space, std::string_view name, std::string_view value, KnobLevel level,

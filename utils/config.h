@@ -18,6 +18,7 @@ enum class Env {
   real_ptxas, real_nvcc, real_cicc, ptxas,                                 // finding the tools
   packs, remote, remote_timeout_ms,                                        // shared results
   controls, trace, kernels, units, memo_dir, campaign_pid,                 // set by the tuner for its builds
+  in_ptxas, in_nvcc, in_cicc,                                              // set by a wrapper for the tool it runs
 };
 
 struct EnvVariable {

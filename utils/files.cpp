@@ -17,9 +17,8 @@ static Error io_error(const std::string& what, const std::string& path) {
   return make_error("io", what + " '" + path + "': " + std::strerror(errno));
 }
 
-Result<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open", path);
+// Reads `fd` to its end and closes it.
+static Result<std::string> read_all_and_close(int fd, const std::string& path) {
   std::string content;
   struct stat st;
   if (::fstat(fd, &st) == 0 && st.st_size > 0) content.reserve(std::size_t(st.st_size));
@@ -37,6 +36,29 @@ Result<std::string> read_file(const std::string& path) {
   }
   ::close(fd);
   return content;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open", path);
+  return read_all_and_close(fd, path);
+}
+
+Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return io_error("cannot open", path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error("not-regular", "'" + path + "' is not a regular file");
+  }
+  if (std::uint64_t(st.st_size) > max_bytes) {
+    ::close(fd);
+    return make_error("too-large", "'" + path + "' holds " + std::to_string(st.st_size) + " bytes, more than " +
+                                       std::to_string(max_bytes));
+  }
+  return read_all_and_close(fd, path);
 }
 
 bool write_all(int fd, std::string_view data) {

@@ -17,6 +17,12 @@ namespace ciq {
 /// Whole content of `path`; an "io" error names the path and the reason.
 Result<std::string> read_file(const std::string& path);
 
+/// Whole content of `path` if it is a regular file (links followed) of at
+/// most `max_bytes`; never blocks on a FIFO or device and never consumes a
+/// stream another program is meant to read (/dev/stdin, `<(...)`). Errors:
+/// "not-regular", "too-large", or "io".
+Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes = UINT64_MAX);
+
 /// Writes all of `data` to `fd`, retrying short writes and EINTR.
 bool write_all(int fd, std::string_view data);
 

@@ -1,5 +1,6 @@
 #include "utils/text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -86,6 +87,14 @@ std::optional<long long> parse_integer(std::string_view s) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
   return v;
+}
+
+std::optional<long long> parse_canonical_integer(std::string_view s) {
+  std::string_view digits = !s.empty() && s.front() == '-' ? s.substr(1) : s;
+  if (digits.empty() || digits.size() > 18 || (digits.front() == '0' && (digits.size() > 1 || digits != s)))
+    return std::nullopt;
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  return parse_integer(s);
 }
 
 Result<std::vector<KeyValue>> parse_key_values(std::string_view text, std::string_view origin) {

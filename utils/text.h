@@ -23,6 +23,12 @@ bool glob_match(std::string_view pattern, std::string_view text);
 /// Strict decimal integer (optional sign); std::nullopt on anything else.
 std::optional<long long> parse_integer(std::string_view s);
 
+/// The one spelling of an integer: "0", or digits without a leading zero,
+/// after an optional '-' ("017", "+2", "0002" and "-0" are not). For values
+/// a compiler reads, where another spelling can mean another number
+/// (ptxas reads "017" as octal 15); std::nullopt on anything else.
+std::optional<long long> parse_canonical_integer(std::string_view s);
+
 /// One `key = value` line of a key-value text, with the `[section]` it is in.
 struct KeyValue {
   std::string section; // "" before the first header

@@ -17,6 +17,7 @@
 #include "wrapper/lookup.h"
 #include "wrapper/real_tool.h"
 #include "wrapper/trace.h"
+#include "wrapper/watchdog.h"
 
 #include <optional>
 #include <spdlog/spdlog.h>
@@ -93,8 +94,9 @@ std::optional<RunResult> CiccWrapper::run() {
   bool tuning = !controls_file_.empty();
   if (!tuning && trace_dir_.empty() && !storage_.anything_to_read()) return pass(cache::Pass::no_cache);
 
-  auto input = read_file(command_.input);
-  if (!input) return pass(cache::Pass::unreadable_input);
+  auto input = read_regular_file(command_.input);
+  if (!input)
+    return pass(input.error().code == "not-regular" ? cache::Pass::input_not_a_file : cache::Pass::unreadable_input);
   // cicc lives in <toolkit>/nvvm/bin; the toolkit's nvcc says its version.
   std::string nvcc = join_path(dir_name(dir_name(dir_name(real_))), "bin/nvcc");
   auto toolkit = cache::identify_ptxas(nvcc, cache_dir_); // same "release X.Y, VX.Y.Z" text as ptxas
@@ -127,6 +129,7 @@ std::optional<spaces::ControlSet> CiccWrapper::controls_from_storage() {
   cache::EntryRules rules;
   rules.running_space = [this] { return nvcc_space(); };
   rules.policy.allow_unsafe = unsafe_allowed();
+  rules.key_fields = cache::EntryRules::KeyFields{"", toolkit_.version, ""};
   auto found = storage_.find_unit(key_, rules);
   if (!storage_.refusals().empty()) error_ = storage_.refusals().back();
   if (!found) spdlog::debug("lookup failed: {}", found.error().message);
@@ -175,8 +178,7 @@ std::optional<RunResult> CiccWrapper::compile(const std::optional<spaces::Contro
   options.argv = argv;
   options.capture_stdout = options.capture_stderr = true;
   spdlog::debug("running: {}", fmt::join(argv, " "));
-  ::alarm(0); // cicc may take as long as it needs
-  auto result = run_process(options);
+  auto result = run_real_tool(options);
   if (!result) return pass(cache::Pass::spawn_failed);
   bool applied = controls.has_value();
   if (applied && !result->succeeded()) {
@@ -184,7 +186,7 @@ std::optional<RunResult> CiccWrapper::compile(const std::optional<spaces::Contro
     spdlog::warn("{}; running it without them", error_);
     options.argv = {real_};
     options.argv.insert(options.argv.end(), args_.begin(), args_.end());
-    auto plain = run_process(options);
+    auto plain = run_real_tool(options);
     if (!plain) return pass(cache::Pass::spawn_failed);
     if (plain->succeeded()) {
       tally_.add(cache::Counter::controls_failed);
@@ -197,8 +199,11 @@ std::optional<RunResult> CiccWrapper::compile(const std::optional<spaces::Contro
     applied = false;
   }
   if (applied) tally_.add(cache::Counter::applied);
+  pause_watchdog(); // the reader sets the pace; from here on cicc never runs again
   write_all(1, result->out);
   write_all(2, result->err);
+  output_given(*result);
+  resume_watchdog();
   if (!trace_dir_.empty()) trace(*result, applied ? controls : std::nullopt);
   return std::move(*result);
 }
@@ -237,10 +242,10 @@ void run_ciq_cicc(int argc, char** argv) {
     if (!found) fatal("ciq-cicc", found.error().message);
     real = *found;
   }
+  guard_against_loops(Env::in_cicc, "ciq-cicc", real);
   std::vector<std::string> plain{real};
   plain.insert(plain.end(), args.begin(), args.end());
-  exec_on_crash(real, plain);
-  ::alarm(k_watchdog_seconds);
+  start_watchdog(real, plain);
 
   std::optional<RunResult> finished;
   cache::Tally tally(cache::Tool::cicc);
@@ -249,11 +254,10 @@ void run_ciq_cicc(int argc, char** argv) {
     CiccWrapper wrapper(real, args);
     finished = wrapper.run();
     tally.merge(wrapper.tally());
-    ::alarm(k_watchdog_seconds); // what is left (the counters) is ours
     cache::bump_counters(cache_directory(), tally);
   }
   if (finished) exit_like(*finished);
-  ::alarm(0); // alarms survive exec
+  stop_watchdog();
   Error e = exec_replace(real, plain);
   fatal("ciq-cicc", e.message);
 }

@@ -10,6 +10,7 @@
 #include "utils/text.h"
 #include "wrapper/real_tool.h"
 #include "wrapper/step_memo.h"
+#include "wrapper/watchdog.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -107,13 +108,13 @@ void run_ciq_nvcc(int argc, char** argv) {
     if (!found) fatal("ciq-nvcc", found.error().message);
     real = *found;
   }
+  guard_against_loops(Env::in_nvcc, "ciq-nvcc", real);
   std::vector<std::string> plain{real};
   plain.insert(plain.end(), args.begin(), args.end());
   // As in ciq-ptxas: a crash, or ciq's own work taking more than a few
   // seconds, runs nvcc unchanged. The memoised tuning build runs nvcc's
-  // steps (real tool work, of any length) with the watchdog off.
-  exec_on_crash(real, plain);
-  ::alarm(k_watchdog_seconds);
+  // steps (real tool work, of any length) with the watchdog paused.
+  start_watchdog(real, plain);
 
   cache::Tally counters(cache::Tool::nvcc);
   counters.add(cache::Counter::calls);
@@ -149,13 +150,13 @@ void run_ciq_nvcc(int argc, char** argv) {
     } else {
       argv_out.insert(argv_out.begin() + 2, "--cicc-prefix=" + shell_quote(ciq_cicc));
     }
-    ::alarm(0);
+    pause_watchdog();
     try_memoised_build(argv_out, args, counters);
-    ::alarm(k_watchdog_seconds);
+    resume_watchdog();
   }
   if (!ciq_disabled()) cache::bump_counters(cache_directory(), counters);
   spdlog::debug("running: {}", fmt::join(argv_out, " "));
-  ::alarm(0); // alarms survive exec
+  stop_watchdog(); // timers survive exec
   Error e = exec_replace(real, argv_out);
   fatal("ciq-nvcc", e.message);
 }

@@ -18,6 +18,7 @@
 #include "wrapper/lookup.h"
 #include "wrapper/real_tool.h"
 #include "wrapper/trace.h"
+#include "wrapper/watchdog.h"
 
 #include <chrono>
 #include <cstdio>
@@ -142,10 +143,13 @@ PtxasWrapper::Step PtxasWrapper::read_arguments() {
 
 PtxasWrapper::Step PtxasWrapper::identify() {
   const auto& input = command_.inputs.front();
-  auto ptx = input.is_string ? Result<std::string>(input.value) : read_file(input.value);
+  if (input.is_stdin) return cache::Pass::input_not_a_file;
+  // A pipe or device given as the input is ptxas' to read: reading it here
+  // would leave ptxas an empty stream.
+  auto ptx = input.is_string ? Result<std::string>(input.value) : read_regular_file(input.value);
   if (!ptx) {
     spdlog::debug("{}", ptx.error().message);
-    return cache::Pass::unreadable_input;
+    return ptx.error().code == "not-regular" ? cache::Pass::input_not_a_file : cache::Pass::unreadable_input;
   }
   ptx_ = std::move(*ptx);
   auto identity = cache::identify_ptxas(real_, cache_dir_);
@@ -175,6 +179,7 @@ PtxasWrapper::Step PtxasWrapper::controls_from_storage() {
   cache::EntryRules rules;
   rules.running_space = [this] { return running_space(); };
   rules.policy.allow_unsafe = unsafe_allowed();
+  rules.key_fields = cache::EntryRules::KeyFields{command_.target, identity_.version, context_.flags};
   auto found = storage_.find_module(module_, context_, rules);
   if (!storage_.refusals().empty()) error_ = storage_.refusals().back();
   if (!found) {
@@ -314,7 +319,7 @@ Result<RunResult> PtxasWrapper::run_plain(bool add_verbose) {
   plain.argv.insert(plain.argv.end(), args_.begin(), args_.end());
   if (add_verbose) plain.argv.push_back("-v");
   plain.capture_stdout = plain.capture_stderr = true;
-  return run_process(plain);
+  return run_real_tool(plain);
 }
 
 // Runs ptxas with the controls (or for the trace), holding back its output
@@ -335,8 +340,7 @@ Outcome PtxasWrapper::compile() {
   options.argv = argv;
   options.capture_stdout = options.capture_stderr = true;
   spdlog::debug("running: {}", fmt::join(argv, " "));
-  ::alarm(0); // ptxas may take as long as it needs
-  auto result = run_process(options);
+  auto result = run_real_tool(options);
   if (!result) {
     spdlog::debug("{}", result.error().message);
     return {cache::Pass::spawn_failed, std::nullopt};
@@ -365,8 +369,13 @@ Outcome PtxasWrapper::compile() {
   } else if (applied) {
     tally_.add(cache::Counter::applied);
   }
+  // The caller's output: written with the clock stopped (the reader sets
+  // the pace); from then on nothing may run ptxas again.
+  pause_watchdog();
   write_all(1, result->out);
   write_all(2, add_verbose ? strip_verbose_lines(result->err) : result->err);
+  output_given(*result);
+  resume_watchdog();
   if (!trace_dir_.empty()) trace(*result, applied, error_);
   return {std::nullopt, std::move(*result)};
 }
@@ -423,15 +432,13 @@ void run_ciq_ptxas(int argc, char** argv) {
     if (!found) fatal("ciq-ptxas", "cannot find the real ptxas on PATH (or set CIQ_REAL_PTXAS)");
     real = *found;
   }
+  guard_against_loops(Env::in_ptxas, "ciq-ptxas", real);
   std::vector<std::string> plain{real};
   plain.insert(plain.end(), args.begin(), args.end());
-  exec_on_crash(real, plain);
-  // Watchdog for ciq's own work (the lookup takes milliseconds); disarmed
-  // before ptxas runs, and before any exec (alarms survive exec).
-  ::alarm(k_watchdog_seconds);
+  start_watchdog(real, plain);
 
   if (ciq_disabled()) {
-    ::alarm(0);
+    stop_watchdog();
     Error e = exec_replace(real, plain);
     fatal("ciq-ptxas", e.message);
   }
@@ -445,13 +452,10 @@ void run_ciq_ptxas(int argc, char** argv) {
     tally.merge(wrapper.tally());
   }
   if (outcome.pass) tally.passed(*outcome.pass);
-  // ptxas ran with the watchdog off; what is left (the counters) is ours.
-  // Should it hang, the plain ptxas rewrites the output: unchanged, not stuck.
-  ::alarm(k_watchdog_seconds);
   cache::bump_counters(cache_directory(), tally);
   if (outcome.finished) exit_like(*outcome.finished);
   spdlog::debug("passing through unchanged ({})", cache::pass_name(outcome.pass.value_or(cache::Pass::no_entry)));
-  ::alarm(0);
+  stop_watchdog();
   Error e = exec_replace(real, plain);
   fatal("ciq-ptxas", e.message);
 }

@@ -4,7 +4,6 @@
 #include "utils/files.h"
 #include "utils/process.h"
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,27 +27,18 @@ Result<std::string> find_real_tool(Env var, const std::string& name) {
   return *found;
 }
 
-namespace {
-// Prepared before anything can crash; the handler only calls execv/_exit.
-char* g_real = nullptr;
-char** g_argv = nullptr;
-
-extern "C" void on_fatal_signal(int) {
-  ::alarm(0); // a pending watchdog would otherwise kill the real tool after exec
-  if (g_real) ::execv(g_real, g_argv);
-  ::_exit(127);
-}
-} // namespace
-
-void exec_on_crash(const std::string& real, const std::vector<std::string>& argv) {
-  g_real = ::strdup(real.c_str());
-  g_argv = static_cast<char**>(std::calloc(argv.size() + 1, sizeof(char*)));
-  for (std::size_t i = 0; i < argv.size(); ++i) g_argv[i] = ::strdup(argv[i].c_str());
-  struct sigaction sa {};
-  sa.sa_handler = on_fatal_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM}) ::sigaction(sig, &sa, nullptr);
+void guard_against_loops(Env mark, const char* wrapper, const std::string& real) {
+  std::string outer = env(mark);
+  std::string self = self_executable();
+  if (!outer.empty()) {
+    const char* setting = env_name(mark == Env::in_ptxas ? Env::real_ptxas
+                                   : mark == Env::in_nvcc ? Env::real_nvcc
+                                                          : Env::real_cicc);
+    fatal(wrapper, std::string("a loop: ") + wrapper + " (" + self + ") was started by the tool run as the real one by " +
+                       outer + ": two copies of " + wrapper + " on PATH under the tool's name, or " + setting +
+                       " running " + wrapper + " again; point " + setting + " at NVIDIA's tool");
+  }
+  ::setenv(env_name(mark), (self + " -> " + real).c_str(), 1);
 }
 
 void fatal(const char* tool, const std::string& message) {

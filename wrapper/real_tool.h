@@ -1,6 +1,5 @@
 // Finding the real compiler behind a wrapper without ever finding the
-// wrapper itself, and the last-resort handler that turns a crash inside ciq
-// into a plain run of the real tool.
+// wrapper itself, directly or through a loop.
 #pragma once
 
 #include "utils/config.h"
@@ -15,15 +14,13 @@ namespace ciq::wrapper {
 /// executable. Fails when none is found or when $<var> is this wrapper.
 Result<std::string> find_real_tool(Env var, const std::string& name);
 
-/// From now on, a fatal signal in this process (SIGSEGV, SIGBUS, SIGILL,
-/// SIGFPE, SIGABRT) execs `real` with `argv` instead of crashing, so a bug
-/// in ciq or a damaged cache file cannot break a build. So does SIGALRM: the
-/// wrapper arms alarm() as a watchdog while it looks things up, so nothing
-/// (a damaged database, a hung probe) can make it hang a build either.
-void exec_on_crash(const std::string& real, const std::vector<std::string>& argv);
-
-/// The watchdog's limit for a wrapper's own work (a lookup takes milliseconds).
-inline constexpr unsigned k_watchdog_seconds = 5;
+/// Ends with "a loop" (fatal) when this wrapper was started, directly or
+/// not, by the tool a wrapper of the same kind runs as the real one (two
+/// copies of a wrapper under the tool's name on PATH, or $CIQ_REAL_* a
+/// script that runs the wrapper); paths need not match, as the mark
+/// travels in the environment. Otherwise marks the environment, so that
+/// the real tool and its children carry the mark.
+void guard_against_loops(Env mark, const char* wrapper, const std::string& real);
 
 /// Prints "<tool>: error: <message>" to stderr and exits with 127 (the
 /// status of a missing command). Only for "the real tool cannot be run".

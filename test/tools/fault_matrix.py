@@ -59,17 +59,30 @@ def shim(name, body):
 REAL = SEGV = EXIT3 = None  # the shims, made in main()
 
 
-def run(cmd, env, out):
+def run(cmd, env, out, stdin=None, cwd=None, timeout=60):
+    """(exit status, stdout, stderr, output bytes, seconds); a run that
+    outlives `timeout` is killed and reads as exit status "hung"."""
+    import time
     if os.path.exists(out):
         os.remove(out)
-    r = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+    start = time.monotonic()
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, timeout=timeout, input=stdin, cwd=cwd)
+    except subprocess.TimeoutExpired as e:
+        return "hung", e.stdout, e.stderr, None, time.monotonic() - start
     data = open(out, "rb").read() if os.path.exists(out) else None
-    return r.returncode, r.stdout, r.stderr, data
+    return r.returncode, r.stdout, r.stderr, data, time.monotonic() - start
 
 
-def ptxas_case(fault, env_extra, real, setup=None, expect_extra=()):
+def ptxas_case(fault, env_extra, real, setup=None, expect_extra=(), argv=None, stdin=None, in_dir=False,
+               same_argv=True, max_extra=None, after=None):
     """ciq-ptxas under `env_extra` against `real` run directly (given
-    `expect_extra` too: what a fault that leaves the entry usable applies)."""
+    `expect_extra` too: what a fault that leaves the entry usable applies).
+    `argv(d)` replaces the usual arguments, `stdin` is fed to both sides,
+    `in_dir` runs both in the case's directory; `same_argv=False` when ciq
+    may legitimately try ptxas with controls first (a failing entry);
+    `max_extra`: seconds ciq may take beyond the plain tool; `after(d)`:
+    a last check, returning what is wrong ("" when nothing)."""
     d = os.path.join(WORK, "ptxas-" + str(len(results)))
     os.makedirs(d, exist_ok=True)
     try:
@@ -77,23 +90,31 @@ def ptxas_case(fault, env_extra, real, setup=None, expect_extra=()):
     except Exception as e:  # the fault cannot be made here
         results.append(("ciq-ptxas", fault, f"not tried: {e}"))
         return
-    argv = ["-arch=sm_90a", PTX, "-o", os.path.join(d, "out.cubin")]
+    args = argv(d) if argv else ["-arch=sm_90a", PTX, "-o", os.path.join(d, "out.cubin")]
     logs = {}
     got = {}
-    for side, tool in (("plain", real), ("ciq", CIQ_PTXAS)):
-        env = dict(BASE_ENV, SHIM_LOG=os.path.join(d, side + ".argv"), CIQ_REAL_PTXAS=real, **(extra or {}))
-        if side == "plain":
-            env = {k: v for k, v in env.items() if not k.startswith("CIQ_")}
-            env["SHIM_LOG"] = os.path.join(d, "plain.argv")
-        got[side] = run([tool] + argv + (list(expect_extra) if side == "plain" else []), env, os.path.join(d, "out.cubin"))
-        # ciq-ptxas identifies a ptxas it has not seen with one probe run
-        # (--version): not a compile, so not compared.
-        lines = open(env["SHIM_LOG"], "rb").read().split(b"\n") if os.path.exists(env["SHIM_LOG"]) else []
-        logs[side] = b"\n".join(l for l in lines if b"\0--version\0" not in b"\0" + l)
-    compare("ciq-ptxas", fault, got, logs)
+    try:
+        for side, tool in (("plain", real), ("ciq", CIQ_PTXAS)):
+            env = dict(BASE_ENV, SHIM_LOG=os.path.join(d, side + ".argv"), CIQ_REAL_PTXAS=real, **(extra or {}))
+            if side == "plain":
+                env = {k: v for k, v in env.items() if not k.startswith("CIQ_")}
+                env["SHIM_LOG"] = os.path.join(d, "plain.argv")
+            got[side] = run([tool] + args + (list(expect_extra) if side == "plain" else []), env,
+                            os.path.join(d, "out.cubin"), stdin=stdin, cwd=d if in_dir else None)
+            # ciq-ptxas identifies a ptxas it has not seen with one probe run
+            # (--version): not a compile, so not compared.
+            lines = open(env["SHIM_LOG"], "rb").read().split(b"\n") if os.path.exists(env["SHIM_LOG"]) else []
+            logs[side] = b"\n".join(l for l in lines if b"\0--version\0" not in b"\0" + l)
+    finally:
+        release_holders()
+    compare("ciq-ptxas", fault, got, logs if same_argv else None, max_extra, after(d) if after else "")
 
 
-def compare(tool, fault, got, logs=None):
+def compare(tool, fault, got, logs=None, max_extra=None, also=""):
+    import re
+    # ptxas -v reports its own compile time, which differs run to run.
+    got = {side: (r[0], r[1], re.sub(rb"Compile time = [0-9.]+ ms", b"Compile time = T ms", r[2] or b""), *r[3:])
+           for side, r in got.items()}
     plain, ciq = got["plain"], got["ciq"]
     why = []
     for i, what in enumerate(("exit status", "stdout", "stderr", "output bytes")):
@@ -101,7 +122,41 @@ def compare(tool, fault, got, logs=None):
             why.append(f"{what} differs ({plain[i]!r:.60} vs {ciq[i]!r:.60})" if i == 0 else f"{what} differs")
     if logs is not None and logs["plain"] != logs["ciq"]:
         why.append(f"ptxas got other arguments: {logs['ciq']!r:.200}")
+    if max_extra is not None and ciq[4] > plain[4] + max_extra:
+        why.append(f"took {ciq[4]:.2f} s against the plain tool's {plain[4]:.2f} s (allowed: +{max_extra} s)")
+    if also:
+        why.append(also)
     results.append((tool, fault, "survived" if not why else "FAILED: " + "; ".join(why)))
+
+
+HOLDERS = []  # processes holding a cache's locks for one case
+
+
+def release_holders():
+    for p in HOLDERS:
+        p.kill()
+        p.wait()
+    HOLDERS.clear()
+
+
+def hold_writer(cache):
+    """Holds `cache`'s LMDB write transaction open as a stopped writer would
+    (mdb_load -T begins one and then waits for input that never comes),
+    with ciq's own writer lock taken too, as a stopped ciq-cache holds it."""
+    import time
+    db = os.path.join(cache, "db")
+    locker = subprocess.Popen([sys.executable, "-c",
+                               "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+                               "print('locked', flush=True); time.sleep(600)", os.path.join(db, "writer.lock")],
+                              stdout=subprocess.PIPE, text=True)
+    HOLDERS.append(locker)
+    assert locker.stdout.readline().strip() == "locked"
+    loader = subprocess.Popen(["mdb_load", "-T", "-s", "records", db], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    HOLDERS.append(loader)
+    time.sleep(0.3)  # in its transaction by now
+    if loader.poll() is not None:
+        raise RuntimeError("mdb_load could not hold the write transaction")
 
 
 def missing_ptxas():
@@ -286,6 +341,170 @@ def full_cache_remote_hit(d):
     return dict(tmpfs("", True)(d), CIQ_REMOTE=url)
 
 
+def damaged_acf_entry(d):
+    """An entry whose ACF blob ptxas cannot read (ptxas fails with it, so the
+    wrapper reruns it plain and quarantines the entry) while a stopped
+    writer holds the cache."""
+    cache = os.path.join(d, "cache")
+    acf = os.path.join(d, "damaged.acf")
+    open(acf, "wb").write(random.Random(5).randbytes(4096))
+    env = dict(BASE_ENV, CIQ_CACHE_DIR=cache, CIQ_REAL_PTXAS=A.ptxas)
+    subprocess.run([CIQ_CACHE, "put", "--ptx", PTX, "--arch", "sm_90a", "--acf", acf], env=env, check=True,
+                   capture_output=True)
+    hold_writer(cache)
+    return {"CIQ_CACHE_DIR": cache}
+
+
+def replaced_data_file(kind):
+    def setup(d):
+        cache = cache_with_entry(d)
+        db = os.path.join(cache, "db", "data.mdb")
+        os.remove(db)
+        if kind == "zero":
+            os.symlink("/dev/zero", db)
+        else:
+            os.mkfifo(db)
+        return {"CIQ_CACHE_DIR": cache}
+    return setup
+
+
+def huge_counters(d):
+    cache = cache_with_entry(d)
+    with open(os.path.join(cache, "stats"), "a") as f:
+        f.truncate(1 << 30)  # sparse
+    return {"CIQ_CACHE_DIR": cache}
+
+
+def remote_hit_writer_stopped(d):
+    """A remote hit (a real redis-server) while a stopped writer holds the
+    local cache: the read-through copy cannot be made; the hit must apply."""
+    url = real_redis_with_entry(d)
+    local = os.path.join(d, "local")
+    subprocess.run([CIQ_CACHE, "put", "--ptx", PTX, "--arch", "sm_90a", "--flags=-O2", "--set", "maxrregcount=40"],
+                   env=dict(BASE_ENV, CIQ_CACHE_DIR=local, CIQ_REAL_PTXAS=A.ptxas), check=True, capture_output=True)
+    hold_writer(local)
+    return {"CIQ_CACHE_DIR": local, "CIQ_REMOTE": url}
+
+
+def real_redis_with_entry(d):
+    if not shutil.which("redis-server"):
+        raise RuntimeError("no redis-server here")
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "redis.py")
+    rd = os.path.join(d, "redis")
+    subprocess.run([sys.executable, tool, "start", rd], check=True, capture_output=True)
+    REDIS.append((tool, rd))
+    url = open(os.path.join(rd, "url")).read().strip()
+    subprocess.run([CIQ_CACHE, "push", url], env=dict(BASE_ENV, CIQ_CACHE_DIR=cache_with_entry(d)), check=True,
+                   capture_output=True)
+    return url
+
+
+def record(fields, controls):
+    return bulk(b"format = ciq-record/1\nkind = module\n" + fields + b"[controls]\nformat = ciq-controls/1\n"
+                b"space = ptxas-13\n" + controls)
+
+
+ON_TARGET = b"target = sm_90a\nptxas = 13.0.88\n"
+
+
+def big_pack(d):
+    """A pack of 64 MiB (four 12 MiB ACF blobs beside the entry): too big to
+    index inside a compile."""
+    cache = cache_with_entry(d)
+    path = os.path.join(d, "big.ciqpack")
+    subprocess.run([CIQ_CACHE, "export", "-o", path], env=dict(BASE_ENV, CIQ_CACHE_DIR=cache), check=True,
+                   capture_output=True)
+    text = open(path, "rb").read().decode()
+    head, body = text.split("\n\n", 1)
+    body = body[: -len("--- end\n")]
+    import base64
+    rnd = random.Random(11)
+    for _ in range(4):
+        blob = rnd.randbytes(12 << 20)
+        enc = base64.b64encode(blob).decode()
+        body += f"--- blob {hashlib.sha256(blob).hexdigest()} {len(blob)}\n" + \
+            "".join(enc[i:i + 76] + "\n" for i in range(0, len(enc), 76))
+    body += "--- end\n"
+    head = "\n".join("blobs = 4" if l.startswith("blobs") else
+                     "checksum = sha256:" + hashlib.sha256(body.encode()).hexdigest() if l.startswith("checksum")
+                     else l for l in head.split("\n"))
+    open(path, "w").write(head + "\n\n" + body)
+    return {"CIQ_PACKS": path, "CIQ_CACHE_DIR": os.path.join(d, "cache2")}
+
+
+def pack_indexed_once(d):
+    """After a compile met the big pack: within 60 s one index of it exists
+    and no half-built index is left behind."""
+    import glob
+    import time
+    packs = os.path.join(d, "cache2", "packs")
+    for _ in range(600):
+        built = [p for p in glob.glob(os.path.join(packs, "*")) if ".building." not in p and os.path.isdir(p)]
+        if built and not glob.glob(os.path.join(packs, "*.building.*")):
+            return ""
+        time.sleep(0.1)
+    return f"the pack's index was not finished, or was left half-built: {sorted(os.listdir(packs)) if os.path.isdir(packs) else 'no packs dir'}"
+
+
+def stdin_case(fault, argv, stdin, cwd_file=None):
+    def setup(d):
+        if cwd_file:
+            open(os.path.join(d, "-"), "wb").write(cwd_file)
+        return {"CIQ_CACHE_DIR": cache_with_entry(d)}
+    ptxas_case(fault, None, REAL, setup, argv=argv, stdin=stdin, in_dir=cwd_file is not None)
+
+
+def loop_case(tool, fault, make):
+    """A loop back into a ciq wrapper must end at once with exit status 127
+    and say it is a loop, not exec for ever."""
+    import time
+    d = os.path.join(WORK, "loop-" + str(len(results)))
+    os.makedirs(d)
+    cmd, env = make(d)
+    start = time.monotonic()
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, timeout=20)
+        rc, err = r.returncode, r.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = "hung", b""
+    took = time.monotonic() - start
+    ok = rc == 127 and b"loop" in err.lower() and took < 5
+    results.append((tool, fault, "survived" if ok else f"FAILED: exit {rc} after {took:.1f} s, said {err[-160:]!r}"))
+
+
+def wrapper_named(d, sub, wrapper, name, copy):
+    os.makedirs(os.path.join(d, sub))
+    path = os.path.join(d, sub, name)
+    if copy:
+        shutil.copy(wrapper, path)
+    else:
+        os.symlink(wrapper, path)
+    return os.path.join(d, sub)
+
+
+def two_ptxas_on_path(d):
+    path = wrapper_named(d, "a", CIQ_PTXAS, "ptxas", False) + ":" + wrapper_named(d, "b", CIQ_PTXAS, "ptxas", True)
+    env = dict(BASE_ENV, PATH=path + ":" + os.path.dirname(A.ptxas) + ":" + os.environ["PATH"],
+               CIQ_CACHE_DIR=os.path.join(d, "cache"))
+    return [os.path.join(d, "a", "ptxas"), "-arch=sm_90a", PTX, "-o", os.path.join(d, "out.cubin")], env
+
+
+def real_ptxas_script_loops(d):
+    script = os.path.join(d, "ptxas")
+    open(script, "w").write(f'#!/bin/sh\nexec {CIQ_PTXAS} "$@"\n')
+    os.chmod(script, 0o755)
+    env = dict(BASE_ENV, CIQ_REAL_PTXAS=script, CIQ_CACHE_DIR=os.path.join(d, "cache"))
+    return [CIQ_PTXAS, "-arch=sm_90a", PTX, "-o", os.path.join(d, "out.cubin")], env
+
+
+def two_nvcc_on_path(d):
+    env = {k: v for k, v in BASE_ENV.items() if k != "CIQ_REAL_NVCC"}
+    path = wrapper_named(d, "a", CIQ_NVCC, "nvcc", False) + ":" + wrapper_named(d, "b", CIQ_NVCC, "nvcc", True)
+    env = dict(env, PATH=path + ":" + os.path.dirname(A.nvcc) + ":" + os.environ["PATH"],
+               CIQ_CACHE_DIR=os.path.join(d, "cache"))
+    return [os.path.join(d, "a", "nvcc"), "-arch=sm_90a", "-cubin", CU, "-o", os.path.join(d, "out.cubin")], env
+
+
 def zip_case(fault, make, refused):
     """`ciq-cache import-acfs` of a hostile zip into a fresh cache: it must end
     without a signal, write nothing outside the cache, and (when `refused`)
@@ -331,17 +550,21 @@ def lying_sizes(path):
     open(path, "wb").write(bytes(data))
 
 
-def nvcc_case(fault, setup):
+def nvcc_case(fault, setup, max_extra=None):
     d = os.path.join(WORK, "nvcc-" + str(len(results)))
     os.makedirs(d, exist_ok=True)
     extra = setup(d)
     got = {}
-    for side, tool in (("plain", A.nvcc), ("ciq", CIQ_NVCC)):
-        env = dict(BASE_ENV, CIQ_REAL_NVCC=A.nvcc, **extra) if side == "ciq" else \
-            {k: v for k, v in BASE_ENV.items() if not k.startswith("CIQ_")}
-        # -cubin: nvcc -c writes objects that differ from run to run.
-        got[side] = run([tool, "-arch=sm_90a", "-cubin", CU, "-o", os.path.join(d, "out.cubin")], env, os.path.join(d, "out.cubin"))
-    compare("ciq-nvcc", fault, got)
+    try:
+        for side, tool in (("plain", A.nvcc), ("ciq", CIQ_NVCC)):
+            env = dict(BASE_ENV, CIQ_REAL_NVCC=A.nvcc, **extra) if side == "ciq" else \
+                {k: v for k, v in BASE_ENV.items() if not k.startswith("CIQ_")}
+            # -cubin: nvcc -c writes objects that differ from run to run.
+            got[side] = run([tool, "-arch=sm_90a", "-cubin", CU, "-o", os.path.join(d, "out.cubin")], env,
+                            os.path.join(d, "out.cubin"))
+    finally:
+        release_holders()
+    compare("ciq-nvcc", fault, got, max_extra=max_extra)
 
 
 def unmount_under(root):
@@ -416,6 +639,40 @@ def run_matrix():
     ptxas_case("a remote hit the full local cache cannot copy (disk full)", None, REAL, full_cache_remote_hit,
                ["--maxrregcount=32"])
     missing_ptxas()
+    # Found by an outside attack (issue 24): each must be survived, in
+    # bounded time.
+    ptxas_case("a damaged ACF's quarantine while a stopped writer holds the cache", None, REAL, damaged_acf_entry,
+               same_argv=False, max_extra=1.0)
+    ptxas_case("data.mdb is /dev/zero", None, REAL, replaced_data_file("zero"), max_extra=0.5)
+    ptxas_case("data.mdb is a FIFO", None, REAL, replaced_data_file("fifo"), max_extra=0.5)
+    ptxas_case("a 1 GiB (sparse) counters file, a hit with -v", None, REAL, huge_counters, ["--maxrregcount=32"],
+               argv=lambda d: ["-arch=sm_90a", PTX, "-o", os.path.join(d, "out.cubin"), "-v"], max_extra=0.5)
+    ptxas_case("a remote hit while a stopped writer holds the local cache", None, REAL, remote_hit_writer_stopped,
+               ["--maxrregcount=32"], max_extra=1.0)
+    for fault, fields, knobs in [
+        ("Redis: a record for sm_80 filed under the sm_90a key", b"target = sm_80\nptxas = 13.0.88\n", b"maxrregcount = 32\n"),
+        ("Redis: a record for another ptxas filed under this one's key", b"target = sm_90a\nptxas = 12.0.1\n",
+         b"maxrregcount = 32\n"),
+        ("Redis: a record with other codegen flags than its key", ON_TARGET + b"flags = opt-level=1\n", b"maxrregcount = 32\n"),
+        ("Redis: maxrregcount = 017 (octal 15 to ptxas)", ON_TARGET, b"maxrregcount = 017\n"),
+        ("Redis: maxrregcount = +32", ON_TARGET, b"maxrregcount = +32\n"),
+        ("Redis: maxrregcount = 60,000 digits 000...032", ON_TARGET, b"maxrregcount = " + b"0" * 60000 + b"32\n"),
+        ("Redis: opt-level = 0002 beside Ofast-compile", ON_TARGET, b"Ofast-compile = max\nopt-level = 0002\n"),
+    ]:
+        ptxas_case(fault, None, REAL, remote(lambda f=fields, k=knobs: server(record(f, k))))
+    ptxas_case("CIQ_PACKS: a 64 MiB pack (indexed once, aside)", None, REAL, big_pack, max_extra=0.5,
+               after=pack_indexed_once)
+    light = open(PTX, "rb").read()
+    stdin_case("PTX through a pipe (/dev/stdin)", lambda d: ["-arch=sm_90a", "/dev/stdin", "-o",
+                                                             os.path.join(d, "out.cubin")], light)
+    stdin_case("--options-file through a pipe (/dev/stdin)", lambda d: [
+        "-arch=sm_90a", "--options-file", "/dev/stdin", PTX, "-o", os.path.join(d, "out.cubin")], b"--maxrregcount=40\n")
+    stdin_case("input '-' (stdin) beside a file named '-'", lambda d: ["-arch=sm_90a", "-", "-o",
+                                                                       os.path.join(d, "out.cubin")],
+               light.replace(b".entry ", b".entry renamed_"), cwd_file=light)
+    loop_case("ciq-ptxas", "two ciq-ptxas named ptxas on PATH (a link, a copy)", two_ptxas_on_path)
+    loop_case("ciq-ptxas", "CIQ_REAL_PTXAS is a script that runs ciq-ptxas", real_ptxas_script_loops)
+    loop_case("ciq-nvcc", "two ciq-nvcc named nvcc on PATH (a link, a copy)", two_nvcc_on_path)
     for fault, setup in [
         ("data.mdb random bytes", damaged_cache("random")),
         ("cache directory is a file", lambda d: {"CIQ_CACHE_DIR": afile}),
@@ -424,6 +681,7 @@ def run_matrix():
         ("pack with a hostile knob (valid checksum)", pack("hostile")),
     ]:
         nvcc_case(fault, setup)
+    nvcc_case("a damaged ACF's quarantine while a stopped writer holds the cache", damaged_acf_entry, max_extra=1.5)
     import zipfile
 
     def symlink(z):

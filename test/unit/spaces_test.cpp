@@ -104,6 +104,34 @@ TEST(Space, validation_is_the_whitelist) {
   EXPECT_FALSE(validate_controls(s, other, policy).ok());
 }
 
+// One spelling per value: what ptxas would read as another number ("017"
+// is octal 15), or what would slip past a range or conflict check as
+// another value ("0002", "+2", 60,000 digits), is refused.
+TEST(Space, integer_values_must_be_canonical) {
+  Space s = space();
+  Policy policy;
+  EXPECT_TRUE(validate_controls(s, controls({"maxrregcount=17"}), policy).ok());
+  for (const char* bad : {"maxrregcount=017", "maxrregcount=+32", "maxrregcount=0032", "maxrregcount= 32",
+                          "level=-0", "level=00", "k:maxnreg=064"}) {
+    auto c = controls({});
+    auto [knob, value] = std::pair{std::string(bad).substr(0, std::string(bad).find('=')),
+                                   std::string(bad).substr(std::string(bad).find('=') + 1)};
+    if (knob.find(':') != std::string::npos)
+      c.kernels[knob.substr(0, knob.find(':'))][knob.substr(knob.find(':') + 1)] = value;
+    else
+      c.options[knob] = value;
+    auto r = validate_controls(s, c, policy);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("without leading zeros or '+'"), std::string::npos) << r.error().message;
+  }
+  auto huge = controls({});
+  huge.options["maxrregcount"] = std::string(60000, '0') + "32";
+  auto r = validate_controls(s, huge, policy);
+  ASSERT_FALSE(r.ok());
+  EXPECT_LT(r.error().message.size(), 300u); // the message does not repeat 60,000 digits
+  EXPECT_TRUE(validate_controls(s, controls({"level=0"}), policy).ok());
+}
+
 TEST(Space, conflicts_refuse_pairs_the_compiler_refuses) {
   std::string text = std::string(k_space) + "\n[conflict.fast]\nwhen = level: 8, 10\nexcludes = maxrregcount: 16, 32\nnote = x\n";
   auto parsed = parse_space(text, "test.space");

@@ -4,6 +4,8 @@
 #include "utils/files.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ciq;
 using namespace ciq::cache;
@@ -79,7 +81,7 @@ TEST(Store, apply_is_all_or_nothing_across_tables) {
 
 TEST(Store, grows_the_map_when_full) {
   TempCache t;
-  auto s = Store::open_for_writing(t.path(), 1 << 20);
+  auto s = Store::open_for_writing(t.path(), k_patient_write_wait, 1 << 20);
   ASSERT_TRUE(s.ok());
   // 1.5 MiB in 3 values exceeds the initial 1 MiB map.
   std::string big(512u << 10, 'x');
@@ -137,4 +139,34 @@ TEST(Files, free_bytes_of_a_path_not_made_yet_is_its_parents) {
   EXPECT_GT(*here, 0u);
   // The same file system; other writers may move it by a little.
   EXPECT_LT(*here > *below ? *here - *below : *below - *here, std::uint64_t(64) << 20);
+}
+
+// A FIFO or device planted as data.mdb is refused at once, never opened
+// (opening a FIFO blocks for ever).
+TEST(Store, a_data_file_that_is_not_a_regular_file_is_refused) {
+  TempCache t;
+  { ASSERT_TRUE(Store::open_for_writing(t.path()).ok()); }
+  std::string data = join_path(join_path(t.path(), "db"), "data.mdb");
+  ASSERT_EQ(::unlink(data.c_str()), 0);
+  ASSERT_EQ(::mkfifo(data.c_str(), 0644), 0);
+  auto r = Store::open_for_reading(t.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("is not a regular file"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(Store::open_for_writing(t.path()).ok());
+}
+
+// A writer waits for another writer's lock only as long as it was told,
+// then fails "busy" with nothing written.
+TEST(Store, a_held_writer_lock_bounds_the_wait) {
+  TempCache t;
+  auto s = Store::open_for_writing(t.path(), std::chrono::milliseconds(200));
+  ASSERT_TRUE(s.ok());
+  auto held = WriterLock::acquire(join_path(t.path(), "db"), std::chrono::milliseconds(0));
+  ASSERT_TRUE(held.ok());
+  auto start = std::chrono::steady_clock::now();
+  auto w = s->put(Table::records, "k", "v"); // flock is per open file: this one waits
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().code, "busy");
+  EXPECT_NE(w.error().message.find("nothing was written"), std::string::npos) << w.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }

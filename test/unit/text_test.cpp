@@ -84,3 +84,12 @@ TEST(Config, boolean_flags) {
   EXPECT_FALSE(unsafe_allowed());
   EXPECT_FALSE(ciq_disabled());
 }
+
+TEST(Integers, canonical_spelling_only) {
+  EXPECT_EQ(parse_canonical_integer("0"), 0);
+  EXPECT_EQ(parse_canonical_integer("17"), 17);
+  EXPECT_EQ(parse_canonical_integer("-5"), -5);
+  for (const char* bad : {"", "-", "017", "+2", "0002", "-0", "-07", " 1", "1 ", "1e3", "0x10", "1234567890123456789"})
+    EXPECT_FALSE(parse_canonical_integer(bad).has_value()) << bad;
+  EXPECT_EQ(parse_integer("+2"), 2); // the lenient parser, for ciq's own files, is unchanged
+}

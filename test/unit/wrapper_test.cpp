@@ -197,6 +197,47 @@ TEST(Storage, a_merged_set_is_checked_as_a_whole) {
   EXPECT_NE(storage.refusals()[0].find("merged kernel entries"), std::string::npos);
 }
 
+// A record whose own fields say it was made for another target, ptxas or
+// set of flags than its key (mislabelled in a pack or on a team server) is
+// refused by the one entry check, never applied.
+TEST(Storage, a_record_filed_under_the_wrong_key_is_refused) {
+  auto dir = ScratchDir::create("ciq-lookup").value();
+  auto module = cache::scan_ptx(k_two);
+  cache::KeyContext ctx{"sm_90a", "id", ""};
+  auto stored = [&](const char* target, const char* ptxas, const char* flags) {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    cache::Record r;
+    r.kind = "module";
+    r.target = target;
+    r.ptxas = ptxas;
+    r.flags = flags;
+    r.controls.space = "ptxas-13";
+    EXPECT_TRUE(spaces::add_assignment(r.controls, "maxrregcount=64").ok());
+    EXPECT_TRUE(cache::write_entries(store, std::vector<cache::Entry>{{cache::module_key(module, ctx), r}}).ok());
+  };
+  auto lookup = [&](std::string* refusal) {
+    auto r = rules();
+    r.key_fields = cache::EntryRules::KeyFields{"sm_90a", "13.0.88", ""};
+    cache::Storage storage(dir.path());
+    auto found = storage.find_module(module, ctx, r);
+    EXPECT_TRUE(found.ok());
+    *refusal = storage.refusals().empty() ? "" : storage.refusals().back();
+    return found.ok() && found->has_value();
+  };
+  std::string why;
+  stored("sm_90a", "13.0.88", "");
+  EXPECT_TRUE(lookup(&why));
+  stored("sm_80", "13.0.88", "");
+  EXPECT_FALSE(lookup(&why));
+  EXPECT_NE(why.find("it says target = 'sm_80', its key is for 'sm_90a' (filed under the wrong key)"), std::string::npos) << why;
+  stored("sm_90a", "12.8.93", "");
+  EXPECT_FALSE(lookup(&why));
+  EXPECT_NE(why.find("ptxas = '12.8.93'"), std::string::npos) << why;
+  stored("sm_90a", "13.0.88", "opt-level=1");
+  EXPECT_FALSE(lookup(&why));
+  EXPECT_NE(why.find("flags = 'opt-level=1'"), std::string::npos) << why;
+}
+
 // A pack is a tier after the cache: consulted on a local miss, its
 // index built once; a pack that cannot be read is dead for the process.
 TEST(Storage, packs_answer_local_misses_and_a_broken_pack_is_skipped) {
