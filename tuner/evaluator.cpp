@@ -213,6 +213,7 @@ Result<Coprocess*> Evaluator::server_for(const std::string& gpu) {
   if (!argv) return argv.error();
   RunOptions options;
   options.argv = *argv;
+  options.capture_head_tail = k_kept_output_bytes;
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
   std::string log = join_path(setup_.run_dir, gpu.empty() ? "bench-server.log" : "bench-server-gpu" + gpu + ".log");
   auto started = Coprocess::start(options, log);
@@ -245,6 +246,9 @@ Result<RunResult> Evaluator::ask_server(const std::string& request, const Candid
   run.out = answer;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string log = "> " + shown + "\n" + answer;
+  if (std::size_t dropped = (*server)->dropped())
+    log += "\n[the middle of its answer was dropped: " + std::to_string(dropped) + " bytes; the first and last " +
+           std::to_string(k_kept_output_bytes >> 20) + " MiB are kept]\n";
   if (!status) {
     servers_.at(gpu).reset(); // dead or killed: the next request starts a fresh one
     if (status.error().code != "timeout") {

@@ -414,6 +414,7 @@ Result<std::unique_ptr<Coprocess>> Coprocess::start(const RunOptions& options, c
   child->pid_ = *spawned;
   child->to_child_ = std::exchange(in.fd[0], -1);
   child->from_child_ = std::exchange(out.fd[0], -1);
+  child->limit_ = options.capture_head_tail;
   return child;
 }
 
@@ -457,6 +458,8 @@ Result<void> Coprocess::send(std::string_view data) {
 Result<std::string> Coprocess::receive(std::string_view marker, double timeout_seconds, std::string* text) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   std::size_t scanned = 0; // pending_ before this holds no marker line
+  static constexpr std::string_view k_dropped = " [... output dropped ...] ";
+  dropped_ = 0;
   while (true) {
     for (std::size_t line = scanned; line < pending_.size();) {
       std::size_t nl = pending_.find('\n', line);
@@ -468,6 +471,24 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
         return rest;
       }
       line = scanned = nl + 1;
+    }
+    // Bounded: what cannot hold the marker line (the lines before `scanned`,
+    // or an unfinished line that does not start with it) loses its middle,
+    // the first and last `limit_` bytes kept. The note has no newline: a
+    // line cut in two stays one line.
+    if (limit_) {
+      std::string_view open_line = std::string_view(pending_).substr(scanned);
+      bool not_marker = open_line.size() >= marker.size() && open_line.substr(0, marker.size()) != marker;
+      std::size_t safe = not_marker ? pending_.size() : scanned;
+      std::size_t from = limit_ + (dropped_ ? k_dropped.size() : 0);
+      if (safe > from + 2 * limit_) {
+        std::size_t to = safe - limit_, cut = to - from;
+        if (dropped_) pending_.erase(from, cut);
+        else pending_.replace(limit_, cut, k_dropped);
+        dropped_ += cut;
+        std::size_t now_at = dropped_ == cut ? limit_ + k_dropped.size() : from; // where `to` is now
+        scanned = scanned >= to ? scanned - to + now_at : limit_;
+      }
     }
     if (from_child_ < 0) return make_error("exited", "is not running");
     int wait_ms = -1;

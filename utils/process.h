@@ -75,7 +75,8 @@ Result<RunResult> run_process(const RunOptions& options);
 class Coprocess {
 public:
   /// Starts options.argv (argv, set_env and cwd are used; the streams are
-  /// the ones described above).
+  /// the ones described above). options.capture_head_tail bounds each
+  /// answer the way it bounds run_process' streams.
   static Result<std::unique_ptr<Coprocess>> start(const RunOptions& options, const std::string& stderr_path);
   ~Coprocess();
   Coprocess(const Coprocess&) = delete;
@@ -90,6 +91,8 @@ public:
   /// answering"). Either way the child is gone after.
   Result<std::string> receive(std::string_view marker, double timeout_seconds, std::string* text);
   pid_t pid() const { return pid_; }
+  /// Bytes dropped from the middle of the last answer (capture_head_tail).
+  std::size_t dropped() const { return dropped_; }
 
 private:
   Coprocess() = default;
@@ -100,6 +103,7 @@ private:
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
   std::string pending_; // read beyond the last answer
+  std::size_t limit_ = 0, dropped_ = 0;
 };
 
 /// From now on, SIGINT/SIGTERM/SIGHUP kill the process groups of every child

@@ -46,3 +46,31 @@ TEST(RunProcess, without_a_grace_the_streams_are_read_to_the_end) {
   EXPECT_EQ(r->out, "early\nlate\n");
   EXPECT_FALSE(r->streams_left_open);
 }
+
+TEST(Coprocess, an_answer_keeps_its_head_and_tail_and_finds_the_marker) {
+  RunOptions o;
+  // One answer: a first line, 5 MB in lines of 99 'a', one unfinished 3 MB
+  // line, then the status line; a second answer after it.
+  o.argv = {"/bin/sh", "-c",
+            "read x; echo FIRST; head -c 5000000 /dev/zero | tr '\\0' a | fold -w 99; echo; head -c 3000000 /dev/zero | tr '\\0' b; "
+            "echo; echo LAST; echo 'ciq-status: 0'; read y; echo 'ciq-status: 7'"};
+  o.capture_head_tail = 1 << 20;
+  auto started = Coprocess::start(o, "/dev/null");
+  ASSERT_TRUE(started.ok());
+  Coprocess& server = **started;
+  ASSERT_TRUE(server.send("go\n").ok());
+  std::string text;
+  auto status = server.receive("ciq-status: ", 30, &text);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(*status, "0");
+  EXPECT_EQ(text.substr(0, 6), "FIRST\n");
+  EXPECT_EQ(text.substr(text.size() - 5), "LAST\n");
+  EXPECT_NE(text.find(" [... output dropped ...] "), std::string::npos);
+  EXPECT_LT(text.size(), std::size_t(3) << 20);
+  EXPECT_GT(server.dropped(), 5000000u);
+  ASSERT_TRUE(server.send("again\n").ok());
+  status = server.receive("ciq-status: ", 30, &text);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(*status, "7");
+  EXPECT_EQ(server.dropped(), 0u);
+}
