@@ -219,6 +219,9 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   if (o.resume && !is_directory(o.out_dir)) return make_error("tuner", "nothing to resume: '" + o.out_dir + "' is not a run directory");
   if (auto r = make_dirs(o.out_dir); !r) return r.error();
   if (auto locked = lock_run_directory(o.out_dir); !locked) return locked.error();
+  // What an interrupted memoised build left in its scratch directories (no
+  // build runs now: the lock is ours).
+  remove_tree(join_path(o.out_dir, "memo/tmp"));
   // Interrupted: stop the commands in flight too (they run in their own
   // process groups), and say how to continue. The journal already holds
   // every finished evaluation.
