@@ -15,6 +15,7 @@ packages=(
   libhiredis-dev                # the Redis protocol
   libminizip-dev                # ACF zips
   libboost-math-dev             # Welch's test: the t distribution
+  libre2-dev                    # the tuner's user regexes (--metric), in linear time
   llvm-14-dev llvm-14-tools     # LLVM Support (cl::opt), lit, FileCheck, not
   zlib1g-dev libtinfo-dev       # what static LLVMSupport links against
   libgtest-dev libgmock-dev     # unit tests

@@ -1,5 +1,6 @@
 #include "tuner/campaign.h"
 
+#include "tuner/run_dir.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/json.h"
@@ -180,8 +181,11 @@ void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::st
   r.state = "failed";
   auto log = read_file(log_file);
   std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
-  auto nl = said.rfind('\n');
-  r.error = nl == std::string::npos ? said : said.substr(nl + 1);
+  // The run's error line (the output lines it shows follow it), else its last line.
+  auto error = said.rfind("ciq-tuner: error: ");
+  auto nl = error != std::string::npos ? said.find('\n', error) : std::string::npos;
+  r.error = error != std::string::npos ? said.substr(error, nl == std::string::npos ? nl : nl - error)
+                                       : said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
   if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, r.kernel.c_str(),
                r.error.c_str(), r.run_dir.c_str());
@@ -202,6 +206,12 @@ int run_campaign(CampaignOptions c) {
   static std::string interrupt_message;
   interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
   kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
+  // One campaign per directory (each run locks its own as well).
+  if (auto made = make_dirs(o.out_dir); !made) return fail(made.error().message);
+  if (auto locked = lock_run_directory(o.out_dir); !locked) return fail(locked.error().message);
+  struct Unlock {
+    ~Unlock() { release_run_directory(); }
+  } unlock;
   auto kernels = campaign_kernels(o, join_path(o.out_dir, "kernels.txt"));
   if (!kernels) return fail(kernels.error().message);
 

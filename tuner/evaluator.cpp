@@ -74,7 +74,7 @@ std::string EvalRecord::to_json() const {
     for (std::size_t k = 0; k < samples[i].size(); ++k) j += (k ? "," : "") + number_json(samples[i][k]);
     j += "]";
   }
-  j += "],\"reason\":" + json_string(evaluation.reason) + ",\"digest\":" + json_string(digest) +
+  j += "],\"reason\":" + json_string(evaluation.reason) + ",\"detail\":" + json_string(detail) + ",\"digest\":" + json_string(digest) +
        ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
        ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) + ",\"gpu_wait_s\":" + number_json(gpu_wait_seconds) +
        ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir) + "}";
@@ -97,6 +97,7 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
     for (const auto& v : s.array) r.samples.back().push_back(v.number_or(NAN));
   }
   r.evaluation.reason = j["reason"].string_or("");
+  r.detail = j["detail"].string_or("");
   r.digest = j["digest"].string_or("");
   r.build_seconds = j["build_s"].number_or(0);
   r.steps_run = int(j["steps_run"].number_or(0));
@@ -149,6 +150,8 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   options.stdin_null = true;
   options.timeout_seconds = setup_.timeout;
   options.own_process_group = true;
+  options.capture_head_tail = k_kept_output_bytes;
+  options.exit_grace_seconds = k_output_grace_seconds;
   options.set_env = {{env_name(Env::controls), join_path(workdir, "candidate.controls")},
                      {env_name(Env::trace), join_path(workdir, "trace")}};
   if (!setup_.kernels.empty()) options.set_env.emplace_back(env_name(Env::kernels), setup_.kernels);
@@ -164,7 +167,7 @@ Result<RunResult> Evaluator::run_command(const std::string& command, const Candi
   if (setup_.memo && !setup_.run_dir.empty()) options.set_env.emplace_back(env_name(Env::memo_dir), join_path(setup_.run_dir, "memo"));
   std::string log;
   auto run = run_job(std::move(options), gpu_job, base_name(workdir) + ":" + log_name, &log);
-  if (run) log += run->out + run->err + "\n[" + run->describe() + "]\n";
+  if (run) log += command_log_text(*run);
   else log += "[" + run.error().message + "]\n";
   append_log(join_path(workdir, log_name), log);
   return run;
@@ -210,6 +213,7 @@ Result<Coprocess*> Evaluator::server_for(const std::string& gpu) {
   if (!argv) return argv.error();
   RunOptions options;
   options.argv = *argv;
+  options.capture_head_tail = k_kept_output_bytes;
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
   std::string log = join_path(setup_.run_dir, gpu.empty() ? "bench-server.log" : "bench-server-gpu" + gpu + ".log");
   auto started = Coprocess::start(options, log);
@@ -242,6 +246,9 @@ Result<RunResult> Evaluator::ask_server(const std::string& request, const Candid
   run.out = answer;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string log = "> " + shown + "\n" + answer;
+  if (std::size_t dropped = (*server)->dropped())
+    log += "\n[the middle of its answer was dropped: " + std::to_string(dropped) + " bytes; the first and last " +
+           std::to_string(k_kept_output_bytes >> 20) + " MiB are kept]\n";
   if (!status) {
     servers_.at(gpu).reset(); // dead or killed: the next request starts a fresh one
     if (status.error().code != "timeout") {
@@ -290,7 +297,7 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
                            /*gpu_job=*/false);
     if (!run) return run.error();
     if (!run->succeeded())
-      return make_error("build", "build " + run->describe() + ": " + last_line(run->err.empty() ? run->out : run->err));
+      return make_error("build", failure_message("build " + run->describe(), run->out + "\n" + run->err, join_path(workdir, "build.log")));
   }
   return read_trace(join_path(workdir, "trace"));
 }
@@ -300,15 +307,14 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
   auto run = run_on_gpu(setup_.bench, c, workdir, gpu, "bench.log");
   release_gpu(gpu);
   if (!run) return run.error();
-  if (!run->succeeded()) {
-    std::string said = last_line(run->err.empty() ? run->out : run->err);
-    return make_error(run->timed_out ? "timeout" : "bench", "benchmark " + run->describe() + (said.empty() ? "" : ": " + said));
-  }
+  std::string output = run->out + "\n" + run->err, log = join_path(workdir, "bench.log");
+  if (!run->succeeded())
+    return make_error(run->timed_out ? "timeout" : "bench", failure_message("benchmark " + run->describe(), output, log));
   std::vector<double> values;
   for (const auto& o : setup_.objectives) {
     if (!o.needs_benchmark()) continue;
-    auto v = extract_metric(o, run->out + "\n" + run->err);
-    if (!v) return v.error();
+    auto v = extract_metric(o, output);
+    if (!v) return make_error(v.error().code, failure_message(v.error().message, output, log));
     values.push_back(*v);
   }
   return values;
@@ -385,8 +391,9 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
     auto run = run_on_gpu(setup_.check, c, r.workdir, gpu, "check.log");
     release_gpu(gpu);
     if (!run) return run.error().message;
-    if (run->timed_out) return "check timed out";
-    if (!run->succeeded()) return "wrong answer (check " + run->describe() + ")";
+    std::string output = run->out + "\n" + run->err, log = join_path(r.workdir, "check.log");
+    if (run->timed_out) return failure_message("check timed out", output, log);
+    if (!run->succeeded()) return failure_message("wrong answer (check " + run->describe() + ")", output, log);
   }
   r.bench_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return "";
@@ -426,7 +433,11 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   auto invalid = [&](std::string why) {
     r.status = "invalid";
     r.evaluation.valid = false;
-    r.evaluation.reason = std::move(why);
+    // The first line is the reason (results.csv, the progress line); the
+    // output's lines that failure_message() adds are the detail.
+    auto nl = why.find('\n');
+    r.evaluation.reason = why.substr(0, nl);
+    r.detail = nl == std::string::npos ? "" : why.substr(nl + 1);
     return r;
   };
 

@@ -56,6 +56,7 @@ struct EvalRecord {
   std::string candidate; // canonical form
   Evaluation evaluation;
   std::string status;    // "ok", "invalid", "same-code"
+  std::string detail;    // invalid: what the failing step printed (its first and last lines), after the one-line reason
   std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
   std::string digest;    // compiled code digest (+ parameters)
   double build_seconds = 0, bench_seconds = 0; // bench_seconds: benchmark and check, GPU waits included

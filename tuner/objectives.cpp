@@ -4,7 +4,11 @@
 #include "utils/json.h"
 #include "utils/text.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 namespace ciq::tuner {
@@ -28,24 +32,39 @@ Result<Objective> metric_objective(const std::string& pattern) {
   o.kind = ObjectiveKind::metric;
   o.name = "metric:" + pattern;
   o.pattern = pattern;
-  try {
-    o.regex = std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return make_error("invalid", "--metric '" + pattern + "' is not a valid regular expression: " + e.what());
-  }
-  if (o.regex.mark_count() < 1)
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_shared<const RE2>(pattern, options);
+  if (!regex->ok())
+    return make_error("invalid", "--metric '" + pattern + "' is not a valid regular expression (RE2 syntax): " + regex->error());
+  if (regex->NumberOfCapturingGroups() < 1)
     return make_error("invalid", "--metric '" + pattern + "' needs a capture group around the number, e.g. 'time_ms: ([0-9.]+)'");
+  o.regex = std::move(regex);
   return o;
 }
 
 Result<double> extract_metric(const Objective& objective, const std::string& output) {
-  std::string found;
-  for (std::sregex_iterator it(output.begin(), output.end(), objective.regex), end; it != end; ++it)
-    found = (*it)[1].str();
-  if (found.empty()) return make_error("unparsable", "benchmark output has no match for '" + objective.pattern + "'");
+  // The last match wins (a benchmark that prints progress, then the result).
+  const RE2& regex = *objective.regex;
+  re2::StringPiece groups[2];
+  std::string_view found;
+  bool matched = false;
+  for (std::size_t pos = 0; pos <= output.size();) {
+    if (!regex.Match(output, pos, output.size(), RE2::UNANCHORED, groups, 2)) break;
+    matched = true;
+    found = std::string_view(groups[1].data() ? groups[1].data() : "", groups[1].size());
+    std::size_t start = std::size_t(groups[0].data() - output.data());
+    pos = std::max(start + groups[0].size(), start + 1); // an empty match steps on by one
+  }
+  std::string text(found);
+  if (!matched || text.empty()) return make_error("unparsable", "benchmark output has no match for '" + objective.pattern + "'");
+  std::string shown = text.size() > 40 ? text.substr(0, 20) + "...(" + std::to_string(text.size()) + " characters)" : text;
   char* end = nullptr;
-  double v = std::strtod(found.c_str(), &end);
-  if (!end || *end) return make_error("unparsable", "'" + found + "' (matched by '" + objective.pattern + "') is not a number");
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (!end || *end) return make_error("unparsable", "'" + shown + "' (matched by '" + objective.pattern + "') is not a number");
+  if (!std::isfinite(v))
+    return make_error("unparsable", "'" + shown + "' (matched by '" + objective.pattern + "') is not a finite number");
   return v;
 }
 

@@ -5,9 +5,13 @@
 
 #include "utils/result.h"
 
-#include <regex>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace re2 {
+class RE2;
+}
 
 namespace ciq::tuner {
 
@@ -17,7 +21,9 @@ struct Objective {
   ObjectiveKind kind = ObjectiveKind::metric;
   std::string name;     // "metric:<regex>", "ptxas:spill-stores", ...
   std::string pattern;  // metric only
-  std::regex regex;
+  // RE2 (linear time, no recursion): a benchmark's output is untrusted text,
+  // and a user's pattern must not be able to hang or crash the tuner on it.
+  std::shared_ptr<const re2::RE2> regex;
   bool maximize = false;
 
   /// Same code, same value: one evaluation suffices and no significance test.
@@ -27,10 +33,17 @@ struct Objective {
 
 /// "ptxas:spill-stores", "ptxas:registers", "ptxas:stack", "compile-time".
 Result<Objective> builtin_objective(const std::string& spec);
+
+/// The metric objective for `pattern` (RE2 syntax: Perl-like, no
+/// backreferences or lookaround). Fails on a pattern RE2 refuses or one
+/// without a capture group.
 Result<Objective> metric_objective(const std::string& pattern);
 
 /// The first capture group of the objective's regex in `output` (the last
-/// match if it occurs several times), as a number.
+/// match if it occurs several times), as a number. Fails ("unparsable") when
+/// nothing matches, or the match is not a finite number (20,000 digits
+/// overflow a double to inf: refused, not scored as inf). Matching takes time
+/// linear in output.size().
 Result<double> extract_metric(const Objective& objective, const std::string& output);
 
 /// One kernel in a trace record.

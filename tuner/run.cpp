@@ -4,6 +4,7 @@
 #include "spaces/control_set.h"
 #include "cache/remote.h"
 #include "tuner/occupancy.h"
+#include "tuner/run_dir.h"
 #include "tuner/ship.h"
 #include "tuner/space_builder.h"
 #include "tuner/statistics.h"
@@ -15,7 +16,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <iostream>
 #include <set>
@@ -32,11 +35,6 @@ std::string percent(double from, double to) {
   return buf;
 }
 
-// Appends one line and syncs it: a SIGKILL loses at most the line in flight.
-void append_line(const std::string& path, const std::string& line) {
-  if (auto r = append_file(path, line + "\n", /*sync=*/true); !r)
-    std::fprintf(stderr, "ciq-tuner: warning: %s\n", r.error().message.c_str());
-}
 
 // The value shown to people for objective k of a record (maximised ones un-negated).
 double shown(const TuneOptions& o, const EvalRecord& r, std::size_t k) {
@@ -93,18 +91,6 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
-Result<std::vector<EvalRecord>> load_journal(const std::string& path) {
-  std::vector<EvalRecord> out;
-  auto text = read_file(path);
-  if (!text) return out;
-  for (std::string_view line : split(*text, '\n')) {
-    if (trim(line).empty()) continue;
-    auto r = EvalRecord::from_json(std::string(line));
-    if (r) out.push_back(std::move(*r)); // a torn last line (killed mid-write) is skipped
-  }
-  return out;
-}
-
 // "Which ACF, or none": one more categorical dimension, from a candidate set
 // in the cache or a zip/directory imported now. Only for a ptxas that takes
 // --apply-controls; ACFs it refuses make their candidates invalid.
@@ -128,6 +114,22 @@ Result<Dimension> acf_dimension(const TuneOptions& o, const std::vector<TracedMo
   std::fprintf(stderr, "ciq-tuner: %zu ACF candidate(s) from set '%s'%s\n", set->acfs.size(), set->name.c_str(),
                set->cuda_version.empty() ? "" : (" (CUDA " + set->cuda_version + ")").c_str());
   return d;
+}
+
+std::string current_directory() {
+  char buffer[4096];
+  return ::getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string(".");
+}
+
+// Why the cache at `dir` cannot be written (it, or the nearest directory
+// that exists above it, is not a writable directory); "" when it can.
+std::string unwritable_cache(const std::string& dir) {
+  std::string existing = dir;
+  while (!path_exists(existing) && dir_name(existing) != existing) existing = dir_name(existing);
+  if (!is_directory(existing))
+    return existing == dir ? "'" + dir + "' is not a directory" : "'" + existing + "' (above it) is not a directory";
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) return "'" + existing + "' is not writable: " + std::strerror(errno);
+  return "";
 }
 
 int fail(const std::string& message) {
@@ -182,6 +184,10 @@ static Result<void> check_options(TuneOptions& o) {
   if (o.setup.objectives.empty()) return make_error("tuner", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
   if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return make_error("tuner", "give --build CMD and/or --bench CMD");
   if (o.cache_dir.empty()) o.cache_dir = cache_directory();
+  // Found out now, not after the whole search, when shipping.
+  if ((o.ship && o.space != "none") || !o.acf_candidates.empty())
+    if (std::string why = unwritable_cache(o.cache_dir); !why.empty())
+      return make_error("tuner", "cannot use the cache " + o.cache_dir + ": " + why + " (give a writable --cache-dir, or --no-ship)");
   o.out_dir = output_directory(o.out_dir, "ciq-tune");
   return {};
 }
@@ -208,6 +214,14 @@ static Result<void> start_slurm(TuneOptions& o) {
 // or the journal of the one to resume. Interrupts stop the commands in
 // flight from now on.
 static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
+  // One tuner per run directory: a second one (or a --resume of a running
+  // one) would write the same journal and evaluation directories.
+  if (o.resume && !is_directory(o.out_dir)) return make_error("tuner", "nothing to resume: '" + o.out_dir + "' is not a run directory");
+  if (auto r = make_dirs(o.out_dir); !r) return r.error();
+  if (auto locked = lock_run_directory(o.out_dir); !locked) return locked.error();
+  // What an interrupted memoised build left in its scratch directories (no
+  // build runs now: the lock is ours).
+  remove_tree(join_path(o.out_dir, "memo/tmp"));
   // Interrupted: stop the commands in flight too (they run in their own
   // process groups), and say how to continue. The journal already holds
   // every finished evaluation.
@@ -218,20 +232,21 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   std::string journal_path = join_path(o.out_dir, "journal.jsonl");
   std::vector<EvalRecord> journal;
   if (o.resume) {
-    if (!is_directory(o.out_dir)) return make_error("tuner", "nothing to resume: '" + o.out_dir + "' is not a run directory");
     auto j = load_journal(journal_path);
     if (!j) return j.error();
+    if (auto cut = drop_partial_last_line(join_path(o.out_dir, "results.csv")); !cut) return cut.error();
     journal = std::move(*j);
     std::fprintf(stderr, "ciq-tuner: resuming %s: %zu evaluations in the journal\n", o.out_dir.c_str(), journal.size());
   } else {
     if (path_exists(journal_path)) return make_error("tuner", "'" + o.out_dir + "' already holds a run; continue it with --resume " + o.out_dir);
-    if (auto r = make_dirs(o.out_dir); !r) return r.error();
     std::string saved;
     for (const auto& a : o.command_line) saved += a + "\n";
     if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
+    // A resume from elsewhere runs the commands (relative paths in them) here.
+    if (auto w = write_file_atomic(join_path(o.out_dir, "working-directory"), current_directory() + "\n"); !w) return w.error();
     std::string header = "number,generation,candidate";
     for (const auto& obj : o.setup.objectives) header += "," + csv_field(obj.name);
-    append_line(join_path(o.out_dir, "results.csv"), header + ",status,reason,build_s,bench_s");
+    if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), header + ",status,reason,build_s,bench_s"); !w) return w.error();
   }
 
   if (o.setup.slurm) {
@@ -348,13 +363,26 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
   return std::move(*space);
 }
 
+// A finished evaluation that cannot be recorded (disk full, EIO) stops the
+// run at once: going on would measure what a resume cannot replay. The
+// journal holds whole lines only (append_whole_line), so the run resumes.
+[[noreturn]] static void stop_unrecorded(const TuneOptions& o, const EvalRecord& r, const std::string& why) {
+  kill_tracked_children();
+  std::fprintf(stderr,
+               "\nciq-tuner: error: cannot record evaluation %d: %s\n"
+               "ciq-tuner: the run stopped; its journal holds every evaluation recorded before this one. Make room (or "
+               "repair the file system), then continue with: ciq-tuner run --resume %s\n",
+               r.number, why.c_str(), o.out_dir.c_str());
+  std::_Exit(1); // other threads may be mid-evaluation: no destructors, no atexit
+}
+
 // One finished evaluation: a journal line (synced) and a results.csv row.
 static void record_evaluation(const TuneOptions& o, const std::string& journal_path, const EvalRecord& r) {
-  append_line(journal_path, r.to_json());
+  if (auto w = append_whole_line(journal_path, r.to_json()); !w) stop_unrecorded(o, r, w.error().message);
   std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
   for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
   row += "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," + format_number(r.bench_seconds);
-  append_line(join_path(o.out_dir, "results.csv"), row);
+  if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), row); !w) stop_unrecorded(o, r, w.error().message);
 }
 
 // The search itself, with the strategy the options ask for.
@@ -500,6 +528,9 @@ int run_tuning(TuneOptions o) {
   if (auto checked = check_options(o); !checked) return fail(checked.error().message);
   auto opened = open_run(o);
   if (!opened) return fail(opened.error().message);
+  struct Unlock {
+    ~Unlock() { release_run_directory(); }
+  } unlock;
   std::vector<EvalRecord> journal = std::move(*opened);
   std::string journal_path = join_path(o.out_dir, "journal.jsonl");
 
@@ -532,7 +563,9 @@ int run_tuning(TuneOptions o) {
   auto first = evaluator.evaluate_batch({space->default_candidate()}, 0);
   if (!first[0].valid) {
     progress.finish();
-    return fail("the default build itself fails, so nothing can be compared with it: " + first[0].reason);
+    const EvalRecord* failed = evaluator.find(default_key);
+    std::string detail = failed && !failed->detail.empty() ? "\n" + failed->detail : "";
+    return fail("the default candidate fails, so nothing can be compared with it: " + first[0].reason + detail);
   }
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
   SearchResult result = run_search(o, *space, batch, journal);

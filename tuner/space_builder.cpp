@@ -4,6 +4,7 @@
 #include "utils/config.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <set>
 
 namespace ciq::tuner {

@@ -10,6 +10,7 @@
 #include "utils/text.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <csignal>
@@ -137,23 +138,46 @@ static int fail(const std::string& message) {
 }
 
 // --resume DIR (or --resume=DIR): the original command line, re-parsed,
-// then what was given now.
+// then what was given now (DIR made absolute). The run's commands and the
+// relative paths in them mean what they meant: this process moves to the
+// run's original working directory (DIR/working-directory).
 static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector<std::string> args) {
   for (std::size_t i = 1; i < args.size(); ++i) {
     std::string dir;
+    std::size_t value = i + 1; // the argument holding DIR
     if ((args[i] == "--resume" || args[i] == "-resume") && i + 1 < args.size()) dir = args[i + 1];
     for (const char* prefix : {"--resume=", "-resume="})
-      if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix));
+      if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix)), value = i;
     if (dir.empty()) continue;
     auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
     if (!saved) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (" + saved.error().message + ")");
+    if (auto absolute = ciq::real_path(dir)) args[value] = (value == i ? args[i].substr(0, args[i].find('=') + 1) : "") + *absolute;
     std::vector<std::string> merged{args[0]};
     for (auto line : ciq::split(*saved, '\n'))
       if (!line.empty()) merged.emplace_back(line);
     for (std::size_t k = 2; k < args.size(); ++k) merged.push_back(args[k]);
+    if (auto where = ciq::read_file(ciq::join_path(dir, "working-directory"))) {
+      std::string original(ciq::trim(*where));
+      char here[4096];
+      if (!original.empty() && (!::getcwd(here, sizeof here) || original != here)) {
+        if (::chdir(original.c_str()) != 0)
+          return ciq::make_error("invalid", "the run's working directory " + original + " is gone (" + std::strerror(errno) +
+                                                "): its commands' relative paths mean nothing elsewhere");
+        std::fprintf(stderr, "ciq-tuner: resuming in the run's working directory %s\n", original.c_str());
+      }
+    }
     return merged;
   }
   return args;
+}
+
+// `ciq-tuner NOSUCH ...`: LLVM's parser would print the top-level help for
+// `NOSUCH --help` and exit 0. The subcommand's name, when there is one.
+static std::string unknown_subcommand(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  for (const cl::SubCommand* sub : {&run_cmd, &campaign_cmd, &report_cmd, &sample_cmd, &quality_cmd})
+    if (sub->getName() == argv[1]) return "";
+  return argv[1];
 }
 
 // --metric, --objective and --direction.
@@ -284,6 +308,8 @@ int main(int argc, char** argv) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (std::to_string(::getppid()) != parent) return 1; // it died before prctl took effect
   }
+  if (std::string unknown = unknown_subcommand(argc, argv); !unknown.empty())
+    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, search-quality; see 'ciq-tuner --help')");
   auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
   if (!resumed) return fail(resumed.error().message);
   std::vector<std::string> args = std::move(*resumed);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <poll.h>
 #include <utility>
 #include <spawn.h>
@@ -132,6 +133,11 @@ void kill_children_on_interrupt(const char* message, bool forward) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
 
+void kill_tracked_children() {
+  for (auto& slot : g_child_groups)
+    if (pid_t pid = slot.load(); pid > 0) ::kill(-pid, SIGKILL);
+}
+
 void run_on_interrupt(const std::vector<std::string>& argv) {
   if (argv.empty()) {
     g_interrupt_argv = nullptr;
@@ -230,13 +236,53 @@ void set_status(RunResult& result, int status) {
   else result.exit_code = WEXITSTATUS(status);
 }
 
-// Reads `out_fd` and `err_fd` (-1: none) into the result until both close;
-// false when `deadline` passed first.
 using Deadline = std::chrono::time_point<std::chrono::steady_clock, std::chrono::duration<double>>;
 
-bool drain_pipes(int out_fd, int err_fd, RunResult& result, const Deadline* deadline) {
-  std::string* sinks[2] = {&result.out, &result.err};
+// One captured stream: all of it, or its first and last `limit` bytes.
+class CaptureSink {
+public:
+  CaptureSink(std::string& head, std::size_t& dropped, std::size_t limit) : head_(head), dropped_(dropped), limit_(limit) {}
+  void append(const char* data, std::size_t size) {
+    if (limit_ == 0 || head_.size() + size <= limit_) {
+      head_.append(data, size);
+      return;
+    }
+    std::size_t room = limit_ - head_.size();
+    head_.append(data, room);
+    tail_.append(data + room, size - room);
+    if (tail_.size() > 2 * limit_) { // amortised: trim to `limit` once it doubles
+      dropped_ += tail_.size() - limit_;
+      tail_.erase(0, tail_.size() - limit_);
+    }
+  }
+  /// Puts the kept tail after the head (with a marker when something was dropped).
+  void finish() {
+    if (tail_.size() > limit_) {
+      dropped_ += tail_.size() - limit_;
+      tail_.erase(0, tail_.size() - limit_);
+    }
+    if (dropped_) head_ += "\n[... output dropped ...]\n";
+    head_ += tail_;
+    tail_.clear();
+  }
+
+private:
+  std::string& head_;
+  std::size_t& dropped_;
+  std::size_t limit_;
+  std::string tail_;
+};
+
+// Reads `out_fd` and `err_fd` (-1: none) into the result until both close;
+// false when `deadline` passed first. With `grace` >= 0 it also watches the
+// child: once `pid` has exited (its status in `*status`, `*reaped` set) it
+// reads for at most `grace` seconds more.
+bool drain_pipes(int out_fd, int err_fd, RunResult& result, const Deadline* deadline, std::size_t limit, pid_t pid,
+                 double grace, int* status, bool* reaped) {
+  CaptureSink sinks[2] = {{result.out, result.out_dropped, limit}, {result.err, result.err_dropped, limit}};
   int fds[2] = {out_fd, err_fd};
+  std::optional<Deadline> stop_reading;
+  bool in_time = true;
   while (fds[0] >= 0 || fds[1] >= 0) {
     pollfd pfd[2];
     int n = 0, which[2];
@@ -245,26 +291,44 @@ bool drain_pipes(int out_fd, int err_fd, RunResult& result, const Deadline* dead
         pfd[n] = {fds[i], POLLIN, 0};
         which[n++] = i;
       }
-    int wait_ms = -1;
-    if (deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
-      wait_ms = int(std::max<long long>(0, left.count()));
+    auto now = std::chrono::steady_clock::now();
+    auto ms_until = [&](Deadline t) {
+      return std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count());
+    };
+    long long wait_ms = -1;
+    if (deadline) wait_ms = ms_until(*deadline);
+    if (grace >= 0) {
+      long long slice = stop_reading ? ms_until(*stop_reading) : 20; // look at the child now and then
+      wait_ms = wait_ms < 0 ? slice : std::min(wait_ms, slice);
     }
-    int ready = ::poll(pfd, nfds_t(n), wait_ms);
+    int ready = ::poll(pfd, nfds_t(n), int(wait_ms));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) return false;
-    for (int k = 0; k < n; ++k) {
+    for (int k = 0; ready > 0 && k < n; ++k) {
       if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buffer[65536];
       ssize_t got = ::read(pfd[k].fd, buffer, sizeof buffer);
       if (got > 0) {
-        sinks[which[k]]->append(buffer, std::size_t(got));
+        sinks[which[k]].append(buffer, std::size_t(got));
       } else if (got == 0 || errno != EINTR) {
         fds[which[k]] = -1;
       }
     }
+    now = std::chrono::steady_clock::now();
+    if (deadline && now >= *deadline) {
+      in_time = false;
+      break;
+    }
+    if (grace >= 0 && !*reaped && ::waitpid(pid, status, WNOHANG) == pid) {
+      *reaped = true;
+      stop_reading = now + std::chrono::duration<double>(grace);
+    }
+    if (stop_reading && now >= *stop_reading && (fds[0] >= 0 || fds[1] >= 0)) {
+      result.streams_left_open = true;
+      break;
+    }
   }
-  return true;
+  for (auto& sink : sinks) sink.finish();
+  return in_time;
 }
 
 } // namespace
@@ -302,11 +366,15 @@ Result<RunResult> run_process(const RunOptions& options) {
   };
 
   // Drain the pipes until both close; the child may exit before its
-  // grandchildren close them, so a timeout also applies here.
-  if (!drain_pipes(out.fd[0], err.fd[0], result, options.timeout_seconds > 0 ? &deadline : nullptr)) kill_child();
-
+  // grandchildren close them, so a timeout also applies here (and, when
+  // asked, a grace after the child's own exit).
   int status = 0;
-  for (;;) {
+  bool reaped = false;
+  if (!drain_pipes(out.fd[0], err.fd[0], result, options.timeout_seconds > 0 ? &deadline : nullptr, options.capture_head_tail,
+                   pid, options.exit_grace_seconds, &status, &reaped) && !reaped)
+    kill_child();
+
+  while (!reaped) {
     int options_flags = (options.timeout_seconds > 0 && !result.timed_out) ? WNOHANG : 0;
     pid_t w = ::waitpid(pid, &status, options_flags);
     if (w == pid) break;
@@ -346,6 +414,7 @@ Result<std::unique_ptr<Coprocess>> Coprocess::start(const RunOptions& options, c
   child->pid_ = *spawned;
   child->to_child_ = std::exchange(in.fd[0], -1);
   child->from_child_ = std::exchange(out.fd[0], -1);
+  child->limit_ = options.capture_head_tail;
   return child;
 }
 
@@ -389,6 +458,8 @@ Result<void> Coprocess::send(std::string_view data) {
 Result<std::string> Coprocess::receive(std::string_view marker, double timeout_seconds, std::string* text) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   std::size_t scanned = 0; // pending_ before this holds no marker line
+  static constexpr std::string_view k_dropped = " [... output dropped ...] ";
+  dropped_ = 0;
   while (true) {
     for (std::size_t line = scanned; line < pending_.size();) {
       std::size_t nl = pending_.find('\n', line);
@@ -400,6 +471,24 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
         return rest;
       }
       line = scanned = nl + 1;
+    }
+    // Bounded: what cannot hold the marker line (the lines before `scanned`,
+    // or an unfinished line that does not start with it) loses its middle,
+    // the first and last `limit_` bytes kept. The note has no newline: a
+    // line cut in two stays one line.
+    if (limit_) {
+      std::string_view open_line = std::string_view(pending_).substr(scanned);
+      bool not_marker = open_line.size() >= marker.size() && open_line.substr(0, marker.size()) != marker;
+      std::size_t safe = not_marker ? pending_.size() : scanned;
+      std::size_t from = limit_ + (dropped_ ? k_dropped.size() : 0);
+      if (safe > from + 2 * limit_) {
+        std::size_t to = safe - limit_, cut = to - from;
+        if (dropped_) pending_.erase(from, cut);
+        else pending_.replace(limit_, cut, k_dropped);
+        dropped_ += cut;
+        std::size_t now_at = dropped_ == cut ? limit_ + k_dropped.size() : from; // where `to` is now
+        scanned = scanned >= to ? scanned - to + now_at : limit_;
+      }
     }
     if (from_child_ < 0) return make_error("exited", "is not running");
     int wait_ms = -1;

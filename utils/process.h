@@ -37,6 +37,16 @@ struct RunOptions {
   bool own_process_group = false; // needed for timeouts to reach grandchildren
   std::vector<std::pair<std::string, std::string>> set_env; // added or replaced
   std::string cwd;                // empty: inherit
+  // Per captured stream: 0 keeps everything; N keeps the first N and the
+  // last N bytes, replaces the middle by a line `[... output dropped ...]`
+  // and counts it in RunResult::*_dropped (a program that prints 1 GB must
+  // not cost 1 GB of memory).
+  std::size_t capture_head_tail = 0;
+  // < 0: read the captured streams until every writer closed them. >= 0:
+  // once the child itself has exited, stop reading after this many seconds
+  // even if a process it started (a daemon) still holds them open. Nothing
+  // is killed for it; that process then writes to a closed pipe.
+  double exit_grace_seconds = -1;
 };
 
 struct RunResult {
@@ -44,6 +54,8 @@ struct RunResult {
   int signal = 0;         // the signal that ended the child, or 0
   bool timed_out = false;
   std::string out, err;   // captured streams
+  std::size_t out_dropped = 0, err_dropped = 0; // bytes dropped from their middles (capture_head_tail)
+  bool streams_left_open = false; // the child exited and exit_grace_seconds passed with its streams still open
   double seconds = 0;     // wall time
 
   bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
@@ -63,7 +75,8 @@ Result<RunResult> run_process(const RunOptions& options);
 class Coprocess {
 public:
   /// Starts options.argv (argv, set_env and cwd are used; the streams are
-  /// the ones described above).
+  /// the ones described above). options.capture_head_tail bounds each
+  /// answer the way it bounds run_process' streams.
   static Result<std::unique_ptr<Coprocess>> start(const RunOptions& options, const std::string& stderr_path);
   ~Coprocess();
   Coprocess(const Coprocess&) = delete;
@@ -78,6 +91,8 @@ public:
   /// answering"). Either way the child is gone after.
   Result<std::string> receive(std::string_view marker, double timeout_seconds, std::string* text);
   pid_t pid() const { return pid_; }
+  /// Bytes dropped from the middle of the last answer (capture_head_tail).
+  std::size_t dropped() const { return dropped_; }
 
 private:
   Coprocess() = default;
@@ -88,6 +103,7 @@ private:
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
   std::string pending_; // read beyond the last answer
+  std::size_t limit_ = 0, dropped_ = 0;
 };
 
 /// From now on, SIGINT/SIGTERM/SIGHUP kill the process groups of every child
@@ -99,6 +115,11 @@ private:
 /// children that clean up after themselves (a ciq-tuner run under a
 /// campaign, cancelling its Slurm jobs) can.
 void kill_children_on_interrupt(const char* message, bool forward = false);
+
+/// Kills (SIGKILL) the process groups of the children that run_process()
+/// started with own_process_group and that still run: for a process that
+/// must stop at once (and then _Exit), as an interrupt would.
+void kill_tracked_children();
 
 /// From now on the interrupt handler above first runs `argv` (argv[0] an
 /// absolute path) and waits for it, then kills the children: for a command

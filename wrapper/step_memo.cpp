@@ -160,8 +160,11 @@ std::vector<std::string> named_paths(const std::vector<std::string>& argv) {
 
 class StepRunner {
 public:
-  StepRunner(std::string memo_dir, std::string tmp, const NvccPlan& plan)
-      : steps_dir_(join_path(memo_dir, "steps")), tmp_(std::move(tmp)), nvvm_controls_(nvvm_controls()) {
+  /// `tool_tmp`: the steps' own TMPDIR (cicc's `..lgenfe.bc` files), which
+  /// the caller removes whether the build succeeds or fails.
+  StepRunner(std::string memo_dir, std::string tmp, std::string tool_tmp, const NvccPlan& plan)
+      : steps_dir_(join_path(memo_dir, "steps")), tmp_(std::move(tmp)), tool_tmp_(std::move(tool_tmp)),
+        nvvm_controls_(nvvm_controls()) {
     for (const auto& [name, value] : plan.environment) environment_ += name + "=" + normalised(value) + "\n";
   }
 
@@ -180,7 +183,7 @@ private:
   std::optional<std::string> object_section(const std::string& object, const std::string& section) const;
   bool update_fatbin_section(const std::string& object, const std::string& fatbin) const;
 
-  std::string steps_dir_, tmp_, environment_;
+  std::string steps_dir_, tmp_, tool_tmp_, environment_;
   std::string nvvm_controls_; // nvvm_controls() of this build, part of ciq-cicc steps' keys
   std::set<std::string> varying_; // temporaries every candidate can change: ptxas and fatbinary outputs onwards
 };
@@ -392,6 +395,7 @@ bool StepRunner::step(const std::vector<std::string>& argv, MemoOutcome& outcome
   // Captured, and passed on only when the step succeeds: after a failure
   // nvcc itself runs and says everything once.
   options.capture_stdout = options.capture_stderr = true;
+  options.set_env = {{"TMPDIR", tool_tmp_}};
   auto run = run_process(options);
   if (!run || !run->succeeded()) {
     spdlog::debug("memo: {} {}", tool, run ? run->describe() : run.error().message);
@@ -469,6 +473,8 @@ std::optional<MemoOutcome> run_nvcc_memoised(const std::vector<std::string>& nvc
   if (!make_dirs(tmp_parent)) return std::nullopt;
   auto scratch = ScratchDir::create("build", tmp_parent);
   if (!scratch) return std::nullopt;
+  auto tool_tmp = ScratchDir::create("tools", tmp_parent);
+  if (!tool_tmp) return std::nullopt;
 
   RunOptions dry;
   dry.argv = nvcc_argv;
@@ -486,7 +492,7 @@ std::optional<MemoOutcome> run_nvcc_memoised(const std::vector<std::string>& nvc
     spdlog::debug("memo: {}", plan.error().message);
     return std::nullopt;
   }
-  StepRunner runner(memo_dir, scratch->path(), *plan);
+  StepRunner runner(memo_dir, scratch->path(), tool_tmp->path(), *plan);
   MemoOutcome outcome;
   for (const auto& argv : plan->steps)
     if (!runner.step(argv, outcome)) return std::nullopt;

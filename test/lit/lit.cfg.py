@@ -68,4 +68,13 @@ else:
 if shutil.which("chromium"):
     config.available_features.add("chromium")
     config.substitutions.append(("%chromium_dom", "chromium --headless --no-sandbox --disable-gpu --user-data-dir=/tmp/ciq-chromium-profile --dump-dom"))
+# Feature `tmpfs-mount`: a small tmpfs can be mounted here (root in a
+# container that allows it): the disk-full tests fill one.
+if os.geteuid() == 0 and shutil.which("mount"):
+    import tempfile
+    point = tempfile.mkdtemp(prefix="ciq-lit-tmpfs-")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", point], capture_output=True).returncode == 0:
+        subprocess.run(["umount", point], capture_output=True)
+        config.available_features.add("tmpfs-mount")
+    os.rmdir(point)
 config.substitutions.append(("%slurm", config.python + " " + os.path.join(tools, "slurm_cluster.py")))

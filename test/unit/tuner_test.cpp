@@ -3,6 +3,7 @@
 #include "tuner/evaluator.h"
 #include "tuner/objectives.h"
 #include "tuner/occupancy.h"
+#include "tuner/run_dir.h"
 #include "tuner/search.h"
 #include "tuner/statistics.h"
 #include "tuner/synthetic.h"
@@ -14,6 +15,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <unistd.h>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -127,6 +129,80 @@ TEST(Objectives, metric_extraction) {
   EXPECT_FALSE(metric_objective("(").ok());
   EXPECT_FALSE(builtin_objective("ptxas:speed").ok());
   EXPECT_TRUE(builtin_objective("ptxas:spill-stores")->deterministic());
+}
+
+TEST(Objectives, hostile_output_is_matched_in_linear_time_and_overflow_refused) {
+  auto o = metric_objective("f=([0-9]+)");
+  ASSERT_TRUE(o.ok());
+  // std::regex recursed per character here (exit 139); as a double it is inf.
+  auto huge = extract_metric(*o, "f=" + std::string(40000, '1') + "\n");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("is not a finite number"), std::string::npos) << huge.error().message;
+  EXPECT_FALSE(extract_metric(*o, "f=" + std::string(20000, '9')).ok());
+  auto backtracking = metric_objective("(?:x+x+)+y=([0-9]+)");
+  ASSERT_TRUE(backtracking.ok());
+  EXPECT_DOUBLE_EQ(*extract_metric(*backtracking, std::string(100000, 'x') + "z\nxxy=7\n"), 7);
+  auto empty_group = metric_objective("a*(b*)");
+  ASSERT_TRUE(empty_group.ok());
+  EXPECT_FALSE(extract_metric(*empty_group, "zzz").ok()); // only empty matches: no number, and no endless loop
+  EXPECT_FALSE(metric_objective("(a)\\1").ok());          // a backreference: RE2 refuses it
+}
+
+TEST(Command, failure_message_shows_the_tools_error_lines_and_the_log) {
+  EXPECT_EQ(failure_message("build exit status 1", "", "/r/build.log"), "build exit status 1 (log: /r/build.log)");
+  std::string one = failure_message("build exit status 1", "k.cu:1:10: fatal error: x.h: No such file or directory\ncompilation terminated.\n",
+                                    "/r/build.log");
+  EXPECT_EQ(one, "build exit status 1: k.cu:1:10: fatal error: x.h: No such file or directory (log: /r/build.log)\n"
+                 "  | k.cu:1:10: fatal error: x.h: No such file or directory\n  | compilation terminated.");
+  std::string many;
+  for (int i = 0; i < 30; ++i) many += (i == 15 ? "k.cu(9): error: bad thing" : "line " + std::to_string(i)) + "\n";
+  std::string m = failure_message("build exit status 2", many, "L");
+  EXPECT_EQ(m.substr(0, m.find('\n')), "build exit status 2: k.cu(9): error: bad thing (log: L)");
+  EXPECT_NE(m.find("  | line 0\n  | line 1\n  | line 2\n  | line 3\n  | ...\n  | k.cu(9): error: bad thing\n  | ...\n  | line 26"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("  | line 29"), std::string::npos);
+  EXPECT_EQ(m.find("line 10"), std::string::npos);
+}
+
+TEST(RunDir, a_partial_last_line_is_cut_off_before_the_journal_is_read) {
+  ScratchDir dir = *ScratchDir::create("journal");
+  std::string path = join_path(dir.path(), "journal.jsonl");
+  EvalRecord r;
+  r.candidate = "default";
+  r.status = "ok";
+  ASSERT_TRUE(append_whole_line(path, r.to_json()).ok());
+  r.number = 1;
+  r.candidate = "x=1";
+  std::string partial = r.to_json().substr(0, 30);
+  ASSERT_TRUE(append_file(path, partial).ok()); // a run stopped mid-write
+  auto records = load_journal(path);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  // The next record starts a line of its own, not glued to the torn one.
+  ASSERT_TRUE(append_whole_line(path, r.to_json()).ok());
+  records = load_journal(path);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[1].candidate, "x=1");
+  EXPECT_EQ(*drop_partial_last_line(path), 0u);
+}
+
+TEST(RunDir, a_second_lock_is_refused_naming_the_owner) {
+  ScratchDir dir = *ScratchDir::create("lock");
+  ASSERT_TRUE(lock_run_directory(dir.path()).ok());
+  // flock locks belong to the open file description: a second open (as a
+  // second tuner would make) is refused even within this process.
+  auto second = lock_run_directory(dir.path());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, "locked");
+  EXPECT_NE(second.error().message.find("pid " + std::to_string(::getpid()) + " on host "), std::string::npos)
+      << second.error().message;
+  release_run_directory();
+  auto emptied = read_file(join_path(dir.path(), "lock"));
+  ASSERT_TRUE(emptied.ok());
+  EXPECT_EQ(*emptied, "");
+  EXPECT_TRUE(lock_run_directory(dir.path()).ok());
+  release_run_directory();
 }
 
 namespace {

@@ -1,0 +1,3 @@
+__global__ void k(float* p) {
+  p[0] = undefined_x;
+}
