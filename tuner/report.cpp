@@ -403,6 +403,20 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
     return s;
   }());
   body += "</table>\n";
+  // Why evaluations were invalid (build errors, wrong answers, controls the
+  // compiler warned it ignores), most frequent first.
+  std::map<std::string, int> reasons;
+  for (const auto& r : run.records)
+    if (!r.evaluation.valid) ++reasons[r.evaluation.reason];
+  if (!reasons.empty()) {
+    std::vector<std::pair<int, std::string>> by_count;
+    for (const auto& [reason, n] : reasons) by_count.emplace_back(-n, reason);
+    std::sort(by_count.begin(), by_count.end());
+    body += "<h2>Invalid evaluations</h2>\n<table>\n<tr><th>evaluations</th><th>reason</th></tr>\n";
+    for (const auto& [n, reason] : by_count)
+      body += "<tr><td>" + std::to_string(-n) + "</td><td>" + esc(reason) + "</td></tr>\n";
+    body += "</table>\n";
+  }
   std::string svg_dir = join_path(dir, "report");
   std::string verify_note, prune_note;
   std::vector<std::pair<std::string, std::string>> plots{

@@ -506,6 +506,8 @@ int run_tuning(TuneOptions o) {
   auto discovered = discover(o, o.units);
   if (!discovered) return fail(discovered.error().message);
   const std::vector<TracedModule>& discovery = *discovered;
+  for (const auto& m : discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());
+  for (const auto& u : o.units) o.setup.baseline_warnings.insert(u.warnings.begin(), u.warnings.end());
   auto made = make_space(o, discovery);
   if (!made) return fail(made.error().message);
   auto space = &*made;
