@@ -249,6 +249,8 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
     }
     entries.insert(entries.end(), made.begin(), made.end());
   }
+  auto store = cache::Store::open_for_writing(options.cache_dir);
+  if (!store) return store.error();
   if (!space.nvcc_space.empty()) {
     spaces::ControlSet unit_controls = both.nvcc_stage();
     unit_controls.space = space.nvcc_space;
@@ -256,6 +258,22 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
       if (std::find(space.units.begin(), space.units.end(), u.key) == space.units.end()) continue;
       auto key = key_of(u.key);
       if (!key) return key.error();
+      // A unit entry acts on every kernel of the unit. A run on some of
+      // them that found nothing for this stage leaves an earlier run's
+      // entry alone (a campaign's later runs must not undo its winners).
+      bool partial = std::any_of(u.kernels.begin(), u.kernels.end(), [&](const std::string& k) {
+        return !options.setup.kernels.empty() && !glob_match(options.setup.kernels, k);
+      });
+      if (partial) {
+        auto existing = store->get(cache::Table::records, digest_bytes(*key));
+        auto record = existing && *existing ? cache::parse_record(**existing, "cache") : Result<cache::Record>(make_error("absent", ""));
+        bool has_controls = record && !record->controls.options.empty();
+        if (has_controls && unit_controls.options.empty()) continue;
+        if (has_controls && record->controls.options != unit_controls.options)
+          std::fprintf(stderr, "ciq-tuner: warning: %s's NVVM-stage entry (%s) is replaced: it acts on the whole unit, and "
+                               "the kernels tuned with it before now compile differently\n",
+                       u.unit.c_str(), spaces::summarise_control_set(record->controls).c_str());
+      }
       cache::Entry e{*key, {}};
       e.record.kind = "unit";
       e.record.unit = u.unit;
@@ -268,8 +286,6 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
       entries.push_back(std::move(e));
     }
   }
-  auto store = cache::Store::open_for_writing(options.cache_dir);
-  if (!store) return store.error();
   warn_of_conflicts(*store, controls, other_kernels);
   if (auto r = cache::write_entries(*store, entries); !r) return r.error();
   for (const auto& module : partial_modules) {
