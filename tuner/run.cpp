@@ -616,8 +616,8 @@ int run_tuning(TuneOptions o) {
   std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[0].name) +
                         ",\"baseline\":" + format_number(verdict.default_values[0]) + ",\"best\":" + format_number(verdict.best_values[0]) +
                         ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys.size()) +
-                        ",\"evaluations\":" + std::to_string(records.size()) + ",\"searched\":" + std::to_string(searched) +
-                        ",\"pruning\":" + std::to_string(int(records.size()) - searched) + ",\"invalid\":" + std::to_string(invalid) +
+                        ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
+                        ",\"searched\":" + std::to_string(searched) + ",\"pruning\":" + std::to_string(int(records.size()) - searched) +
                         ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
                         ",\"verdict\":" + json_string(verdict.reason) + objective_values(o, verdict, front) + "}";
   auto summary_written = write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
