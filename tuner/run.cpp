@@ -251,11 +251,13 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vec
     // first discovery found. Built again, the NVVM stage would be missing
     // (the step memo answers cicc, so no unit is traced) and the journal's
     // candidates would belong to another space.
-    std::string complete = join_path(dir, "complete");
-    auto trace = o.resume && path_exists(complete) ? read_trace(join_path(dir, "trace")) : Result<std::vector<TracedModule>>(std::vector<TracedModule>{});
-    if (!trace) return trace.error();
-    if (o.resume && path_exists(complete)) {
+    std::string complete = join_path(dir, "complete"); // written once the discovery succeeded
+    bool reuse = o.resume && path_exists(complete);
+    Result<std::vector<TracedModule>> trace = std::vector<TracedModule>{};
+    if (reuse) {
       std::fprintf(stderr, "ciq-tuner: discovery: the interrupted run's (%s)\n", dir.c_str());
+      trace = read_trace(join_path(dir, "trace"));
+      if (!trace) return trace.error();
     } else {
       std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
       SearchSpace empty;
