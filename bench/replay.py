@@ -103,8 +103,31 @@ def main():
     kernels = sorted(f[:-4] for f in os.listdir(args.data) if f.endswith(".csv"))
     if args.kernels:
         kernels = [k for k in kernels if k in args.kernels.split(",")]
+    # bench/data also holds tables that are not recorded samples (a live
+    # run's summary, e.g. nvvm-stage-2026-12-03.csv): skipped, and said so.
+    samples = [k for k in kernels if is_samples(os.path.join(args.data, k + ".csv"))]
+    for k in kernels:
+        if k not in samples:
+            print(f"replay.py: skipping {k}.csv: not recorded samples (no 'controls' and 'ms' columns)", file=sys.stderr)
+    kernels = samples
+    if not kernels:
+        print(f"replay.py: error: no recorded samples in {args.data}", file=sys.stderr)
+        return 1
     os.makedirs(args.out, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="ciq-replay-")
+    try:
+        return replay_all(args, kernels, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def is_samples(path):
+    with open(path, newline="") as f:
+        header = next(csv.reader(f), [])
+    return "controls" in header and "ms" in header
+
+
+def replay_all(args, kernels, workdir):
     summary, seeds_rows, quality, failures = [], [], [], []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for kernel in kernels:
@@ -138,7 +161,6 @@ def main():
             if med[("genetic", 64)] > 1.02 * best or med[("genetic", 64)] > default:
                 failures.append(f"{kernel}: tuned_b64 {med[('genetic', 64)]:.4f} ms, best {best:.4f}, default {default:.4f}")
             print(",".join(summary[-1]), file=sys.stderr)
-    shutil.rmtree(workdir)
     with open(os.path.join(args.out, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "default_ms", "exhaustive_best_ms", "tuned_b16_ms", "tuned_b32_ms", "tuned_b64_ms",

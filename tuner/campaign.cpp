@@ -202,6 +202,13 @@ int run_campaign(CampaignOptions c) {
   if (c.concurrent < 1) return fail("--concurrent must be at least 1");
   auto gpu_sets = gpu_sets_for(c);
   if (!gpu_sets) return fail(gpu_sets.error().message);
+  // Runs at once would rebuild one tree at once: each clean or rebuild
+  // breaks the others' builds (and benchmarks time each other's binaries).
+  if (c.concurrent > 1 && !o.setup.build.empty() && o.setup.build.find("{workdir}") == std::string::npos)
+    return fail("--concurrent " + std::to_string(c.concurrent) + " runs " + std::to_string(c.concurrent) +
+                " searches at once, but every one would build the same tree ('" + o.setup.build +
+                "'): build into {workdir} (e.g. 'cmake -S . -B {workdir}/b && cmake --build {workdir}/b' with --shell), "
+                "or use --concurrent 1");
   o.out_dir = output_directory(o.out_dir, "ciq-campaign");
   static std::string interrupt_message;
   interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,9 @@ void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
 void append_log(const std::string& path, const std::string& text) {
   if (auto r = append_file(path, text); !r) spdlog::warn("{}", r.error().message);
 }
+
+// The reason of a candidate the compiler did not take as given.
+const std::string k_unhonoured = "not honoured by the compiler: ";
 
 std::string last_line(const std::string& text) {
   std::string_view t = trim(text);
@@ -343,6 +347,50 @@ static std::string trace_problem(const std::vector<TracedModule>& trace, const s
   return "";
 }
 
+// What a warning says, without its numbers: "adjusting per thread register
+// count of 16 to lower bound of 24" is the author's own warning when the
+// default build says it of 8; "" for warnings that report on the compiled
+// code (--warn-on-spills and the like: the user asked for those, and a
+// candidate that spills was still compiled as asked).
+static std::string warning_kind(const std::string& warning) {
+  for (const char* report : {"Registers are spilled to local memory", "Local memory used for function", "Double is being used"})
+    if (warning.find(report) != std::string::npos) return "";
+  std::string kind;
+  for (char ch : warning)
+    if (!std::isdigit(static_cast<unsigned char>(ch))) kind += ch;
+    else if (kind.empty() || kind.back() != '#') kind += '#';
+  return kind;
+}
+
+std::string Evaluator::added_warning(const Candidate& c, const std::vector<TracedModule>& trace, const std::string& dir) {
+  if (!setup_.compiler) return "";
+  auto added = [&](const std::string& w) {
+    std::string kind = warning_kind(w);
+    if (kind.empty()) return false;
+    return std::none_of(setup_.baseline_warnings.begin(), setup_.baseline_warnings.end(),
+                        [&](const std::string& b) { return warning_kind(b) == kind; });
+  };
+  for (const auto& m : trace)
+    for (const auto& w : m.warnings)
+      if (added(w)) return w;
+  spaces::ControlSet nvvm = space_.controls(c).nvcc_stage();
+  if (nvvm.options.empty()) return "";
+  std::string stage = spaces::format_control_set(nvvm);
+  auto units = read_unit_trace(dir);
+  std::vector<std::string> warnings;
+  if (units && !units->empty()) {
+    for (const auto& u : *units) warnings.insert(warnings.end(), u.warnings.begin(), u.warnings.end());
+    std::lock_guard lock(mutex_);
+    nvvm_warnings_[stage] = warnings;
+  } else {
+    std::lock_guard lock(mutex_);
+    if (auto it = nvvm_warnings_.find(stage); it != nvvm_warnings_.end()) warnings = it->second;
+  }
+  for (const auto& w : warnings)
+    if (added(w)) return w;
+  return "";
+}
+
 std::string Evaluator::code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const {
   std::string digest;
   for (const auto& m : trace) digest += m.code_digest.empty() ? "?" : m.code_digest.substr(0, 16);
@@ -372,8 +420,10 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
                                std::vector<std::vector<double>>& bench_values) {
   auto started = std::chrono::steady_clock::now();
   bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
-  if (benchmarks) {
-    for (int i = 0; i < std::max(1, setup_.repeats); ++i) {
+  // Without --build the benchmark compiles (a JIT): it runs even when every
+  // objective is ptxas', once, for the trace.
+  if (benchmarks || compiles_when_benchmarked()) {
+    for (int i = 0; i < (benchmarks ? std::max(1, setup_.repeats) : 1); ++i) {
       auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds);
       if (!v) return v.error().message;
       bench_values.push_back(*v);
@@ -383,6 +433,7 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
       if (!jit) return jit.error().message;
       trace = std::move(*jit);
       if (auto problem = trace_problem(trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return problem;
+      if (auto warning = added_warning(c, trace, join_path(r.workdir, "trace")); !warning.empty()) return k_unhonoured + warning;
       r.digest = code_digest(trace, c); // measured anyway, but pruning compares code
     }
   }
@@ -450,8 +501,9 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   count_memo_steps(join_path(r.workdir, "trace"), r);
   if (!trace) return invalid(trace.error().message);
   bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
-  if (!setup_.build.empty() || !benchmarks) {
+  if (!compiles_when_benchmarked() && (!setup_.build.empty() || !benchmarks)) {
     if (auto problem = trace_problem(*trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
+    if (auto warning = added_warning(c, *trace, join_path(r.workdir, "trace")); !warning.empty()) return invalid(k_unhonoured + warning);
   }
   r.digest = code_digest(*trace, c);
   if (reuse_same_code(r)) return r;

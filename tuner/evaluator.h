@@ -47,6 +47,10 @@ struct TuningSetup {
   std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
   std::uint64_t replay_seed = 1;
   std::optional<SlurmConfig> slurm;  // run every command as a Slurm job (slurm.h); gpus then unused
+  // The warnings ptxas and cicc gave the default build (the discovery's):
+  // a candidate that adds another (a directive out of range and ignored, an
+  // option dropped) is not compiled as asked, and is invalid.
+  std::set<std::string> baseline_warnings;
 };
 
 /// Everything known about one evaluation; a line of the journal.
@@ -114,6 +118,10 @@ private:
   /// The digest that identifies what a candidate compiled to (every module's
   /// code plus the parameters); "" when a module has none.
   std::string code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const;
+  /// The first warning of the compilers in the trace in `dir` that the
+  /// default build did not give ("" if none): the candidate asked for
+  /// something the compiler does not honour.
+  std::string added_warning(const Candidate& c, const std::vector<TracedModule>& trace, const std::string& dir);
   std::map<std::string, std::string> placeholders(const Candidate& c, const std::string& workdir,
                                                   const std::string& gpu) const;
   /// Runs a user command for `c` (build: `gpu_job` false) with the
@@ -148,6 +156,9 @@ private:
   // were in flight when a parallel run was killed while later ones finished.
   // A resumed run hands them out first, so the journal stays 0..N-1.
   std::set<int> free_numbers_;
+  // cicc's warnings per NVVM-stage control set: a build whose cicc step
+  // the memo answered writes no unit trace, so they are remembered here.
+  std::map<std::string, std::vector<std::string>> nvvm_warnings_;
 };
 
 /// The evaluator for `setup`: replay (setup.replay: every benchmark run

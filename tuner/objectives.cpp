@@ -97,6 +97,7 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
     m.accepts_controls_file = j["accepts_controls_file"].boolean;
     m.exit_status = int(j["exit_status"].number_or(0));
     m.seconds = j["seconds"].number_or(0);
+    for (const auto& w : j["warnings"].array) m.warnings.push_back(w.string_or(""));
     for (const auto& k : j["kernels"].array) {
       TracedKernel t;
       t.name = k["name"].string_or("");
@@ -128,9 +129,10 @@ Result<std::vector<TracedUnit>> read_unit_trace(const std::string& dir) {
     const JsonValue& j = *json;
     if (j["format"].string_or("") != "ciq-trace/1" || j["kind"].string_or("") != "unit")
       return make_error("parse", "unit trace record " + n + " is not a ciq-trace/1 unit record");
-    TracedUnit u{j["unit"].string_or(""), j["target"].string_or(""), j["key"].string_or(""), j["nvcc_version"].string_or(""), {}, ""};
+    TracedUnit u{j["unit"].string_or(""), j["target"].string_or(""), j["key"].string_or(""), j["nvcc_version"].string_or(""), {}, "", {}};
     for (const auto& k : j["kernels"].array) u.kernels.push_back(k.string_or(""));
     u.controls_error = j["controls_error"].string_or("");
+    for (const auto& w : j["warnings"].array) u.warnings.push_back(w.string_or(""));
     out.push_back(std::move(u));
   }
   return out;

@@ -61,6 +61,7 @@ struct TracedModule {
   int exit_status = 0;
   double seconds = 0;
   std::vector<TracedKernel> kernels;
+  std::vector<std::string> warnings; // ptxas' warnings, normalised ("ptxas warning : ...")
 };
 
 /// Every trace record under `dir`, oldest first; an absent dir gives none.
@@ -71,6 +72,7 @@ struct TracedUnit {
   std::string unit, target, key, nvcc_version;
   std::vector<std::string> kernels; // the kernels of the PTX it produced
   std::string controls_error;       // why controls meant for it were not applied
+  std::vector<std::string> warnings; // cicc's warnings, normalised ("cicc warning ...")
 };
 
 /// Every unit record under `dir`/units; none when ciq-cicc did not run.

@@ -1,6 +1,7 @@
 #include "tuner/report.h"
 
 #include "tuner/evaluator.h"
+#include "tuner/search.h"
 #include "tuner/statistics.h"
 #include "utils/files.h"
 #include "utils/json.h"
@@ -189,19 +190,24 @@ const EvalRecord* default_record(const Run& run) {
 
 std::string convergence_plot(const Run& run, const std::string& id) {
   std::vector<std::pair<double, double>> steps; // (evaluation index, best so far)
-  double best = NAN;
   int index = 0;
   double lo = INFINITY, hi = -INFINITY;
+  // "Best" as the run means it (preferred_point): with several objectives,
+  // the best first objective among evaluations no worse than the default on
+  // the others, so that the curve ends where the summary's best is.
+  const EvalRecord* def = default_record(run);
+  std::vector<const Evaluation*> seen;
   for (const auto& r : run.records) {
     ++index;
+    seen.push_back(&r.evaluation);
     if (!r.evaluation.valid || r.evaluation.objectives.empty()) continue;
-    double v = r.evaluation.objectives[0];
-    if (std::isnan(best) || v < best) best = v;
-    double s = run.maximize[0] ? -best : best;
+    std::size_t best = preferred_point(seen, def ? &def->evaluation : nullptr);
+    if (best == SIZE_MAX) continue;
+    double v = seen[best]->objectives[0];
+    double s = run.maximize[0] ? -v : v;
     steps.emplace_back(index, s);
     lo = std::min(lo, s), hi = std::max(hi, s);
   }
-  const EvalRecord* def = default_record(run);
   if (def && def->evaluation.valid) lo = std::min(lo, shown(run, *def, 0)), hi = std::max(hi, shown(run, *def, 0));
   if (steps.empty()) return "<p>No valid evaluation to plot.</p>\n";
   Chart chart(id, "Best so far (" + run.objectives[0] + ")", 1, std::max(2, index), lo, hi, "evaluations",
@@ -214,7 +220,8 @@ std::string convergence_plot(const Run& run, const std::string& id) {
     else d += " H" + num(px) + " V" + num(py);
   }
   d += " H" + num(chart.x(std::max(2, index)));
-  chart.add("<path class=\"mark\" d=\"" + d + "\" fill=\"none\" stroke=\"" + k_best + "\" stroke-width=\"2\"/>");
+  chart.add("<path class=\"mark\" d=\"" + d + "\" fill=\"none\" stroke=\"" + k_best + "\" stroke-width=\"2\"><title>best found " +
+            esc(format_number(steps.back().second)) + "</title></path>");
   if (def && def->evaluation.valid) chart.hline(shown(run, *def, 0), k_default, "default " + format_number(shown(run, *def, 0)));
   return chart.svg();
 }
@@ -393,6 +400,16 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
   row("verdict", run.summary["verdict"].string_or("(the run has not finished)"));
   row("winner", run.summary["controls"].string_or("-"));
   row("baseline / best", format_number(run.summary["baseline"].number_or(NAN)) + " / " + format_number(run.summary["best"].number_or(NAN)));
+  if (!run.summary["best_values"].array.empty()) { // several objectives: the best is the front's preferred point
+    auto values = [](const JsonValue& a) {
+      std::string t;
+      for (const auto& v : a.array) t += (t.empty() ? "" : ", ") + format_number(v.number_or(NAN));
+      return t;
+    };
+    row("baseline / best, every objective", values(run.summary["baseline_values"]) + " / " + values(run.summary["best_values"]));
+    row("Pareto front", std::to_string(run.summary["front"].array.size()) +
+                            " points; the best is the one with the best first objective that is no worse than the default on the others");
+  }
   row("p-value", run.summary["p_value"].is_null() ? "-" : format_number(run.summary["p_value"].number_or(NAN)));
   int invalid = int(std::count_if(run.records.begin(), run.records.end(), [](auto& r) { return !r.evaluation.valid; }));
   row("evaluations", std::to_string(run.records.size()) + " (" + std::to_string(invalid) + " invalid)");
@@ -403,6 +420,20 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
     return s;
   }());
   body += "</table>\n";
+  // Why evaluations were invalid (build errors, wrong answers, controls the
+  // compiler warned it ignores), most frequent first.
+  std::map<std::string, int> reasons;
+  for (const auto& r : run.records)
+    if (!r.evaluation.valid) ++reasons[r.evaluation.reason];
+  if (!reasons.empty()) {
+    std::vector<std::pair<int, std::string>> by_count;
+    for (const auto& [reason, n] : reasons) by_count.emplace_back(-n, reason);
+    std::sort(by_count.begin(), by_count.end());
+    body += "<h2>Invalid evaluations</h2>\n<table>\n<tr><th>evaluations</th><th>reason</th></tr>\n";
+    for (const auto& [n, reason] : by_count)
+      body += "<tr><td>" + std::to_string(-n) + "</td><td>" + esc(reason) + "</td></tr>\n";
+    body += "</table>\n";
+  }
   std::string svg_dir = join_path(dir, "report");
   std::string verify_note, prune_note;
   std::vector<std::pair<std::string, std::string>> plots{

@@ -55,8 +55,10 @@ public:
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     int fresh = done_ - replayed_;
     double eta = fresh > 0 ? elapsed / fresh * std::max(0, budget_ - done_) : 0;
-    // Pruning trials come after the budget: they are counted, not budgeted.
-    std::string line = pruning_ ? "ciq-tuner: [prune] " + std::to_string(done_) + " "
+    // Pruning trials come after the budget: counted apart, not budgeted.
+    if (pruning_) ++pruned_;
+    std::string line = pruning_ ? "ciq-tuner: [prune] " + std::to_string(done_) + " (" + std::to_string(done_ - pruned_) +
+                                      " searched + " + std::to_string(pruned_) + " pruning) "
                                 : "ciq-tuner: [gen " + std::to_string(r.generation) + "] " + std::to_string(done_) + "/" +
                                       std::to_string(budget_) + " ";
     if (r.evaluation.valid) {
@@ -84,7 +86,7 @@ public:
 
 private:
   const TuneOptions& o_;
-  int budget_, done_ = 0, failed_ = 0, replayed_ = 0;
+  int budget_, done_ = 0, failed_ = 0, replayed_ = 0, pruned_ = 0;
   bool pruning_ = false;
   std::set<std::string> seen_;
   bool tty_;
@@ -259,18 +261,33 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
 static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<TracedUnit>& discovery_units) {
   std::vector<TracedModule> discovery;
   if (o.space != "none" && !o.setup.replay) {
-    std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
-    SearchSpace empty;
-    empty.compiler_space = o.space;
-    Evaluator probe(o.setup, empty);
-    Candidate none;
     std::string dir = join_path(o.out_dir, "discovery");
-    auto trace = probe.build(none, dir);
-    if (!trace) return make_error("tuner", "the discovery build failed: " + trace.error().message);
-    if (trace->empty() && !o.setup.bench.empty() && o.setup.build.empty()) {
-      if (auto ran = probe.bench_once(none, dir); !ran) return make_error("tuner", "the discovery run failed: " + ran.error().message);
+    // A resumed run searches the space the run began with: the one its
+    // first discovery found. Built again, the NVVM stage would be missing
+    // (the step memo answers cicc, so no unit is traced) and the journal's
+    // candidates would belong to another space.
+    std::string complete = join_path(dir, "complete"); // written once the discovery succeeded
+    bool reuse = o.resume && path_exists(complete);
+    Result<std::vector<TracedModule>> trace = std::vector<TracedModule>{};
+    if (reuse) {
+      std::fprintf(stderr, "ciq-tuner: discovery: the interrupted run's (%s)\n", dir.c_str());
       trace = read_trace(join_path(dir, "trace"));
       if (!trace) return trace.error();
+    } else {
+      std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
+      SearchSpace empty;
+      empty.compiler_space = o.space;
+      Evaluator probe(o.setup, empty);
+      Candidate none;
+      ::unlink(complete.c_str());
+      trace = probe.build(none, dir);
+      if (!trace) return make_error("tuner", "the discovery build failed: " + trace.error().message);
+      if (trace->empty() && !o.setup.bench.empty() && o.setup.build.empty()) {
+        if (auto ran = probe.bench_once(none, dir); !ran) return make_error("tuner", "the discovery run failed: " + ran.error().message);
+        trace = read_trace(join_path(dir, "trace"));
+        if (!trace) return trace.error();
+      }
+      if (auto w = write_file_atomic(complete, ""); !w) return w.error();
     }
     discovery = std::move(*trace);
     if (auto units = read_unit_trace(join_path(dir, "trace")); units) discovery_units = std::move(*units);
@@ -431,17 +448,26 @@ static void prune_winner(const TuneOptions& o, const SearchSpace& space, Evaluat
 
 // The best evaluations (one, or the Pareto front with several objectives),
 // best first; printed when there are several.
+// With several objectives the preferred point (preferred_point: the best
+// first objective that gives up no other) comes first: it is "the best" of
+// the log, summary.json and the report, and the first one verified.
 static std::vector<const EvalRecord*> pareto_front(const TuneOptions& o, const SearchSpace& space, const Evaluator& evaluator,
-                                                   const SearchResult& result) {
+                                                   const SearchResult& result, const EvalRecord& def) {
   std::vector<const EvalRecord*> front;
   for (auto i : result.best) front.push_back(evaluator.find(space.canonical(result.evaluated[i].candidate)));
   std::sort(front.begin(), front.end(), [](auto a, auto b) { return a->evaluation.objectives < b->evaluation.objectives; });
+  std::vector<const Evaluation*> points;
+  for (auto* r : front) points.push_back(&r->evaluation);
+  if (std::size_t p = preferred_point(points, &def.evaluation); p != SIZE_MAX && p > 0)
+    std::rotate(front.begin(), front.begin() + std::ptrdiff_t(p), front.begin() + std::ptrdiff_t(p) + 1);
   if (front.size() > 1) {
-    std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points):\n", front.size());
+    std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points; * the preferred one: the best %s that is no worse than "
+                         "the default on the other objectives):\n",
+                 front.size(), o.setup.objectives[0].name.c_str());
     for (auto* r : front) {
       std::string values;
       for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values += (k ? ", " : "") + format_number(shown(o, *r, k));
-      std::fprintf(stderr, "  %s  %s\n", values.c_str(), r->candidate.c_str());
+      std::fprintf(stderr, "  %s %s  %s\n", r == front.front() ? "*" : " ", values.c_str(), r->candidate.c_str());
     }
   }
 
@@ -462,7 +488,9 @@ static Verdict verify_front(const TuneOptions& o, Evaluator& evaluator, const Se
     if (front[i]->candidate == default_key) continue;
     std::fprintf(stderr, "ciq-tuner: verifying %s against the default\n", front[i]->candidate.c_str());
     Verdict v = verify(evaluator, space, def, *front[i], o);
-    verdict = v;
+    // When nothing ships, the verdict told is the preferred point's (the
+    // front's first; when that is the default, the default's).
+    if (i == 0 || v.better) verdict = v;
     if (v.better) {
       *winner = front[i];
       break;
@@ -470,6 +498,25 @@ static Verdict verify_front(const TuneOptions& o, Evaluator& evaluator, const Se
   }
 
   return verdict;
+}
+
+// summary.json's fields for several objectives: the baseline's and the
+// best's value of each (the best as `best` is: the winner, else the
+// preferred point of the front), and the front itself, preferred first.
+static std::string objective_values(const TuneOptions& o, const Verdict& verdict, const std::vector<const EvalRecord*>& front) {
+  if (o.setup.objectives.size() < 2) return "";
+  auto array = [](const std::vector<double>& values) {
+    std::string a = "[";
+    for (std::size_t k = 0; k < values.size(); ++k) a += (k ? "," : "") + (std::isfinite(values[k]) ? format_number(values[k]) : "null");
+    return a + "]";
+  };
+  std::string j = ",\"baseline_values\":" + array(verdict.default_values) + ",\"best_values\":" + array(verdict.best_values) + ",\"front\":[";
+  for (std::size_t i = 0; i < front.size(); ++i) {
+    std::vector<double> values;
+    for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values.push_back(shown(o, *front[i], k));
+    j += std::string(i ? "," : "") + "{\"controls\":" + json_string(front[i]->candidate) + ",\"values\":" + array(values) + "}";
+  }
+  return j + "]";
 }
 
 // The team tier: uploads exactly what was just written; "" or why it failed.
@@ -484,13 +531,18 @@ static std::string publish(const TuneOptions& o, const std::vector<Hash128>& shi
 // Says what the search found and the verdict, and writes best.controls;
 // returns the number of invalid evaluations.
 static int report(const TuneOptions& o, const SearchSpace& space, const std::vector<EvalRecord>& records, const EvalRecord& def,
-                  const std::vector<const EvalRecord*>& front, const EvalRecord* winner, const Verdict& verdict) {
+                  const std::vector<const EvalRecord*>& front, const EvalRecord* winner, const Verdict& verdict, int searched) {
   int invalid = 0;
   for (const auto& r : records) invalid += !r.evaluation.valid;
-  std::string best_text = winner ? winner->candidate : (front.empty() ? "default" : front.front()->candidate);
-  std::fprintf(stderr, "ciq-tuner: %zu evaluations (%d invalid); default %s, best found %s%s\n", records.size(), invalid,
-               format_number(shown(o, def, 0)).c_str(), front.empty() ? "-" : format_number(shown(o, *front.front(), 0)).c_str(),
-               front.empty() ? "" : percent(shown(o, def, 0), shown(o, *front.front(), 0)).c_str());
+  // The best: what ships, else the preferred point of the front (first).
+  const EvalRecord* best = winner ? winner : (front.empty() ? nullptr : front.front());
+  std::string best_text = best ? best->candidate : "default";
+  std::string split = int(records.size()) > searched ? ": " + std::to_string(searched) + " searching (--budget), " +
+                                                          std::to_string(int(records.size()) - searched) + " pruning the winner"
+                                                     : "";
+  std::fprintf(stderr, "ciq-tuner: %zu evaluations%s (%d invalid); default %s, best found %s%s\n", records.size(), split.c_str(), invalid,
+               format_number(shown(o, def, 0)).c_str(), best ? format_number(shown(o, *best, 0)).c_str() : "-",
+               best ? percent(shown(o, def, 0), shown(o, *best, 0)).c_str() : "");
   std::fprintf(stderr, "ciq-tuner: verdict: %s\n", verdict.reason.c_str());
 
   // The best control set, for people and for --seed.
@@ -537,6 +589,8 @@ int run_tuning(TuneOptions o) {
   auto discovered = discover(o, o.units);
   if (!discovered) return fail(discovered.error().message);
   const std::vector<TracedModule>& discovery = *discovered;
+  for (const auto& m : discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());
+  for (const auto& u : o.units) o.setup.baseline_warnings.insert(u.warnings.begin(), u.warnings.end());
   auto made = make_space(o, discovery);
   if (!made) return fail(made.error().message);
   auto space = &*made;
@@ -549,11 +603,12 @@ int run_tuning(TuneOptions o) {
   std::string default_key = space->canonical(space->default_candidate());
   evaluator.on_record = [&](const EvalRecord& r, bool from_journal) {
     const auto& all = evaluator.records();
+    std::vector<const Evaluation*> points;
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (all[i].candidate == default_key) baseline = &all[i];
-      if (all[i].evaluation.valid && (best_index == SIZE_MAX || all[i].evaluation.objectives[0] < all[best_index].evaluation.objectives[0]))
-        best_index = i;
+      points.push_back(&all[i].evaluation);
     }
+    best_index = preferred_point(points, baseline ? &baseline->evaluation : nullptr); // what the summary will call the best
     if (!from_journal) record_evaluation(o, journal_path, r);
     progress.record(r, from_journal, baseline, best_index == SIZE_MAX ? nullptr : &all[best_index]);
   };
@@ -570,15 +625,17 @@ int run_tuning(TuneOptions o) {
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
   SearchResult result = run_search(o, *space, batch, journal);
   progress.finish();
+  // What the search spent; pruning the winner comes on top (reported apart).
+  int searched = int(std::min(result.evaluated.size(), evaluator.records().size()));
 
   prune_winner(o, *space, evaluator, batch, progress, result);
   const auto& records = evaluator.records();
   const EvalRecord* def = evaluator.find(default_key);
-  std::vector<const EvalRecord*> front = pareto_front(o, *space, evaluator, result);
+  std::vector<const EvalRecord*> front = pareto_front(o, *space, evaluator, result, *def);
   const EvalRecord* winner = nullptr;
   Verdict verdict = verify_front(o, evaluator, *space, *def, front, &winner);
 
-  int invalid = report(o, *space, records, *def, front, winner, verdict);
+  int invalid = report(o, *space, records, *def, front, winner, verdict, searched);
 
   std::vector<Hash128> shipped_keys; // the keys written to the cache
   bool shipped = false;
@@ -595,8 +652,9 @@ int run_tuning(TuneOptions o) {
                         ",\"baseline\":" + format_number(verdict.default_values[0]) + ",\"best\":" + format_number(verdict.best_values[0]) +
                         ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys.size()) +
                         ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
+                        ",\"searched\":" + std::to_string(searched) + ",\"pruning\":" + std::to_string(int(records.size()) - searched) +
                         ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
-                        ",\"verdict\":" + json_string(verdict.reason) + "}";
+                        ",\"verdict\":" + json_string(verdict.reason) + objective_values(o, verdict, front) + "}";
   auto summary_written = write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";

@@ -1,6 +1,7 @@
 #include "tuner/search.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <condition_variable>
 #include <limits>
@@ -241,6 +242,22 @@ std::vector<std::size_t> best_of(const std::vector<Evaluated>& all) {
     if (!duplicate) front.push_back(valid[i]);
   }
   return front;
+}
+
+std::size_t preferred_point(const std::vector<const Evaluation*>& points, const Evaluation* reference) {
+  bool use_reference = reference && reference->valid;
+  std::size_t best = SIZE_MAX;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Evaluation& e = *points[i];
+    if (!e.valid || e.objectives.empty()) continue;
+    bool acceptable = true;
+    if (use_reference)
+      for (std::size_t k = 1; k < e.objectives.size() && k < reference->objectives.size(); ++k)
+        acceptable &= e.objectives[k] <= reference->objectives[k];
+    if (!acceptable) continue;
+    if (best == SIZE_MAX || e.objectives < points[best]->objectives) best = i;
+  }
+  return best;
 }
 
 SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate) {

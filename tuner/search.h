@@ -86,4 +86,16 @@ Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluat
 /// objectives, the candidate that sets the fewest knobs.
 std::vector<std::size_t> best_of(const std::vector<Evaluated>& all);
 
+/// What "the best" is, for the log, summary.json, the report and the
+/// order in which the front is verified. One objective: the lowest. Several:
+/// the point with the lowest first objective among those no worse than
+/// `reference` (the default) on every other objective, ties going to the
+/// next objectives in order: the trade-off that improves the first
+/// objective without giving up any other, verified first and shipped when
+/// it holds. It lies on the Pareto front (whatever dominates it qualifies
+/// too and would be chosen). Without a reference, the lowest first
+/// objective. The index in `points` (invalid ones skipped); SIZE_MAX if
+/// none is valid.
+std::size_t preferred_point(const std::vector<const Evaluation*>& points, const Evaluation* reference);
+
 } // namespace ciq::tuner

@@ -10,6 +10,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <spdlog/spdlog.h>
@@ -73,9 +74,32 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
         csv += std::string(side == 0 ? "default" : "best") + "," + csv_field(objectives[k].name) + "," + std::to_string(i) + "," +
                format_number(values[i]) + "\n";
     }
-  if (auto w = write_file_atomic(join_path(root, "samples.csv"), csv); !w)
+  // A replay builds nothing, so nothing has made the directory yet.
+  if (auto made = make_dirs(root); !made) std::fprintf(stderr, "ciq-tuner: warning: %s\n", made.error().message.c_str());
+  else if (auto w = write_file_atomic(join_path(root, "samples.csv"), csv); !w)
     std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
   return "";
+}
+
+// Kernel entries of one module are merged when it is compiled, and an
+// option two of them set differently is dropped from both: say so when the
+// winner's options meet such a kernel entry of another kernel.
+void warn_of_conflicts(const cache::Store& store, const spaces::ControlSet& controls,
+                       const std::vector<std::pair<std::string, Hash128>>& other_kernels) {
+  if (controls.options.empty()) return;
+  for (const auto& [name, key] : other_kernels) {
+    auto text = store.get(cache::Table::records, digest_bytes(key));
+    if (!text || !*text) continue;
+    auto record = cache::parse_record(**text, "cache");
+    if (!record) continue;
+    for (const auto& [knob, value] : controls.options) {
+      auto it = record->controls.options.find(knob);
+      if (it != record->controls.options.end() && it->second != value)
+        std::fprintf(stderr, "ciq-tuner: warning: the entry of %s, in the same module, sets %s = %s and this winner %s = %s: "
+                             "the module's compiles apply neither (kernel entries that disagree on an option drop it)\n",
+                     name.c_str(), knob.c_str(), it->second.c_str(), knob.c_str(), value.c_str());
+    }
+  }
 }
 
 } // namespace
@@ -152,8 +176,10 @@ static std::vector<std::pair<std::string, std::string>> provenance_of(const std:
       {"driver", driver},
       {"toolkit", trace.empty() ? "" : "ptxas " + trace.front().ptxas_version},
       {"evaluations", std::to_string(evaluations)},
-      {"verification", verdict.how + ": " + verdict.reason},
-      {"p_value", verdict.how == "welch" ? format_number(verdict.p_value) : "n/a (deterministic objective)"},
+      {"verification", verdict.how.empty() ? verdict.reason : verdict.how + ": " + verdict.reason},
+      {"p_value", verdict.how == "welch"           ? format_number(verdict.p_value)
+                  : verdict.how == "deterministic" ? "n/a (deterministic objective)"
+                                                   : "n/a (nothing was verified)"},
       {"run_dir", options.out_dir},
       {"build_digest", to_hex(xxh128(options.setup.build))},
       {"bench_digest", to_hex(xxh128(options.setup.bench))},
@@ -188,15 +214,24 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
     if (!key) return make_error("invalid", "bad key in the trace: '" + hex + "'");
     return *key;
   };
+  // A run that tunes only some kernels of a module (a campaign runs one per
+  // kernel) files kernel entries alone: a module entry answers for every
+  // kernel of the module and is looked up first, so the next run on another
+  // of its kernels would replace this winner (or hide it behind its own). A
+  // module entry an earlier run left is removed for the same reason: its
+  // kernels' entries, written with it, answer instead.
+  std::vector<Hash128> partial_modules;
+  std::vector<std::pair<std::string, Hash128>> other_kernels; // of those modules: name, key
   for (const auto& m : trace) {
     auto module = key_of(m.module_key);
     if (!module) return module.error();
     cache::ModuleKeys keys{*module, {}};
+    std::vector<std::pair<std::string, Hash128>> others;
     for (const auto& k : m.kernels) {
-      if (!options.setup.kernels.empty() && !glob_match(options.setup.kernels, k.name)) continue;
       auto key = key_of(k.key);
       if (!key) return key.error();
-      keys.kernels.emplace_back(k.name, *key);
+      if (!options.setup.kernels.empty() && !glob_match(options.setup.kernels, k.name)) others.emplace_back(k.name, *key);
+      else keys.kernels.emplace_back(k.name, *key);
     }
     if (keys.kernels.empty()) continue;
     cache::Record base;
@@ -207,8 +242,15 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
     base.source = k_tuner_version;
     base.provenance = provenance;
     auto made = cache::module_entries(base, controls, keys, /*tuned=*/true);
+    if (!others.empty() && std::find(partial_modules.begin(), partial_modules.end(), *module) == partial_modules.end()) {
+      made.erase(made.begin()); // the module entry
+      partial_modules.push_back(*module);
+      other_kernels.insert(other_kernels.end(), others.begin(), others.end());
+    }
     entries.insert(entries.end(), made.begin(), made.end());
   }
+  auto store = cache::Store::open_for_writing(options.cache_dir);
+  if (!store) return store.error();
   if (!space.nvcc_space.empty()) {
     spaces::ControlSet unit_controls = both.nvcc_stage();
     unit_controls.space = space.nvcc_space;
@@ -216,6 +258,22 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
       if (std::find(space.units.begin(), space.units.end(), u.key) == space.units.end()) continue;
       auto key = key_of(u.key);
       if (!key) return key.error();
+      // A unit entry acts on every kernel of the unit. A run on some of
+      // them that found nothing for this stage leaves an earlier run's
+      // entry alone (a campaign's later runs must not undo its winners).
+      bool partial = std::any_of(u.kernels.begin(), u.kernels.end(), [&](const std::string& k) {
+        return !options.setup.kernels.empty() && !glob_match(options.setup.kernels, k);
+      });
+      if (partial) {
+        auto existing = store->get(cache::Table::records, digest_bytes(*key));
+        auto record = existing && *existing ? cache::parse_record(**existing, "cache") : Result<cache::Record>(make_error("absent", ""));
+        bool has_controls = record && !record->controls.options.empty();
+        if (has_controls && unit_controls.options.empty()) continue;
+        if (has_controls && record->controls.options != unit_controls.options)
+          std::fprintf(stderr, "ciq-tuner: warning: %s's NVVM-stage entry (%s) is replaced: it acts on the whole unit, and "
+                               "the kernels tuned with it before now compile differently\n",
+                       u.unit.c_str(), spaces::summarise_control_set(record->controls).c_str());
+      }
       cache::Entry e{*key, {}};
       e.record.kind = "unit";
       e.record.unit = u.unit;
@@ -228,9 +286,15 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
       entries.push_back(std::move(e));
     }
   }
-  auto store = cache::Store::open_for_writing(options.cache_dir);
-  if (!store) return store.error();
+  warn_of_conflicts(*store, controls, other_kernels);
   if (auto r = cache::write_entries(*store, entries); !r) return r.error();
+  for (const auto& module : partial_modules) {
+    auto removed = store->remove(cache::Table::records, digest_bytes(module));
+    if (!removed) return removed.error();
+    if (*removed)
+      std::fprintf(stderr, "ciq-tuner: removed the module entry %s: this run tuned some of its kernels, and their kernel "
+                           "entries answer for them now\n", to_hex(module).substr(0, 12).c_str());
+  }
   std::vector<Hash128> written;
   for (const auto& e : entries) written.push_back(e.key);
   return written;

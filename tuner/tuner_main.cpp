@@ -83,7 +83,7 @@ static cl::opt<std::string> slurm_gres("slurm-gres", cl::desc("GRES of benchmark
 static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun option for every job, e.g. --slurm-arg=--qos=high; repeatable"), cl::value_desc("option"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<int> slurm_retries("slurm-retries", cl::desc("Resubmissions of a job that Slurm preempted or whose node failed (default 1); a job cancelled or out of time makes the candidate invalid"), cl::init(1), RUN);
 static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run a test build job and benchmark job that must see the run directory (default true)"), cl::init(true), RUN);
-static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd));
+static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd), cl::ZeroOrMore);
 static cl::opt<std::string> report_dir(cl::Positional, cl::desc("<run or campaign directory>"), cl::Required, cl::sub(report_cmd));
 static cl::opt<std::string> report_out("o", cl::desc("The HTML file to write (default DIR/report.html)"), cl::value_desc("file"), cl::cat(category), cl::sub(report_cmd));
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
@@ -120,9 +120,9 @@ Examples:
   # On a Slurm cluster (the run directory on a shared file system).
   ciq-tuner run --executor slurm --slurm-partition gpu --jobs 16 --build ... --bench ...
 
-  # Every kernel of the build, one search each, two at a time.
+  # Every kernel of the build, one search each (one at a time: they share the tree).
   ciq-tuner campaign --build 'cmake --build build --clean-first' --bench 'build/bench' \
-      --metric 'ms=([0-9.]+)' --gpus 0,1 --concurrent 2 --out tuning/all
+      --metric 'ms=([0-9.]+)' --out tuning/all
 
   ciq-tuner sample 5 --space ptxas-13
   ciq-tuner run --resume ciq-tune-20261202-101500

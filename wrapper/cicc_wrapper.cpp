@@ -222,6 +222,7 @@ void CiccWrapper::trace(const RunResult& run, const std::optional<spaces::Contro
   r.controls = controls ? spaces::summarise_control_set(*controls) : "";
   r.controls_applied = controls.has_value();
   r.controls_error = error_;
+  r.warnings = compiler_warnings(run.err, "cicc");
   r.exit_status = run.shell_status();
   r.seconds = run.seconds;
   write_unit_trace(trace_dir_, r);

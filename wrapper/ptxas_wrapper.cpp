@@ -401,6 +401,7 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.controls = controls_summary_;
   r.controls_applied = applied;
   r.controls_error = error;
+  r.warnings = compiler_warnings(run.err, "ptxas");
   if (run.succeeded() && command_.output) {
     if (auto image = read_file(*command_.output))
       if (auto digest = code_digest(*image)) r.code_digest = to_hex(*digest);

@@ -2,6 +2,7 @@
 
 #include "utils/text.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ciq::wrapper {
@@ -58,6 +59,17 @@ std::map<std::string, KernelResources> parse_resources(std::string_view text) {
     } else if (auto t = line.find("Compile time = "); t != std::string_view::npos && !entry.empty()) {
       out[entry].compile_ms = std::strtod(std::string(line.substr(t + 15)).c_str(), nullptr);
     }
+  }
+  return out;
+}
+
+std::vector<std::string> compiler_warnings(std::string_view output, std::string_view tool) {
+  std::vector<std::string> out;
+  for (std::string_view line : split(output, '\n')) {
+    auto at = line.find("warning");
+    if (at == std::string_view::npos || is_verbose_line(line)) continue;
+    std::string text = std::string(tool) + " " + std::string(trim(line.substr(at)));
+    if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(std::move(text));
   }
   return out;
 }

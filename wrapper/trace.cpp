@@ -11,6 +11,12 @@ namespace ciq::wrapper {
 
 static void write_trace_file(const std::string& dir, const std::string& json);
 
+static std::string string_array(const std::vector<std::string>& items) {
+  std::string json = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) json += (i ? "," : "") + json_string(items[i]);
+  return json + "]";
+}
+
 static std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", v);
@@ -50,6 +56,7 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
   raw("controls_applied", r.controls_applied ? "true" : "false");
   field("controls_error", r.controls_error);
   field("code_digest", r.code_digest);
+  raw("warnings", string_array(r.warnings));
   raw("exit_status", std::to_string(r.exit_status));
   raw("seconds", number(r.seconds));
   json += "}\n";
@@ -72,6 +79,7 @@ void write_unit_trace(const std::string& dir, const UnitTraceRecord& r) {
   field("controls", r.controls);
   json += std::string(",\"controls_applied\":") + (r.controls_applied ? "true" : "false");
   field("controls_error", r.controls_error);
+  json += ",\"warnings\":" + string_array(r.warnings);
   json += ",\"exit_status\":" + std::to_string(r.exit_status) + ",\"seconds\":" + number(r.seconds) + "}\n";
   write_trace_file(join_path(dir, "units"), json);
 }

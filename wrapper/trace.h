@@ -33,6 +33,7 @@ struct TraceRecord {
   bool controls_applied = false;
   std::string controls_error;   // why controls were not applied, if they were meant to be
   std::string code_digest;      // hex digest of the output's .text sections ("" if not a cubin)
+  std::vector<std::string> warnings; // ptxas' warnings, normalised (compiler_warnings)
   int exit_status = 0;
   double seconds = 0;           // wall time of the ptxas run that produced the output
 };
@@ -52,6 +53,7 @@ struct UnitTraceRecord {
   std::string output;        // the PTX cicc wrote
   std::vector<std::string> kernels; // the PTX's kernels, for the tuner to find a kernel's unit
   std::string controls_source, controls, controls_error;
+  std::vector<std::string> warnings; // cicc's warnings, normalised (compiler_warnings)
   bool controls_applied = false;
   int exit_status = 0;
   double seconds = 0;

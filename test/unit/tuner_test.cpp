@@ -342,6 +342,24 @@ TEST(Search, nsga_front_is_the_non_dominated_set) {
   EXPECT_EQ(order[2], 1u);
 }
 
+TEST(Search, preferred_point_gives_up_no_other_objective) {
+  Evaluation def{true, {10, 5}, ""};
+  std::vector<Evaluation> points{{true, {2, 9}, ""}, {true, {6, 5}, ""}, {true, {6, 4}, ""}, {false, {}, "x"}, def};
+  std::vector<const Evaluation*> p;
+  for (const auto& e : points) p.push_back(&e);
+  // (2, 9) has the lowest first objective but more of the second than the
+  // default; of the rest, (6, 4) beats (6, 5) on the tie.
+  EXPECT_EQ(preferred_point(p, &def), 2u);
+  EXPECT_EQ(preferred_point(p, nullptr), 0u);
+  std::vector<const Evaluation*> only_worse{&points[0], &points[4]};
+  EXPECT_EQ(preferred_point(only_worse, &def), 1u); // the default itself
+  std::vector<const Evaluation*> none{&points[3]};
+  EXPECT_EQ(preferred_point(none, &def), SIZE_MAX);
+  Evaluation def1{true, {10}, ""}, one{true, {3}, ""};
+  std::vector<const Evaluation*> single{&def1, &one};
+  EXPECT_EQ(preferred_point(single, &def1), 1u);
+}
+
 TEST(Search, ga_beats_random_search_on_synthetic_problems) {
   // The median over seeds of evaluations needed to reach 95 % of the
   // possible improvement, with 0.5 % noise and 10 % failing candidates.

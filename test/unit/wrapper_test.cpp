@@ -42,6 +42,18 @@ TEST(Resources, parses_ptxas_verbose_output) {
   EXPECT_EQ(r["_Z1bv"].stack, 0); // helper's frame is not the kernel's
 }
 
+TEST(Resources, warnings_without_their_location) {
+  std::string text = "ptxas info    : 0 bytes gmem\n"
+                     "ptxas /tmp/tmpxft_1_k.ptx, line 12; warning : .minnctapersm is ignored\n"
+                     "ptxas warning : Value of threads per SM for entry k is out of range\n"
+                     "ptxas /tmp/tmpxft_2_k.ptx, line 40; warning : .minnctapersm is ignored\n";
+  auto w = compiler_warnings(text, "ptxas");
+  ASSERT_EQ(w.size(), 2u); // the same message at two places is one warning
+  EXPECT_EQ(w[0], "ptxas warning : .minnctapersm is ignored");
+  EXPECT_EQ(w[1], "ptxas warning : Value of threads per SM for entry k is out of range");
+  EXPECT_TRUE(compiler_warnings("ptxas info    : Used 8 registers\n", "ptxas").empty());
+}
+
 TEST(Resources, strip_keeps_everything_else) {
   std::string in = "ptxas warning : something\nptxas info    : Used 8 registers\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nlast\n";
   EXPECT_EQ(strip_verbose_lines(in), "ptxas warning : something\nlast\n");
