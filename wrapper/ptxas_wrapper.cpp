@@ -363,7 +363,7 @@ Outcome PtxasWrapper::compile() {
     applied = false;
     error_ = why;
   } else if (applied) {
-    tally_.add(cache::Counter::applied);
+    tally_.add(from_ == From::controls_file ? cache::Counter::tuning_applied : cache::Counter::applied);
   }
   write_all(1, result->out);
   write_all(2, add_verbose ? strip_verbose_lines(result->err) : result->err);
