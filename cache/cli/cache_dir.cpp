@@ -47,23 +47,18 @@ Result<void> require_cache_dir(const std::string& dir) {
   return {};
 }
 
-Result<std::string> prepare_cache_dir(const std::string& dir, bool named_by_user) {
+Result<bool> check_storing_dir(const std::string& dir, bool named_by_user) {
   bool missing = false;
   std::string why = unusable(dir, missing);
-  if (why.empty()) return std::string();
+  if (why.empty()) return false;
   if (!missing) return make_error("io", why);
-  if (!named_by_user) {
-    if (auto made = make_dirs(dir); !made) return made.error();
-    return dir;
-  }
+  if (!named_by_user) return true;
   std::string parent = parent_of(dir);
   if (!is_directory(parent))
     return make_error("not-found", "will not create the cache directory '" + dir + "': its parent '" + parent +
                                        "' does not exist (a typo?). Create it first (mkdir -p " + parent +
                                        ") or fix --cache-dir / CIQ_CACHE_DIR");
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return make_error("io", "cannot create the cache directory '" + dir + "': " + std::strerror(errno));
-  return dir;
+  return true;
 }
 
 } // namespace ciq::cache::cli

@@ -15,12 +15,14 @@ namespace ciq::cache::cli {
 /// empty cache, not an error.
 Result<void> require_cache_dir(const std::string& dir);
 
-/// For commands that store (put, import, import-acfs): an existing directory
-/// is used as it is. A missing one is created only when it is the default
-/// location (`named_by_user` false: created with its parents, as XDG
-/// directories are) or when its parent exists (only the last component,
-/// like mkdir); a missing parent of a directory the user named is an error
-/// (a typo, most likely). Returns the directory it created, "" when none.
-Result<std::string> prepare_cache_dir(const std::string& dir, bool named_by_user);
+/// For commands that store (put, import, import-acfs): whether `dir` may be
+/// used. An existing directory is; a missing one only when it is the
+/// default location (`named_by_user` false: the store creates it with its
+/// parents, as XDG directories are) or when its parent exists (the store
+/// creates only the last component, like mkdir); a missing parent of a
+/// directory the user named is an error (a typo, most likely). Nothing is
+/// created here, so a refused command leaves no directory behind. True when
+/// `dir` is missing (a successful store creates it).
+Result<bool> check_storing_dir(const std::string& dir, bool named_by_user);
 
 } // namespace ciq::cache::cli

@@ -4,6 +4,7 @@
 #include "cache/cli/commands.h"
 #include "cache/cli/packs.h"
 #include "utils/config.h"
+#include "utils/files.h"
 #include "utils/log.h"
 #include "utils/text.h"
 
@@ -178,15 +179,16 @@ int main(int argc, char** argv) {
   // storing creates at most the last component of a directory the user named.
   bool reads = stats_cmd || list_cmd || show_cmd || rm_cmd || verify_cmd || gc_cmd || export_cmd || push_cmd;
   bool stores = put_cmd || import_cmd || import_acfs_cmd;
+  bool creating = false; // a storing command on a missing directory: the store creates it
   if (reads) {
     if (auto usable = cli::require_cache_dir(dir); !usable) result = usable.error();
-  } else if (stores && !(import_cmd && dry_run)) {
-    auto made = cli::prepare_cache_dir(dir, named_by_user);
-    if (!made) result = made.error();
-    else if (!made->empty()) std::cerr << "ciq-cache: created the cache directory " << *made << "\n";
+  } else if (stores) {
+    auto missing = cli::check_storing_dir(dir, named_by_user);
+    if (!missing) result = missing.error();
+    else creating = *missing;
   }
   if (!result) {
-    // checked above; nothing to run
+    // the directory is unusable: reported below, nothing runs
   } else if (stats_cmd) result = cli::show_stats(dir, json, zero, std::cout);
   else if (env_cmd) result = cli::show_environment(json, std::cout);
   else if (list_cmd) result = cli::list_records(dir, kernels, json, std::cout);
@@ -222,6 +224,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::cout.flush();
+  if (creating && ciq::is_directory(dir)) std::cerr << "ciq-cache: created the cache directory " << dir << "\n";
   if (!result) {
     std::cerr << "ciq-cache: error: " << result.error().message << "\n";
     return 1;

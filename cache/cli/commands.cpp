@@ -94,6 +94,10 @@ std::string describe_controls(const Record& r) {
   return "(defaults: no knob set; the wrappers compile it unchanged)";
 }
 
+// Where identify_ptxas may keep its memo: not in a cache directory that
+// does not exist yet (a refused put must leave nothing behind).
+static std::string memo_dir(const std::string& cache_dir) { return is_directory(cache_dir) ? cache_dir : ""; }
+
 // `put --allow-unsafe` stores what the wrappers apply only with
 // CIQ_ALLOW_UNSAFE=1 (the one rule: verify, import, merge and push follow
 // it too): say so when this environment would not apply the entry.
@@ -133,7 +137,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   std::string nvcc_path = req.nvcc.empty() ? env(Env::real_nvcc) : req.nvcc;
   auto found = find_program(nvcc_path.empty() ? "nvcc" : nvcc_path);
   if (!found) return make_error("not-found", "cannot find nvcc (give --nvcc PATH or set CIQ_REAL_NVCC)");
-  auto identity = identify_ptxas(*found, cache_dir); // nvcc prints the same "release X.Y, VX.Y.Z"
+  auto identity = identify_ptxas(*found, memo_dir(cache_dir)); // nvcc prints the same "release X.Y, VX.Y.Z"
   if (!identity) return identity.error();
   auto space = spaces::find_space(spaces_directory(), "cicc", identity->release);
   if (!space) return space.error();
@@ -186,7 +190,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   std::string ptxas_path = req.ptxas.empty() ? env(Env::real_ptxas) : req.ptxas;
   auto found = find_program(ptxas_path.empty() ? "ptxas" : ptxas_path);
   if (!found) return make_error("not-found", "cannot find ptxas (give --ptxas PATH or set CIQ_REAL_PTXAS)");
-  auto identity = identify_ptxas(*found, cache_dir);
+  auto identity = identify_ptxas(*found, memo_dir(cache_dir));
   if (!identity) return identity.error();
   auto space = spaces::find_space(spaces_directory(), "ptxas", identity->release);
   if (!space) return space.error();
@@ -307,7 +311,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
   auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   if (!*store) {
-    if (!json) out << "no entries yet in " << cache_dir << "\n";
+    if (!json) std::cerr << "ciq-cache: no entries yet in " << cache_dir << "\n"; // stdout: entries only
     return {};
   }
   std::set<std::string> quarantined;
