@@ -65,6 +65,7 @@ std::string_view counter_name(Counter counter) {
   case Counter::miss: return "miss";
   case Counter::tuning: return "tuning";
   case Counter::applied: return "applied";
+  case Counter::tuning_applied: return "tuning.applied";
   case Counter::rejected: return "rejected";
   case Counter::quarantined: return "quarantined";
   case Counter::controls_failed: return "controls-failed";
@@ -164,12 +165,15 @@ Result<std::map<std::string, std::uint64_t>> read_counters(const std::string& ca
   int fd = ::open(stats_path(cache_dir).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return std::map<std::string, std::uint64_t>{};
-    return make_error("io", "cannot read '" + stats_path(cache_dir) + "': " + std::strerror(errno));
+    std::string what = "cannot read '" + stats_path(cache_dir) + "': " + std::strerror(errno);
+    if (errno == ENOTDIR)
+      return make_error("io", what + " ('" + cache_dir + "' or a part of it is a file: give --cache-dir or CIQ_CACHE_DIR a directory)");
+    return make_error("io", what + " (check the permissions of '" + cache_dir + "')");
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return make_error("io", "'" + stats_path(cache_dir) + "' is not a regular file");
+    return make_error("io", "'" + stats_path(cache_dir) + "' is not a regular file: ciq keeps its counters there; move it away");
   }
   if (st.st_size > k_max_counters_bytes) {
     ::close(fd);

@@ -20,9 +20,12 @@ namespace ciq::cache {
 /// nothing (ciq-ptxas), "unit." (ciq-cicc, the NVVM stage) or "nvcc.".
 enum class Tool { ptxas, cicc, nvcc };
 
-/// What the wrappers count.
+/// What the wrappers count. `applied`: controls from a cache entry (a hit)
+/// were applied; `tuning_applied`: a tuning build's candidate (CIQ_CONTROLS)
+/// was. Stats files written before tuning.applied existed count both as
+/// `applied`.
 enum class Counter {
-  calls, hit, miss, tuning, applied, rejected, quarantined, controls_failed, acf_unsupported,
+  calls, hit, miss, tuning, applied, tuning_applied, rejected, quarantined, controls_failed, acf_unsupported,
   pack_hit, pack_refused, remote_hit, remote_error, remote_refused,
   lto_link, unit_user_prefix, unit_no_ciq_cicc, unit_unknown_toolkit, // ciq-nvcc's NVVM-stage routing
   memo_builds, memo_steps_reused, memo_fallback, memo_unsuitable,     // ciq-nvcc's step memo

@@ -108,9 +108,24 @@ Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, 
   auto client = RedisClient::connect(remote.url, remote.timeouts);
   if (!client) return client.error();
   PushReport report;
+  // What is shared must pass the rule every reader applies (the wrappers'
+  // own policy, CIQ_ALLOW_UNSAFE included): a team server is no way round it.
+  SpaceShelf shelf(spaces_directory());
+  EntryRules rules;
+  rules.shelf = &shelf;
+  rules.policy.allow_unsafe = unsafe_allowed();
+  rules.has_blob = [&](const Sha256& digest) {
+    auto blob = store.get(Table::blobs, digest_bytes(digest));
+    return blob && *blob;
+  };
   for (const auto& [hex, text] : records) {
-    auto mine = parse_record(text, "local record " + hex);
-    if (!mine) continue; // unreadable locally: nothing worth sharing
+    Hash128 key{};
+    if (!from_hex(hex, key.data(), key.size())) continue;
+    auto mine = check_entry(text, key, rules);
+    if (!mine) {
+      report.refused.push_back(mine.error().message);
+      continue;
+    }
     // The ACF blob goes first (content-addressed: there is no race to lose).
     auto push_blob = [&]() -> Result<void> {
       if (!mine->controls.acf) return {};

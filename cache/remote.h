@@ -39,10 +39,15 @@ struct PushReport {
   int kept_remote = 0;  // the remote record was better
   int same = 0;         // the remote record was identical
   int blobs = 0;        // blobs written
+  /// Local records not sent, each with why: the wrappers would refuse them
+  /// (check_entry with their policy: an `unsafe` knob without
+  /// CIQ_ALLOW_UNSAFE=1, a knob outside its space, a missing ACF blob).
+  std::vector<std::string> refused;
 };
 
 /// Uploads the records under `keys` (all records when empty) and the
-/// ACF blobs they name. A remote record with better evidence stays.
+/// ACF blobs they name. A remote record with better evidence stays; a
+/// record the wrappers would refuse here is not sent (PushReport::refused).
 Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, const std::vector<Hash128>& keys);
 
 /// `ciq-cache push` and `ciq-tuner --publish`: push_records from the cache

@@ -10,8 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/install/deps.sh"
-build=${CIQ_BUILD_DIR:-$root/build}
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+build=$("$root/install/configure.sh")   # the options install/test.sh uses too
 cmake --build "$build" --target ciq-ptxas ciq-nvcc ciq-cicc ciq-cache ciq-tuner
 echo "ciq: built into $build/bin" >&2
 if [[ ${1:-} != --no-run ]]; then

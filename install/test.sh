@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs every ciq test: installs what is missing (install/deps.sh), builds
-# with tests, runs the GoogleTest units and the lit end-to-end tests, then
+# with tests (reusing install/setup.sh's build), runs the GoogleTest units and the lit end-to-end tests, then
 # every libFuzzer target briefly ($CIQ_FUZZ_SECONDS each, default 15; 0
 # skips them) from its seed corpus.
 # Usage: install/test.sh [extra ctest arguments]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/install/deps.sh"
-build=${CIQ_BUILD_DIR:-$root/build}
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCIQ_BUILD_TESTS=ON -DCIQ_WERROR=ON >/dev/null
+# The build install/setup.sh made, reused: same directory and options
+# (install/configure.sh), so only the tests are compiled here.
+build=$("$root/install/configure.sh")
 cmake --build "$build"
 (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@")
 fuzz_seconds=${CIQ_FUZZ_SECONDS:-15}

@@ -524,7 +524,9 @@ static std::string publish(const TuneOptions& o, const std::vector<Hash128>& shi
   auto published = cache::push_cache(o.cache_dir, o.publish, shipped_keys);
   if (!published) return published.error().message;
   std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
-               published->pushed == 1 ? "y" : "ies", o.publish.c_str(), published->kept_remote);
+               published->pushed == 1 ? "y" : "ies", redact_secrets(o.publish).c_str(), published->kept_remote);
+  for (const auto& why : published->refused) // the wrappers' rule: unsafe knobs need CIQ_ALLOW_UNSAFE=1
+    std::fprintf(stderr, "ciq-tuner: not published: %s\n", why.c_str());
   return "";
 }
 
@@ -659,8 +661,8 @@ int run_tuning(TuneOptions o) {
   if (o.json) std::cout << summary << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";
   if (!publish_error.empty())
-    return fail("shipped to the local cache, but publishing to " + o.publish + " failed: " + publish_error +
-                " (retry with: ciq-cache push " + o.publish + ")");
+    return fail("shipped to the local cache, but publishing to " + redact_secrets(o.publish) + " failed: " + publish_error +
+                " (retry with: ciq-cache push " + redact_secrets(o.publish) + ", the password in place of ***)");
   if (!summary_written) return fail("the run finished, but its summary could not be saved: " + summary_written.error().message);
   return 0;
 }

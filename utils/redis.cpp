@@ -58,9 +58,38 @@ bool parse_int(std::string_view s, long long& out) {
 
 } // namespace
 
+std::string redact_secrets(std::string_view text) {
+  std::string out;
+  std::size_t at = 0;
+  while (true) {
+    std::size_t scheme = text.find("://", at);
+    if (scheme == std::string_view::npos) break;
+    std::size_t start = scheme + 3;
+    // The authority ends at the first '/', whitespace or quote.
+    std::size_t end = start;
+    while (end < text.size() && text[end] != '/' && text[end] != ' ' && text[end] != '\t' && text[end] != '\n' &&
+           text[end] != '\'' && text[end] != '"')
+      ++end;
+    std::string_view authority = text.substr(start, end - start);
+    out.append(text.substr(at, start - at));
+    if (auto amp = authority.rfind('@'); amp != std::string_view::npos) {
+      std::string_view auth = authority.substr(0, amp);
+      auto colon = auth.find(':');
+      out.append(colon == std::string_view::npos ? std::string_view() : auth.substr(0, colon + 1));
+      out.append("***");
+      out.append(authority.substr(amp));
+    } else {
+      out.append(authority);
+    }
+    at = end;
+  }
+  out.append(text.substr(at));
+  return out;
+}
+
 Result<RedisUrl> parse_redis_url(std::string_view url) {
   auto bad = [&](const std::string& why) {
-    return redis_error("bad Redis URL '" + std::string(url) + "': " + why + " (expected redis://[:PASSWORD@]HOST[:PORT][/DB])");
+    return redis_error("bad Redis URL '" + redact_secrets(url) + "': " + why + " (expected redis://[:PASSWORD@]HOST[:PORT][/DB])");
   };
   constexpr std::string_view scheme = "redis://";
   if (url.substr(0, scheme.size()) != scheme) return bad("not redis://");

@@ -29,6 +29,10 @@ struct RedisUrl {
 
 Result<RedisUrl> parse_redis_url(std::string_view url);
 
+/// `text` with the password of every URL in it (`scheme://[user]:PASS@host`,
+/// `scheme://PASS@host`) replaced by `***`: for anything printed or logged.
+std::string redact_secrets(std::string_view text);
+
 struct RedisTimeouts {
   int connect_ms = 100; // name resolution and TCP connect
   int io_ms = 250;      // each command's whole round trip

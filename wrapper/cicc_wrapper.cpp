@@ -198,7 +198,7 @@ std::optional<RunResult> CiccWrapper::compile(const std::optional<spaces::Contro
     result = std::move(plain);
     applied = false;
   }
-  if (applied) tally_.add(cache::Counter::applied);
+  if (applied) tally_.add(from_ == From::controls_file ? cache::Counter::tuning_applied : cache::Counter::applied);
   pause_watchdog(); // the reader sets the pace; from here on cicc never runs again
   write_all(1, result->out);
   write_all(2, result->err);

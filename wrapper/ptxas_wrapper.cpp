@@ -367,7 +367,7 @@ Outcome PtxasWrapper::compile() {
     applied = false;
     error_ = why;
   } else if (applied) {
-    tally_.add(cache::Counter::applied);
+    tally_.add(from_ == From::controls_file ? cache::Counter::tuning_applied : cache::Counter::applied);
   }
   // The caller's output: written with the clock stopped (the reader sets
   // the pace); from then on nothing may run ptxas again.

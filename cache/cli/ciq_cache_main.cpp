@@ -1,11 +1,17 @@
 // ciq-cache: inspect and edit the ciq cache. Option parsing only; the work
 // is in commands.cpp.
+#include "cache/cli/cache_dir.h"
 #include "cache/cli/commands.h"
 #include "cache/cli/packs.h"
 #include "utils/config.h"
+#include "utils/files.h"
 #include "utils/log.h"
+#include "utils/text.h"
 
+#include <cstdio>
 #include <iostream>
+#include <optional>
+#include <unistd.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/InitLLVM.h>
 #include <llvm/Support/raw_ostream.h>
@@ -106,32 +112,100 @@ Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_REAL_NVCC, CIQ_SPACES_DIR, CIQ_L
 CIQ_REMOTE_TIMEOUT_MS (push: MS or CONNECT_MS,IO_MS); 'ciq-cache env' lists them all.
 )";
 
+// LLVM's parser writes "ciq-cache: Unknown command line argument ..." (or
+// "ciq-cache import: Not enough positional ..."); every error of this tool
+// reads "ciq-cache: error: ...", so its lines are rewritten to that form:
+// the first as the error, the rest (suggestions, usage) as notes.
+static void report_parse_errors(const std::string& text) {
+  bool first = true;
+  for (std::string_view line : ciq::split(text, '\n')) {
+    line = ciq::trim(line);
+    if (line.empty()) continue;
+    if (ciq::starts_with(line, "ciq-cache")) {
+      auto colon = line.find(": ");
+      if (colon != std::string_view::npos && line.substr(0, colon).find('\'') == std::string_view::npos)
+        line = line.substr(colon + 2);
+    }
+    std::cerr << "ciq-cache: " << (first ? "error: " : "note: ") << line << "\n";
+    first = false;
+  }
+  if (first) std::cerr << "ciq-cache: error: bad command line; run 'ciq-cache --help'\n";
+}
+
+// Parses the command line; on a mistake, what LLVM said, instead of its
+// exit(1). Some of its messages (a bad option value) go to llvm::errs()
+// whatever stream it is given, so stderr itself is caught meanwhile.
+static std::optional<std::string> parse_command_line(int argc, char** argv) {
+  std::string said;
+  raw_string_ostream errs(said);
+  std::fflush(stderr);
+  llvm::errs().flush();
+  int saved = ::dup(2);
+  std::FILE* caught = std::tmpfile();
+  if (saved >= 0 && caught) ::dup2(::fileno(caught), 2);
+  bool ok = cl::ParseCommandLineOptions(argc, argv, overview, &errs);
+  llvm::errs().flush();
+  std::fflush(stderr);
+  if (saved >= 0 && caught) {
+    ::dup2(saved, 2);
+    std::rewind(caught);
+    char buffer[4096];
+    std::string direct;
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, caught)) > 0;) direct.append(buffer, n);
+    if (ok) std::fwrite(direct.data(), 1, direct.size(), stderr); // warnings, if any: as they were
+    else said = direct + said;
+  }
+  if (saved >= 0) ::close(saved);
+  if (caught) std::fclose(caught);
+  errs.flush();
+  if (ok) return std::nullopt;
+  return said;
+}
+
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-cache (ciq) " CIQ_VERSION "\n"; });
-  cl::ParseCommandLineOptions(argc, argv, overview);
+  if (auto parse_errors = parse_command_line(argc, argv)) {
+    report_parse_errors(*parse_errors);
+    return 2;
+  }
   ciq::setup_logging("ciq-cache", "warn");
 
+  bool named_by_user = !cache_dir.empty() || !ciq::env(ciq::Env::cache_dir).empty();
   std::string dir = cache_dir.empty() ? ciq::cache_directory() : std::string(cache_dir);
   ciq::Result<void> result;
-  if (stats_cmd) result = cli::show_stats(dir, json, zero, std::cout);
-  else if (env_cmd) result = cli::show_environment(std::cout);
+  // Reading a cache that is not there is a mistake, not an empty cache;
+  // storing creates at most the last component of a directory the user named.
+  bool reads = stats_cmd || list_cmd || show_cmd || rm_cmd || verify_cmd || gc_cmd || export_cmd || push_cmd;
+  bool stores = put_cmd || import_cmd || import_acfs_cmd;
+  bool creating = false; // a storing command on a missing directory: the store creates it
+  if (reads) {
+    if (auto usable = cli::require_cache_dir(dir); !usable) result = usable.error();
+  } else if (stores) {
+    auto missing = cli::check_storing_dir(dir, named_by_user);
+    if (!missing) result = missing.error();
+    else creating = *missing;
+  }
+  if (!result) {
+    // the directory is unusable: reported below, nothing runs
+  } else if (stats_cmd) result = cli::show_stats(dir, json, zero, std::cout);
+  else if (env_cmd) result = cli::show_environment(json, std::cout);
   else if (list_cmd) result = cli::list_records(dir, kernels, json, std::cout);
   else if (show_cmd) result = cli::show_record(dir, show_key, json, std::cout);
-  else if (rm_cmd) result = cli::remove_records(dir, rm_keys, rm_all, std::cout);
+  else if (rm_cmd) result = cli::remove_records(dir, rm_keys, rm_all, json, std::cout);
   else if (verify_cmd) result = cli::verify_cache(dir, fix, json, std::cout);
   else if (gc_cmd) result = cli::collect_garbage(dir, gc_quarantined, json, std::cout);
-  else if (export_cmd) result = cli::export_pack(dir, {kernels, export_space, export_gpu, export_since}, output, std::cout);
-  else if (import_acfs_cmd) result = cli::import_acfs(dir, acf_source, acf_set_name, std::cout);
-  else if (push_cmd) result = cli::push_cache(dir, push_url, std::cout);
+  else if (export_cmd) result = cli::export_pack(dir, {kernels, export_space, export_gpu, export_since}, output, json, std::cout);
+  else if (import_acfs_cmd) result = cli::import_acfs(dir, acf_source, acf_set_name, json, std::cout);
+  else if (push_cmd) result = cli::push_cache(dir, push_url, json, std::cout);
   else if (import_cmd) result = cli::import_pack(dir, import_file, dry_run, json, std::cout);
   else if (merge_cmd) {
     if (merge_inputs.size() != 2) {
       std::cerr << "ciq-cache: error: merge takes two pack files: ciq-cache merge A B -o C\n";
       return 2;
     }
-    result = cli::merge_packs(merge_inputs[0], merge_inputs[1], output, std::cout);
+    result = cli::merge_packs(merge_inputs[0], merge_inputs[1], output, json, std::cout);
   } else if (put_cmd) {
     cli::PutRequest request;
     request.ptx_file = ptx;
@@ -150,6 +224,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::cout.flush();
+  if (creating && ciq::is_directory(dir)) std::cerr << "ciq-cache: created the cache directory " << dir << "\n";
   if (!result) {
     std::cerr << "ciq-cache: error: " << result.error().message << "\n";
     return 1;

@@ -1,5 +1,7 @@
 #include "cache/cli/commands.h"
 
+#include "cache/cli/entry_policy.h"
+
 #include "cache/entries.h"
 
 #include "cache/counters.h"
@@ -12,10 +14,12 @@
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
+#include "utils/redis.h"
 #include "utils/text.h"
 
 #include <cstdio>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -74,6 +78,37 @@ std::string record_json(std::string_view key, const Record& r, bool quarantined)
 
 } // namespace
 
+std::string describe_controls(const Record& r) {
+  if (!r.controls.empty()) return spaces::summarise_control_set(r.controls);
+  std::string result = r.provenance_value("result");
+  std::string what = r.kind == "unit" ? "this unit's NVVM stage" : r.kind == "kernel" ? "this kernel" : "this module";
+  if (result == "no-gain") {
+    std::string why = r.provenance_value("verification");
+    if (starts_with(why, ": ")) why = why.substr(2);
+    return "(defaults: tuned, no gain" + (why.empty() ? std::string() : "; " + why) +
+           "; the wrappers compile it unchanged and do not tune it again)";
+  }
+  if (result == "tuned")
+    return "(defaults: tuned; the winner leaves " + what +
+           " at the compiler's defaults, so the wrappers compile it unchanged)";
+  return "(defaults: no knob set; the wrappers compile it unchanged)";
+}
+
+// Where identify_ptxas may keep its memo: not in a cache directory that
+// does not exist yet (a refused put must leave nothing behind).
+static std::string memo_dir(const std::string& cache_dir) { return is_directory(cache_dir) ? cache_dir : ""; }
+
+// `put --allow-unsafe` stores what the wrappers apply only with
+// CIQ_ALLOW_UNSAFE=1 (the one rule: verify, import, merge and push follow
+// it too): say so when this environment would not apply the entry.
+static void note_unsafe(const spaces::Space& space, const spaces::ControlSet& controls, bool allowed) {
+  if (!allowed || unsafe_allowed()) return;
+  spaces::Policy strict;
+  if (!spaces::validate_controls(space, controls, strict))
+    std::cerr << "ciq-cache: warning: this entry has 'unsafe' knobs: the wrappers (and verify, import, merge, push) "
+                 "use it only with CIQ_ALLOW_UNSAFE=1 in their environment\n";
+}
+
 // What `put` was given: --controls FILE, then each --set (as `spell` writes it).
 static Result<spaces::ControlSet> requested_controls(const PutRequest& req, const std::function<std::string(const std::string&)>& spell) {
   spaces::ControlSet controls;
@@ -102,7 +137,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   std::string nvcc_path = req.nvcc.empty() ? env(Env::real_nvcc) : req.nvcc;
   auto found = find_program(nvcc_path.empty() ? "nvcc" : nvcc_path);
   if (!found) return make_error("not-found", "cannot find nvcc (give --nvcc PATH or set CIQ_REAL_NVCC)");
-  auto identity = identify_ptxas(*found, cache_dir); // nvcc prints the same "release X.Y, VX.Y.Z"
+  auto identity = identify_ptxas(*found, memo_dir(cache_dir)); // nvcc prints the same "release X.Y, VX.Y.Z"
   if (!identity) return identity.error();
   auto space = spaces::find_space(spaces_directory(), "cicc", identity->release);
   if (!space) return space.error();
@@ -120,6 +155,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   spaces::Policy policy;
   policy.allow_unsafe = req.allow_unsafe;
   if (auto v = spaces::validate_controls(**space, controls, policy); !v) return v;
+  note_unsafe(**space, controls, req.allow_unsafe);
 
   Record record;
   record.kind = "unit";
@@ -154,7 +190,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   std::string ptxas_path = req.ptxas.empty() ? env(Env::real_ptxas) : req.ptxas;
   auto found = find_program(ptxas_path.empty() ? "ptxas" : ptxas_path);
   if (!found) return make_error("not-found", "cannot find ptxas (give --ptxas PATH or set CIQ_REAL_PTXAS)");
-  auto identity = identify_ptxas(*found, cache_dir);
+  auto identity = identify_ptxas(*found, memo_dir(cache_dir));
   if (!identity) return identity.error();
   auto space = spaces::find_space(spaces_directory(), "ptxas", identity->release);
   if (!space) return space.error();
@@ -167,6 +203,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   spaces::Policy policy;
   policy.allow_unsafe = req.allow_unsafe;
   if (auto v = spaces::validate_controls(**space, controls, policy); !v) return v;
+  note_unsafe(**space, controls, req.allow_unsafe);
   for (const auto& [kernel, _] : controls.kernels)
     if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
       std::string list;
@@ -261,6 +298,8 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
         out << "hit rate          " << rate << "\n";
       }
       out << "counters (wrappers)\n";
+      if (counters->count("tuning") && !counters->count("tuning.applied") && count("applied") > 0)
+        out << "  (this stats file is older than tuning.applied: its 'applied' also counts tuning candidates)\n";
     }
     for (const auto& [k, v] : *counters) out << "  " << k << std::string(k.size() < 32 ? 32 - k.size() : 1, ' ') << v << "\n";
   }
@@ -271,7 +310,10 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
 Result<void> list_records(const std::string& cache_dir, const std::string& glob, bool json, std::ostream& out) {
   auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
-  if (!*store) return {};
+  if (!*store) {
+    if (!json) std::cerr << "ciq-cache: no entries yet in " << cache_dir << "\n"; // stdout: entries only
+    return {};
+  }
   std::set<std::string> quarantined;
   auto q = (*store)->for_each(Table::quarantine, [&](std::string_view k, std::string_view) {
     quarantined.emplace(k);
@@ -296,7 +338,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
       out << bytes_to_hex(k) << "  " << r->kind << "  " << r->target
           << (r->kind == "unit" ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
                                 : "  ptxas " + r->ptxas + "  " + (r->kernel.empty() ? "(module)" : r->kernel))
-          << "  " << spaces::summarise_control_set(r->controls)
+          << "  " << describe_controls(*r)
           << (bad ? "  [quarantined]" : "") << "\n";
     return true;
   });
@@ -320,12 +362,13 @@ Result<void> show_record(const std::string& cache_dir, const std::string& prefix
   }
   out << "# key " << bytes_to_hex(*key) << "\n";
   if (*q) out << "# quarantined: " << **q << "\n";
+  if (r && r->controls.empty()) out << "# controls: " << describe_controls(*r) << "\n";
   out << **text;
   return {};
 }
 
 Result<void> remove_records(const std::string& cache_dir, const std::vector<std::string>& prefixes, bool all,
-                            std::ostream& out) {
+                            bool json, std::ostream& out) {
   auto store = open_existing_writable(cache_dir);
   if (!store) return store.error();
   std::vector<std::string> keys;
@@ -344,7 +387,8 @@ Result<void> remove_records(const std::string& cache_dir, const std::vector<std:
   for (const auto& k : keys) {
     if (auto r = store->remove(Table::records, k); !r) return r.error();
     if (auto r = store->remove(Table::quarantine, k); !r) return r.error();
-    out << "removed " << bytes_to_hex(k) << "\n";
+    if (json) out << "{\"removed\":" << json_string(bytes_to_hex(k)) << "}\n";
+    else out << "removed " << bytes_to_hex(k) << "\n";
   }
   return {};
 }
@@ -353,14 +397,15 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
   auto opened = Store::open_for_reading(cache_dir);
   if (!opened) return opened.error();
   if (!*opened) {
-    out << (json ? "{\"records\":0,\"blobs\":0,\"problems\":0}\n" : "no cache at " + cache_dir + "; nothing to verify\n");
+    out << (json ? "{\"records\":0,\"blobs\":0,\"problems\":[],\"fixed\":false}\n"
+                 : "no entries yet in " + cache_dir + "; nothing to verify\n");
     return {};
   }
   auto& store = **opened;
   SpaceShelf shelf(spaces_directory());
   EntryRules rules;
   rules.shelf = &shelf;
-  rules.policy.allow_unsafe = true;
+  rules.policy = wrapper_policy();
   std::vector<std::pair<std::string, std::string>> problems; // (table:hex key, what)
   std::vector<std::pair<Table, std::string>> broken;
   std::size_t records = 0, blobs = 0;
@@ -386,9 +431,8 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
     if (k.size() != 16) return fail("key is not 16 bytes"), true;
     Hash128 key;
     std::copy(k.begin(), k.end(), key.begin());
-    // The wrappers' own check, with unsafe knobs allowed: those are a
-    // choice of whoever applies them, not damage.
-    if (auto checked = check_entry(v, key, rules); !checked) fail(checked.error().message);
+    // The wrappers' own check, with their policy.
+    if (auto checked = check_entry(v, key, rules); !checked) fail(with_unsafe_hint(checked.error().message));
     return true;
   });
   if (!r) return r;
@@ -419,11 +463,11 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
 Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, bool json, std::ostream& out) {
   auto store = open_existing_writable(cache_dir);
   if (!store) return store.error();
-  std::set<std::string> records, referenced, stale_marks, quarantined_records;
-  std::vector<std::string> unreferenced;
+  std::map<std::string, std::optional<std::string>> records; // key -> the blob it names (its digest's bytes)
+  std::set<std::string> stale_marks, quarantined_records;
   auto r = store->for_each(Table::records, [&](std::string_view k, std::string_view v) {
-    records.emplace(k);
-    if (auto rec = parse_record(v, "record"); rec && rec->controls.acf) referenced.insert(digest_bytes(*rec->controls.acf));
+    auto rec = parse_record(v, "record");
+    records[std::string(k)] = rec && rec->controls.acf ? std::optional<std::string>(digest_bytes(*rec->controls.acf)) : std::nullopt;
     return true;
   });
   if (!r) return r;
@@ -432,35 +476,48 @@ Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, boo
     return true;
   });
   if (!q) return q;
+  // The records that stay decide which blobs are still used: with
+  // --quarantined, a blob only a dropped record named goes in the same run.
+  std::set<std::string> referenced;
+  for (const auto& [k, blob] : records)
+    if (blob && !(quarantined && quarantined_records.count(k))) referenced.insert(*blob);
+  std::vector<Change> changes;
+  std::size_t blobs_removed = 0;
   auto b = store->for_each(Table::blobs, [&](std::string_view k, std::string_view) {
-    if (!referenced.count(std::string(k))) unreferenced.emplace_back(k);
+    if (!referenced.count(std::string(k))) {
+      changes.push_back({Table::blobs, std::string(k), std::nullopt});
+      ++blobs_removed;
+    }
     return true;
   });
   if (!b) return b;
-  for (const auto& k : unreferenced)
-    if (auto rm = store->remove(Table::blobs, k); !rm) return rm.error();
-  for (const auto& k : stale_marks)
-    if (auto rm = store->remove(Table::quarantine, k); !rm) return rm.error();
+  for (const auto& k : stale_marks) changes.push_back({Table::quarantine, k, std::nullopt});
   std::size_t dropped = 0;
   if (quarantined)
     for (const auto& k : quarantined_records) {
-      if (auto rm = store->remove(Table::records, k); !rm) return rm.error();
-      if (auto rm = store->remove(Table::quarantine, k); !rm) return rm.error();
+      changes.push_back({Table::records, k, std::nullopt});
+      changes.push_back({Table::quarantine, k, std::nullopt});
       ++dropped;
     }
+  if (!changes.empty())
+    if (auto applied = store->apply(changes); !applied) return applied;
   if (json)
-    out << "{\"blobs_removed\":" << unreferenced.size() << ",\"marks_removed\":" << stale_marks.size()
+    out << "{\"blobs_removed\":" << blobs_removed << ",\"marks_removed\":" << stale_marks.size()
         << ",\"quarantined_removed\":" << dropped << "}\n";
   else
-    out << "removed " << unreferenced.size() << " unreferenced blob(s), " << stale_marks.size()
+    out << "removed " << blobs_removed << " unreferenced blob(s), " << stale_marks.size()
         << " stale quarantine mark(s), " << dropped << " quarantined record(s)\n";
   return {};
 }
 
-Result<void> show_environment(std::ostream& out) {
+Result<void> show_environment(bool json, std::ostream& out) {
   for (const auto& v : environment_variables()) {
-    std::string value = env(v.id);
-    out << v.name << (value.empty() ? "  (unset)" : "=" + value) << "\n    " << v.meaning << "\n";
+    std::string value = redact_secrets(env(v.id));
+    if (json)
+      out << "{\"name\":" << json_string(v.name) << ",\"set\":" << (value.empty() ? "false" : "true")
+          << ",\"value\":" << json_string(value) << ",\"meaning\":" << json_string(v.meaning) << "}\n";
+    else
+      out << v.name << (value.empty() ? "  (unset)" : "=" + value) << "\n    " << v.meaning << "\n";
   }
   return {};
 }

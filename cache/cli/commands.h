@@ -4,6 +4,7 @@
 // error for `ciq-cache: error: ...`.
 #pragma once
 
+#include "cache/record.h"
 #include "utils/result.h"
 
 #include <ostream>
@@ -32,17 +33,26 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
 Result<void> list_records(const std::string& cache_dir, const std::string& kernel_glob, bool json, std::ostream& out);
 Result<void> show_record(const std::string& cache_dir, const std::string& key_prefix, bool json, std::ostream& out);
 Result<void> remove_records(const std::string& cache_dir, const std::vector<std::string>& key_prefixes, bool all,
-                            std::ostream& out);
+                            bool json, std::ostream& out);
 /// Checks every record (parses, knobs valid in its space, ACF present and
-/// intact) and every blob (content matches its sha256). Fails when any is
-/// broken; with `fix`, broken records and blobs are removed.
+/// intact) and every blob (content matches its sha256), by the wrappers'
+/// rule: an `unsafe` knob is a problem unless CIQ_ALLOW_UNSAFE allows it
+/// here, as it is for ciq-ptxas. Fails when any is broken; with `fix`,
+/// broken records and blobs are removed.
 Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std::ostream& out);
 /// Removes unreferenced blobs and stale quarantine marks; with
-/// `quarantined`, also the quarantined records.
+/// `quarantined`, also the quarantined records and the blobs only they
+/// used, in one transaction.
 Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, bool json, std::ostream& out);
 
 /// `ciq-cache env`: every CIQ_* variable (utils/config.h's table), what
-/// it does, and its value in this environment.
-Result<void> show_environment(std::ostream& out);
+/// it does, and its value in this environment (passwords in URLs shown as
+/// ***).
+Result<void> show_environment(bool json, std::ostream& out);
+
+/// What `list` and `show` say about a record's controls: the summary, or
+/// for a record that holds none, why: "(defaults: tuned, no gain; ...)"
+/// from its provenance. The wrappers apply nothing for such a record.
+std::string describe_controls(const Record& record);
 
 } // namespace ciq::cache::cli

@@ -1,6 +1,7 @@
 #include "cache/cli/packs.h"
 
 #include "cache/acf_candidates.h"
+#include "cache/cli/entry_policy.h"
 #include "cache/entries.h"
 #include "cache/pack.h"
 #include "cache/record.h"
@@ -10,6 +11,7 @@
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/hash.h"
+#include "utils/redis.h"
 #include "utils/text.h"
 
 #include <cmath>
@@ -21,17 +23,20 @@ namespace ciq::cache::cli {
 namespace {
 
 // Checks one incoming entry as the wrappers would before applying it (the
-// space it names, default policy), its ACF in the pack or the cache.
+// space it names, their policy), its ACF in the pack or the cache.
 Result<Record> checked_record(const Hash128& key, const std::string& text, const std::map<Sha256, std::string>& blobs,
                               const std::optional<Store>& local, SpaceShelf& shelf) {
   EntryRules rules;
   rules.shelf = &shelf;
+  rules.policy = wrapper_policy();
   rules.has_blob = [&](const Sha256& digest) {
     if (blobs.count(digest)) return true;
     auto b = local ? local->get(Table::blobs, digest_bytes(digest)) : Result<std::optional<std::string>>(std::nullopt);
     return b && *b;
   };
-  return check_entry(text, key, rules);
+  auto checked = check_entry(text, key, rules);
+  if (!checked) return make_error("invalid", with_unsafe_hint(checked.error().message));
+  return checked;
 }
 
 Result<Pack> read_pack(const std::string& file) {
@@ -48,10 +53,42 @@ Result<void> write_output(const std::string& output, const std::string& text, st
   return write_file_atomic(output, text);
 }
 
+bool digits(std::string_view s, std::size_t from, std::size_t n) {
+  if (s.size() < from + n) return false;
+  for (std::size_t i = from; i < from + n; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+int number_at(std::string_view s, std::size_t from, std::size_t n) { return std::atoi(std::string(s.substr(from, n)).c_str()); }
+
 } // namespace
 
-Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, const std::string& output, std::ostream& out) {
+Result<void> check_since(const std::string& since) {
+  // Records are created "YYYY-MM-DDTHH:MM:SSZ" (UTC); a prefix of that
+  // compares correctly as text.
+  std::string_view d = since;
+  bool ok = d.size() >= 10 && digits(d, 0, 4) && d[4] == '-' && digits(d, 5, 2) && d[7] == '-' && digits(d, 8, 2) &&
+            number_at(d, 5, 2) >= 1 && number_at(d, 5, 2) <= 12 && number_at(d, 8, 2) >= 1 && number_at(d, 8, 2) <= 31;
+  if (ok && d.size() > 10) {
+    std::string_view t = d.substr(10);
+    if (!t.empty() && t.back() == 'Z') t.remove_suffix(1);
+    ok = (t.size() == 6 || t.size() == 9) && t[0] == 'T' && digits(t, 1, 2) && t[3] == ':' && digits(t, 4, 2) &&
+         number_at(t, 1, 2) < 24 && number_at(t, 4, 2) < 60 &&
+         (t.size() == 6 || (t[6] == ':' && digits(t, 7, 2) && number_at(t, 7, 2) < 61));
+  }
+  if (!ok)
+    return make_error("invalid", "--since takes a UTC date, YYYY-MM-DD (e.g. 2026-12-01) or YYYY-MM-DDTHH:MM[:SS][Z], not '" +
+                                     since + "'");
+  return {};
+}
+
+Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, const std::string& output, bool json,
+                         std::ostream& out) {
   if (output.empty()) return make_error("invalid", "export needs -o FILE (or -o - for stdout)");
+  if (json && output == "-") return make_error("invalid", "--json and -o - would both write to stdout; give -o FILE");
+  if (!f.since.empty())
+    if (auto valid = check_since(f.since); !valid) return valid;
   auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   Pack pack;
@@ -84,7 +121,10 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
     if (!bad) return bad;
   }
   if (auto w = write_output(output, format_pack(pack), out); !w) return w;
-  if (output != "-")
+  if (json)
+    out << "{\"exported\":" << pack.entries.size() << ",\"blobs\":" << pack.blobs.size() << ",\"file\":" << json_string(output)
+        << "}\n";
+  else if (output != "-")
     out << "exported " << pack.entries.size() << " entr" << (pack.entries.size() == 1 ? "y" : "ies") << " and "
         << pack.blobs.size() << " blob(s) to " << output << "\n";
   return {};
@@ -138,28 +178,69 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
   return {};
 }
 
-Result<void> merge_packs(const std::string& a, const std::string& b, const std::string& output, std::ostream& out) {
+Result<void> merge_packs(const std::string& a, const std::string& b, const std::string& output, bool json,
+                         std::ostream& out) {
   if (output.empty()) return make_error("invalid", "merge needs -o FILE");
+  if (json && output == "-") return make_error("invalid", "--json and -o - would both write to stdout; give -o FILE");
   auto pa = read_pack(a);
   if (!pa) return pa.error();
   auto pb = read_pack(b);
   if (!pb) return pb.error();
+  struct Line { std::string key, action, reason; };
+  std::vector<Line> lines;
+  auto print = [&](const std::vector<Line>& report) {
+    for (const auto& l : report) {
+      if (json)
+        out << "{\"key\":" << json_string(l.key) << ",\"action\":" << json_string(l.action) << ",\"reason\":"
+            << json_string(l.reason) << "}\n";
+      else
+        out << l.key << "  " << l.action << " (" << l.reason << ")\n";
+    }
+  };
+
   SpaceShelf shelf(spaces_directory());
   std::optional<Store> none;
-  Pack merged = *pa;
+  std::map<Hash128, Record> checked_b;
+  std::vector<Line> refused;
   for (const auto& [key, text] : pa->entries)
-    if (auto r = checked_record(key, text, pa->blobs, none, shelf); !r) return make_error("invalid", "refusing " + a + ": " + r.error().message);
-  int replaced = 0;
+    if (auto r = checked_record(key, text, pa->blobs, none, shelf); !r)
+      refused.push_back({to_hex(key), "refused", "in " + a + ": " + r.error().message});
   for (const auto& [key, text] : pb->entries) {
-    auto incoming = checked_record(key, text, pb->blobs, none, shelf);
-    if (!incoming) return make_error("invalid", "refusing " + b + ": " + incoming.error().message);
+    auto r = checked_record(key, text, pb->blobs, none, shelf);
+    if (!r) refused.push_back({to_hex(key), "refused", "in " + b + ": " + r.error().message});
+    else checked_b.emplace(key, std::move(*r));
+  }
+  if (!refused.empty()) {
+    print(refused);
+    return make_error("invalid", "refusing to merge: " + std::to_string(refused.size()) + " entr" +
+                                     (refused.size() == 1 ? "y" : "ies") + " would not be applied (above); nothing written");
+  }
+
+  Pack merged = *pa;
+  int added = 0, replaced = 0, kept = 0, same = 0;
+  for (const auto& [key, text] : pb->entries) {
     auto it = merged.entries.find(key);
     if (it == merged.entries.end()) {
       merged.entries.emplace(key, text);
-    } else if (it->second != text && replaces(*incoming, it->second)) {
+      ++added;
+    } else if (it->second == text) {
+      ++same;
+    } else if (replaces(checked_b.at(key), it->second)) {
       it->second = text;
       ++replaced;
+    } else {
+      ++kept;
     }
+  }
+  for (const auto& [key, text] : merged.entries) {
+    auto in_a = pa->entries.find(key);
+    auto in_b = pb->entries.find(key);
+    std::string hex = to_hex(key);
+    if (in_b == pb->entries.end()) lines.push_back({hex, "kept", "only in " + a});
+    else if (in_a == pa->entries.end()) lines.push_back({hex, "added", "only in " + b});
+    else if (in_a->second == in_b->second) lines.push_back({hex, "kept", "the same in both"});
+    else if (text == in_b->second) lines.push_back({hex, "replaced", b + "'s result is better"});
+    else lines.push_back({hex, "kept", a + "'s result is as good or better"});
   }
   merged.blobs.insert(pb->blobs.begin(), pb->blobs.end());
   // Keep only the blobs some entry still uses.
@@ -169,27 +250,57 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
       used.emplace(*r->controls.acf, merged.blobs.at(*r->controls.acf));
   merged.blobs = std::move(used);
   if (auto w = write_output(output, format_pack(merged), out); !w) return w;
-  out << "merged " << pa->entries.size() << " + " << pb->entries.size() << " entries into " << merged.entries.size()
-      << " (" << replaced << " replaced by a better result) in " << output << "\n";
+  if (output == "-") return {}; // the pack is on stdout: no report there
+  print(lines);
+  if (json)
+    out << "{\"merged\":" << merged.entries.size() << ",\"from_a\":" << pa->entries.size() << ",\"from_b\":"
+        << pb->entries.size() << ",\"added\":" << added << ",\"replaced\":" << replaced << ",\"kept\":" << kept
+        << ",\"same\":" << same << ",\"file\":" << json_string(output) << "}\n";
+  else
+    out << "merged " << pa->entries.size() << " + " << pb->entries.size() << " entries into " << merged.entries.size() << " ("
+        << added << " added, " << replaced << " replaced by a better result, " << kept << " kept, " << same
+        << " the same) in " << output << "\n";
   return {};
 }
 
-Result<void> push_cache(const std::string& cache_dir, const std::string& url, std::ostream& out) {
+Result<void> push_cache(const std::string& cache_dir, const std::string& url, bool json, std::ostream& out) {
+  std::string shown = redact_secrets(url); // never print the password
   auto report = cache::push_cache(cache_dir, url, {});
-  if (!report) return report.error();
+  if (!report) return make_error(report.error().code, redact_secrets(report.error().message));
   if (!report->cache_found) {
-    out << "nothing to push: no cache at " << cache_dir << "\n";
+    if (json) out << "{\"pushed\":0,\"url\":" << json_string(shown) << ",\"note\":\"no entries in the cache\"}\n";
+    else out << "nothing to push: no entries yet in " << cache_dir << "\n";
     return {};
   }
-  out << "pushed " << report->pushed << " entr" << (report->pushed == 1 ? "y" : "ies") << " (" << report->blobs
-      << " ACF blob" << (report->blobs == 1 ? "" : "s") << ") to " << url << "; " << report->same << " already there, "
-      << report->kept_remote << " kept (the remote result is better)\n";
+  for (const auto& why : report->refused) {
+    if (json) out << "{\"refused\":" << json_string(with_unsafe_hint(why)) << "}\n";
+    else out << "not pushed: " << with_unsafe_hint(why) << "\n";
+  }
+  if (json)
+    out << "{\"pushed\":" << report->pushed << ",\"blobs\":" << report->blobs << ",\"same\":" << report->same
+        << ",\"kept_remote\":" << report->kept_remote << ",\"refused\":" << report->refused.size()
+        << ",\"url\":" << json_string(shown) << "}\n";
+  else
+    out << "pushed " << report->pushed << " entr" << (report->pushed == 1 ? "y" : "ies") << " (" << report->blobs
+        << " ACF blob" << (report->blobs == 1 ? "" : "s") << ") to " << shown << "; " << report->same << " already there, "
+        << report->kept_remote << " kept (the remote result is better), " << report->refused.size()
+        << " refused (the wrappers would not apply them)\n";
   return {};
 }
 
-Result<void> import_acfs(const std::string& cache_dir, const std::string& path, const std::string& name, std::ostream& out) {
+Result<void> import_acfs(const std::string& cache_dir, const std::string& path, const std::string& name, bool json,
+                         std::ostream& out) {
   auto set = import_acf_candidates(cache_dir, path, name);
   if (!set) return set.error();
+  if (json) {
+    out << "{\"name\":" << json_string(set->name) << ",\"cuda_version\":" << json_string(set->cuda_version)
+        << ",\"controls_stage\":" << json_string(set->controls_stage) << ",\"acfs\":[";
+    for (std::size_t i = 0; i < set->acfs.size(); ++i)
+      out << (i ? "," : "") << "{\"sha256\":" << json_string(set->acfs[i].sha256) << ",\"size\":" << set->acfs[i].size
+          << ",\"file\":" << json_string(set->acfs[i].file) << "}";
+    out << "]}\n";
+    return {};
+  }
   out << "imported " << set->acfs.size() << " ACF" << (set->acfs.size() == 1 ? "" : "s") << " as candidate set '" << set->name << "'";
   if (!set->cuda_version.empty()) out << " (CUDA " << set->cuda_version << ", stage " << (set->controls_stage.empty() ? "?" : set->controls_stage) << ")";
   out << "\n";

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A throwaway Redis for tests (loopback, free port, no persistence).
 
-  redis.py start DIR              start redis-server; writes DIR/url and DIR/port
+  redis.py start DIR [PASSWORD]   start redis-server (requiring PASSWORD if given);
+                                  writes DIR/url and DIR/port
   redis.py hang DIR               a server that accepts and never answers (DIR/url)
   redis.py slow DIR MS            a server that answers every command after MS ms:
                                   +OK to AUTH and SELECT, a miss to GET (DIR/url
@@ -100,7 +101,8 @@ def slow(d, port, delay):
 
 
 def cli(d, *args):
-    return subprocess.run(["redis-cli", "-p", read(d, "port"), *args], check=True, capture_output=True).stdout
+    auth = ["-a", read(d, "password"), "--no-auth-warning"] if os.path.exists(os.path.join(d, "password")) else []
+    return subprocess.run(["redis-cli", "-p", read(d, "port"), *auth, *args], check=True, capture_output=True).stdout
 
 
 def main():
@@ -108,9 +110,14 @@ def main():
     if cmd in ("start", "hang", "slow"):
         os.makedirs(d, exist_ok=True)
         port = free_port()
+        password = sys.argv[3] if cmd == "start" and len(sys.argv) > 3 else ""
+        if password:
+            with open(os.path.join(d, "password"), "w") as f:
+                f.write(password)
         if cmd == "start":
             subprocess.run(["redis-server", "--daemonize", "yes", "--pidfile", os.path.join(d, "redis.pid"),
                             "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                            *(["--requirepass", password] if password else []),
                             "--appendonly", "no", "--dir", d, "--logfile", os.path.join(d, "redis.log")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
         elif cmd == "slow":
@@ -120,7 +127,8 @@ def main():
         with open(os.path.join(d, "port"), "w") as f:
             f.write(str(port))
         with open(os.path.join(d, "url"), "w") as f:
-            f.write(f"redis://:secret@127.0.0.1:{port}/3" if cmd == "slow" else f"redis://127.0.0.1:{port}/0")
+            f.write(f"redis://:secret@127.0.0.1:{port}/3" if cmd == "slow" else
+                    f"redis://:{password}@127.0.0.1:{port}/0" if password else f"redis://127.0.0.1:{port}/0")
         for _ in range(100):  # until it accepts connections
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()

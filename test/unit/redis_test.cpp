@@ -34,6 +34,18 @@ TEST(RedisUrl, bad_ones_say_why) {
   EXPECT_NE(parse_redis_url("redis://:1").error().message.find("no host"), std::string::npos);
 }
 
+TEST(RedisUrl, passwords_are_never_shown) {
+  EXPECT_EQ(redact_secrets("redis://:secret@host:6379/0"), "redis://:***@host:6379/0");
+  EXPECT_EQ(redact_secrets("redis://user:secret@host"), "redis://user:***@host");
+  EXPECT_EQ(redact_secrets("redis://secret@host/2"), "redis://***@host/2");
+  EXPECT_EQ(redact_secrets("redis://host:6379/0"), "redis://host:6379/0");
+  EXPECT_EQ(redact_secrets("to redis://:a@b:1 and redis://:c@d/1, done"), "to redis://:***@b:1 and redis://:***@d/1, done");
+  EXPECT_EQ(redact_secrets("no url here"), "no url here");
+  auto bad = parse_redis_url("redis://:secret@host:0/0");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.find("secret"), std::string::npos);
+}
+
 TEST(RemoteConfig, timeouts) {
   auto a = cache::remote_config("redis://h", "");
   ASSERT_TRUE(a.ok());

@@ -121,6 +121,15 @@ TEST(Counters, bump_read_reset) {
   EXPECT_TRUE(read_counters(t.path())->empty());
 }
 
+TEST(Counters, tuning_candidates_are_not_cache_applications) {
+  Tally ptxas(Tool::ptxas), cicc(Tool::cicc);
+  ptxas.add(Counter::tuning_applied);
+  ptxas.add(Counter::applied);
+  cicc.add(Counter::tuning_applied);
+  EXPECT_EQ(ptxas.names(), (std::vector<std::string>{"tuning.applied", "applied"}));
+  EXPECT_EQ(cicc.names(), (std::vector<std::string>{"unit.tuning.applied"}));
+}
+
 TEST(Counters, damaged_file_counts_from_zero) {
   TempCache t;
   ASSERT_TRUE(write_file_atomic(join_path(t.path(), "stats"), "garbage\n\x01\x02 = x\ncalls = 5\n").ok());
