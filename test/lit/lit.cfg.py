@@ -21,8 +21,12 @@ config.test_source_root = os.path.dirname(__file__)
 for var in list(os.environ):
     if var.startswith("CIQ_"):
         del os.environ[var]
+# The toolkit the tests compare against (%nvcc, %ptxas) comes first on PATH,
+# so the wrappers find the very same tools: a machine may also carry other
+# nvcc's (CI has /usr/local/bin/nvcc, a script that execs the versioned
+# toolkit, whose --dryrun lines name a different directory).
 config.environment["PATH"] = os.pathsep.join(
-    [config.ciq_bin_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
+    [config.ciq_bin_dir, config.llvm_tools_dir, os.path.join(config.cuda_home, "bin"), os.environ.get("PATH", "")])
 config.environment["CIQ_SPACES_DIR"] = os.path.join(config.ciq_share_dir, "spaces")
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 config.environment["TMPDIR"] = os.environ.get("TMPDIR", "/tmp")
