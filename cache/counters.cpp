@@ -134,19 +134,15 @@ void bump_counters(const std::string& cache_dir, const Tally& tally) {
   std::vector<std::string> names = tally.names();
   if (names.empty()) return;
   if (!make_dirs(cache_dir)) return;
-  // O_NONBLOCK and a regular file only: a FIFO or device planted at the
-  // path would otherwise block the read below for ever.
-  int fd = ::open(stats_path(cache_dir).c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    spdlog::debug("cannot update counters in {}: {}", cache_dir, std::strerror(errno));
-    return;
-  }
+  // A regular file only: a FIFO or device planted at the path would
+  // otherwise block the read below for ever.
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    spdlog::debug("{} is not a regular file; counters not updated", stats_path(cache_dir));
-    ::close(fd);
+  auto opened = open_regular_file(stats_path(cache_dir), O_RDWR | O_CREAT | O_NOFOLLOW, &st);
+  if (!opened) {
+    spdlog::debug("counters not updated: {}", opened.error().message);
     return;
   }
+  int fd = *opened;
   if (lock_briefly(fd)) {
     bool damaged = st.st_size > k_max_counters_bytes;
     if (damaged) spdlog::warn("{} holds {} bytes, far more than counters take; starting it afresh", stats_path(cache_dir), st.st_size);

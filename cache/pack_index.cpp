@@ -62,14 +62,13 @@ Result<void> build(const std::string& pack_path, const std::string& dir) {
 
 // The index's lock, taken without waiting; -1 when another process holds it.
 int try_lock(const std::string& dir) {
-  int fd = ::open((dir + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-  if (fd < 0) return -1;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
+  auto opened = open_regular_file(dir + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW);
+  if (!opened) return -1;
+  if (::flock(*opened, LOCK_EX | LOCK_NB) != 0) {
+    ::close(*opened);
     return -1;
   }
-  return fd;
+  return *opened;
 }
 
 // Builds the index in a detached process (its own session, quiet, niced,

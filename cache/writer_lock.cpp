@@ -30,13 +30,9 @@ std::string holder_of(int fd) {
 
 Result<WriterLock> WriterLock::acquire(const std::string& db_dir, std::chrono::milliseconds wait) {
   std::string path = join_path(db_dir, "writer.lock");
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
-  if (fd < 0) return make_error("io", "cannot open the writer lock '" + path + "': " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error("io", "the writer lock '" + path + "' is not a regular file");
-  }
+  auto opened = open_regular_file(path, O_RDWR | O_CREAT | O_NOFOLLOW);
+  if (!opened) return make_error("io", "cannot use the writer lock: " + opened.error().message);
+  int fd = *opened;
   auto start = std::chrono::steady_clock::now();
   bool said = false;
   for (;;) {

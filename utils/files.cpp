@@ -44,15 +44,23 @@ Result<std::string> read_file(const std::string& path) {
   return read_all_and_close(fd, path);
 }
 
-Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+Result<int> open_regular_file(const std::string& path, int flags, struct stat* st) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return io_error("cannot open", path);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  struct stat own {};
+  struct stat& s = st ? *st : own;
+  if (::fstat(fd, &s) != 0 || !S_ISREG(s.st_mode)) {
     ::close(fd);
     return make_error("not-regular", "'" + path + "' is not a regular file");
   }
+  return fd;
+}
+
+Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  struct stat st {};
+  auto opened = open_regular_file(path, O_RDONLY, &st);
+  if (!opened) return opened.error();
+  int fd = *opened;
   if (std::uint64_t(st.st_size) > max_bytes) {
     ::close(fd);
     return make_error("too-large", "'" + path + "' holds " + std::to_string(st.st_size) + " bytes, more than " +

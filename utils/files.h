@@ -12,10 +12,19 @@
 #include <string_view>
 #include <vector>
 
+struct stat;
+
 namespace ciq {
 
 /// Whole content of `path`; an "io" error names the path and the reason.
 Result<std::string> read_file(const std::string& path);
+
+/// A descriptor of `path` opened with `flags` (O_CLOEXEC and O_NONBLOCK
+/// added: opening a FIFO never waits for a writer) if it is a regular file,
+/// with its stat in `*st` when given; the caller closes it. Errors:
+/// "not-regular" (a FIFO, device, directory planted there) or "io" (with
+/// the system's reason).
+Result<int> open_regular_file(const std::string& path, int flags, struct stat* st = nullptr);
 
 /// Whole content of `path` if it is a regular file (links followed) of at
 /// most `max_bytes`; never blocks on a FIFO or device and never consumes a

@@ -95,8 +95,7 @@ std::optional<RunResult> CiccWrapper::run() {
   if (!tuning && trace_dir_.empty() && !storage_.anything_to_read()) return pass(cache::Pass::no_cache);
 
   auto input = read_regular_file(command_.input);
-  if (!input)
-    return pass(input.error().code == "not-regular" ? cache::Pass::input_not_a_file : cache::Pass::unreadable_input);
+  if (!input) return pass(unread_input_pass(input.error()));
   // cicc lives in <toolkit>/nvvm/bin; the toolkit's nvcc says its version.
   std::string nvcc = join_path(dir_name(dir_name(dir_name(real_))), "bin/nvcc");
   auto toolkit = cache::identify_ptxas(nvcc, cache_dir_); // same "release X.Y, VX.Y.Z" text as ptxas
@@ -199,11 +198,7 @@ std::optional<RunResult> CiccWrapper::compile(const std::optional<spaces::Contro
     applied = false;
   }
   if (applied) tally_.add(from_ == From::controls_file ? cache::Counter::tuning_applied : cache::Counter::applied);
-  pause_watchdog(); // the reader sets the pace; from here on cicc never runs again
-  write_all(1, result->out);
-  write_all(2, result->err);
-  output_given(*result);
-  resume_watchdog();
+  give_output(*result, result->err);
   if (!trace_dir_.empty()) trace(*result, applied ? controls : std::nullopt);
   return std::move(*result);
 }

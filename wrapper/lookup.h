@@ -2,13 +2,21 @@
 // CIQ_KERNELS narrows a compile to some of them.
 #pragma once
 
+#include "cache/counters.h"
 #include "cache/ptx.h"
 #include "spaces/control_set.h"
+#include "utils/result.h"
 
 #include <optional>
 #include <string>
 
 namespace ciq::wrapper {
+
+/// Why an input could not be hashed: not a regular file (a pipe or device,
+/// ptxas' or cicc's to read) or unreadable.
+inline cache::Pass unread_input_pass(const Error& error) {
+  return error.code == "not-regular" ? cache::Pass::input_not_a_file : cache::Pass::unreadable_input;
+}
 
 /// The tuner's CIQ_CONTROLS file, parsed; std::nullopt (the reason logged
 /// and in `*error`) when it cannot be read or parsed.

@@ -149,7 +149,7 @@ PtxasWrapper::Step PtxasWrapper::identify() {
   auto ptx = input.is_string ? Result<std::string>(input.value) : read_regular_file(input.value);
   if (!ptx) {
     spdlog::debug("{}", ptx.error().message);
-    return ptx.error().code == "not-regular" ? cache::Pass::input_not_a_file : cache::Pass::unreadable_input;
+    return unread_input_pass(ptx.error());
   }
   ptx_ = std::move(*ptx);
   auto identity = cache::identify_ptxas(real_, cache_dir_);
@@ -369,13 +369,7 @@ Outcome PtxasWrapper::compile() {
   } else if (applied) {
     tally_.add(from_ == From::controls_file ? cache::Counter::tuning_applied : cache::Counter::applied);
   }
-  // The caller's output: written with the clock stopped (the reader sets
-  // the pace); from then on nothing may run ptxas again.
-  pause_watchdog();
-  write_all(1, result->out);
-  write_all(2, add_verbose ? strip_verbose_lines(result->err) : result->err);
-  output_given(*result);
-  resume_watchdog();
+  give_output(*result, add_verbose ? strip_verbose_lines(result->err) : result->err);
   if (!trace_dir_.empty()) trace(*result, applied, error_);
   return {std::nullopt, std::move(*result)};
 }

@@ -1,5 +1,7 @@
 #include "wrapper/watchdog.h"
 
+#include "utils/files.h"
+
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -90,10 +92,14 @@ void stop_watchdog() {
   g_running = false;
 }
 
-void output_given(const RunResult& result) {
+void give_output(const RunResult& result, std::string_view err) {
+  pause_watchdog();
+  write_all(1, result.out);
+  write_all(2, err);
   g_exit_signal = result.signal;
   g_exit_code = result.shell_status();
   g_given = 1;
+  resume_watchdog();
 }
 
 Result<RunResult> run_real_tool(const RunOptions& options) {

@@ -14,6 +14,7 @@
 #include "utils/process.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::wrapper {
@@ -34,9 +35,11 @@ void resume_watchdog();
 /// Before an exec: nothing may fire in the program that replaces us.
 void stop_watchdog();
 
-/// The caller has been given `result`'s output: from now on a crash or an
-/// exhausted budget ends the process like `result`, without rerunning.
-void output_given(const RunResult& result);
+/// Gives the caller the real tool's output (`result.out` on stdout, `err`
+/// on stderr) with the clock stopped (the reader sets the pace); from then
+/// on a crash or an exhausted budget ends the process like `result`,
+/// without rerunning the tool over output already given.
+void give_output(const RunResult& result, std::string_view err);
 
 /// run_process for the real tool: the budget is paused while it runs.
 Result<RunResult> run_real_tool(const RunOptions& options);

@@ -329,15 +329,7 @@ def full_cache_remote_hit(d):
     """A remote hit (a real redis-server holding the entry) whose read-through
     copy cannot be written: the local cache is on a full file system. The
     entry must still apply, as the plain tool given its option."""
-    if not shutil.which("redis-server"):
-        raise RuntimeError("no redis-server here")
-    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "redis.py")
-    rd = os.path.join(d, "redis")
-    subprocess.run([sys.executable, tool, "start", rd], check=True, capture_output=True)
-    REDIS.append((tool, rd))
-    url = open(os.path.join(rd, "url")).read().strip()
-    subprocess.run([CIQ_CACHE, "push", url], env=dict(BASE_ENV, CIQ_CACHE_DIR=cache_with_entry(d)), check=True,
-                   capture_output=True)
+    url = real_redis_with_entry(d)
     return dict(tmpfs("", True)(d), CIQ_REMOTE=url)
 
 
