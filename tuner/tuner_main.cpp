@@ -3,6 +3,7 @@
 #include "tuner/report.h"
 #include "tuner/run.h"
 #include "tuner/synthetic.h"
+#include "utils/cli/parse.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/log.h"
@@ -317,7 +318,10 @@ int main(int argc, char** argv) {
   for (const auto& a : args) cargv.push_back(a.c_str());
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
-  cl::ParseCommandLineOptions(int(cargv.size()), cargv.data(), overview);
+  if (auto parse_errors = ciq::cli::parse_command_line(int(cargv.size()), cargv.data(), overview)) {
+    ciq::cli::report_parse_errors("ciq-tuner", *parse_errors);
+    return 2;
+  }
   ciq::setup_logging("ciq-tuner", "warn");
 
   auto options = tune_options(argc, argv);

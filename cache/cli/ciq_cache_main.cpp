@@ -3,15 +3,13 @@
 #include "cache/cli/cache_dir.h"
 #include "cache/cli/commands.h"
 #include "cache/cli/packs.h"
+#include "utils/cli/parse.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/log.h"
 #include "utils/text.h"
 
-#include <cstdio>
 #include <iostream>
-#include <optional>
-#include <unistd.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/InitLLVM.h>
 #include <llvm/Support/raw_ostream.h>
@@ -112,62 +110,12 @@ Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_REAL_NVCC, CIQ_SPACES_DIR, CIQ_L
 CIQ_REMOTE_TIMEOUT_MS (push: MS or CONNECT_MS,IO_MS); 'ciq-cache env' lists them all.
 )";
 
-// LLVM's parser writes "ciq-cache: Unknown command line argument ..." (or
-// "ciq-cache import: Not enough positional ..."); every error of this tool
-// reads "ciq-cache: error: ...", so its lines are rewritten to that form:
-// the first as the error, the rest (suggestions, usage) as notes.
-static void report_parse_errors(const std::string& text) {
-  bool first = true;
-  for (std::string_view line : ciq::split(text, '\n')) {
-    line = ciq::trim(line);
-    if (line.empty()) continue;
-    if (ciq::starts_with(line, "ciq-cache")) {
-      auto colon = line.find(": ");
-      if (colon != std::string_view::npos && line.substr(0, colon).find('\'') == std::string_view::npos)
-        line = line.substr(colon + 2);
-    }
-    std::cerr << "ciq-cache: " << (first ? "error: " : "note: ") << line << "\n";
-    first = false;
-  }
-  if (first) std::cerr << "ciq-cache: error: bad command line; run 'ciq-cache --help'\n";
-}
-
-// Parses the command line; on a mistake, what LLVM said, instead of its
-// exit(1). Some of its messages (a bad option value) go to llvm::errs()
-// whatever stream it is given, so stderr itself is caught meanwhile.
-static std::optional<std::string> parse_command_line(int argc, char** argv) {
-  std::string said;
-  raw_string_ostream errs(said);
-  std::fflush(stderr);
-  llvm::errs().flush();
-  int saved = ::dup(2);
-  std::FILE* caught = std::tmpfile();
-  if (saved >= 0 && caught) ::dup2(::fileno(caught), 2);
-  bool ok = cl::ParseCommandLineOptions(argc, argv, overview, &errs);
-  llvm::errs().flush();
-  std::fflush(stderr);
-  if (saved >= 0 && caught) {
-    ::dup2(saved, 2);
-    std::rewind(caught);
-    char buffer[4096];
-    std::string direct;
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, caught)) > 0;) direct.append(buffer, n);
-    if (ok) std::fwrite(direct.data(), 1, direct.size(), stderr); // warnings, if any: as they were
-    else said = direct + said;
-  }
-  if (saved >= 0) ::close(saved);
-  if (caught) std::fclose(caught);
-  errs.flush();
-  if (ok) return std::nullopt;
-  return said;
-}
-
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-cache (ciq) " CIQ_VERSION "\n"; });
-  if (auto parse_errors = parse_command_line(argc, argv)) {
-    report_parse_errors(*parse_errors);
+  if (auto parse_errors = ciq::cli::parse_command_line(argc, argv, overview)) {
+    ciq::cli::report_parse_errors("ciq-cache", *parse_errors);
     return 2;
   }
   ciq::setup_logging("ciq-cache", "warn");

@@ -1,0 +1,60 @@
+#include "utils/cli/parse.h"
+
+#include "utils/text.h"
+
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace ciq::cli {
+
+std::optional<std::string> parse_command_line(int argc, const char* const* argv, const char* overview) {
+  std::string said;
+  llvm::raw_string_ostream errs(said);
+  // Some of LLVM's messages (a bad option value) go to llvm::errs() whatever
+  // stream it is given: stderr itself is caught while parsing.
+  std::fflush(stderr);
+  llvm::errs().flush();
+  int saved = ::dup(2);
+  std::FILE* caught = std::tmpfile();
+  if (saved >= 0 && caught) ::dup2(::fileno(caught), 2);
+  bool ok = llvm::cl::ParseCommandLineOptions(argc, argv, overview, &errs);
+  llvm::errs().flush();
+  std::fflush(stderr);
+  if (saved >= 0 && caught) {
+    ::dup2(saved, 2);
+    std::rewind(caught);
+    char buffer[4096];
+    std::string direct;
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, caught)) > 0;) direct.append(buffer, n);
+    if (ok) std::fwrite(direct.data(), 1, direct.size(), stderr); // warnings, if any: as they were
+    else said = direct + said;
+  }
+  if (saved >= 0) ::close(saved);
+  if (caught) std::fclose(caught);
+  errs.flush();
+  if (ok) return std::nullopt;
+  return said;
+}
+
+void report_parse_errors(const std::string& tool, const std::string& text) {
+  bool first = true;
+  for (std::string_view line : split(text, '\n')) {
+    line = trim(line);
+    if (line.empty()) continue;
+    // "ciq-cache: Unknown ..." or "ciq-cache import: Not enough ...": LLVM's
+    // own prefix goes (unless the colon is inside a quoted argument).
+    if (starts_with(line, tool)) {
+      auto colon = line.find(": ");
+      if (colon != std::string_view::npos && line.substr(0, colon).find('\'') == std::string_view::npos)
+        line = line.substr(colon + 2);
+    }
+    std::cerr << tool << ": " << (first ? "error: " : "note: ") << line << "\n";
+    first = false;
+  }
+  if (first) std::cerr << tool << ": error: bad command line; run '" << tool << " --help'\n";
+}
+
+} // namespace ciq::cli

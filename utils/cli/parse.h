@@ -1,0 +1,23 @@
+// Command-line parsing for ciq's LLVM-based tools (ciq-cache, ciq-tuner):
+// LLVM's cl parser writes its mistakes as "<tool>: Unknown command line
+// argument ..." and exits; ciq's tools answer every mistake in one form,
+// "<tool>: error: ...", and exit 2. A separate library (ciq_cli): the
+// wrappers never link LLVM.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace ciq::cli {
+
+/// Parses argv with llvm::cl. On a mistake returns what LLVM said (also
+/// what it writes straight to llvm::errs(), caught meanwhile) instead of
+/// its exit(1); std::nullopt when the command line was good.
+std::optional<std::string> parse_command_line(int argc, const char* const* argv, const char* overview);
+
+/// Writes LLVM's words in ciq's form: the first line as "<tool>: error:",
+/// the rest (LLVM's suggestions, its "Try: '<tool> --help'") as
+/// "<tool>: note:".
+void report_parse_errors(const std::string& tool, const std::string& text);
+
+} // namespace ciq::cli
