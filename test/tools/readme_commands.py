@@ -73,6 +73,7 @@ SKIPPED = [
     (r"ciq-tuner run \.\.\.|ciq-tuner run$", "an elided command line ('...')"),
     (r"ciq-tuner campaign", "the user's project and a GPU benchmark (test/lit/campaign*.test)"),
     (r"f\.py", "the user's f.py (a function of the parameters; tuner-params-only.test runs one)"),
+    (r"ciq\.serve", "the user's benchmark module (python-serve.test serves one)"),
     (r"--bench ", "a benchmark of the user's that runs on a GPU"),
     (r"bench/replay\.py", "minutes of CPU over every recorded kernel (test/lit/bench-replay*.test run it on a sample)"),
     (r"import-acfs", "an NVIDIA Booster Pack (test/lit/acf-booster-pack.test builds one)"),

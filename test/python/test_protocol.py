@@ -1,0 +1,52 @@
+"""ciq.protocol: requests and answers as ciq-tuner --bench-server writes and reads them."""
+import io
+import unittest
+
+from ciq import protocol
+
+
+class ProtocolTest(unittest.TestCase):
+    def test_requests_are_words_then_an_empty_line(self):
+        stream = io.StringIO("bench\n--controls=/r/c\nx=1\n\ncheck\n\n")
+        self.assertEqual(protocol.read_request(stream), ["bench", "--controls=/r/c", "x=1"])
+        self.assertEqual(protocol.read_request(stream), ["check"])
+        self.assertIsNone(protocol.read_request(stream))
+
+    def test_encode_round_trips_and_refuses_what_the_tuner_refuses(self):
+        words = ["bench", "--workdir=/a dir/e", "x=1.5"]
+        self.assertEqual(protocol.read_request(io.StringIO(protocol.encode_request(words))), words)
+        with self.assertRaises(protocol.ProtocolError):
+            protocol.encode_request(["bench", ""])
+
+    def test_answers_end_with_the_status_line(self):
+        self.assertEqual(protocol.format_answer(["ciq-value: 2"], 0), "ciq-value: 2\nciq-status: 0\n")
+        # The tuner takes the first line saying "error" as the reason.
+        self.assertEqual(protocol.error_answer("benchmark raised\nValueError"),
+                         "ciq-error: benchmark raised ValueError\nciq-status: 1\n")
+
+    def test_values_and_the_metrics_that_read_them_back(self):
+        self.assertEqual(protocol.value_lines(2), ["ciq-value: 2"])
+        self.assertEqual(protocol.value_lines(0.25), ["ciq-value: 0.25"])
+        self.assertEqual(protocol.value_lines([1.5, -3]), ["ciq-value-0: 1.5", "ciq-value-1: -3"])
+        self.assertEqual(protocol.value_lines({"ms": 1e-05}), ["ciq-value-ms: 1e-05"])
+        self.assertEqual(protocol.metric_patterns(1), ["ciq-value: ([-+0-9.eE]+)"])
+        self.assertEqual(protocol.metric_patterns(2)[1], "ciq-value-1: ([-+0-9.eE]+)")
+        for bad in (float("nan"), float("inf"), "fast", None, True):
+            with self.assertRaises(ValueError):
+                protocol.value_lines(bad)
+
+    def test_request_words_name_controls_workdir_and_parameters(self):
+        r = protocol.parse_request(["check", "--controls=/r/e/candidate.controls", "--workdir=/r/e", "x=1", "z="])
+        self.assertEqual((r.action, r.controls_path, r.workdir), ("check", "/r/e/candidate.controls", "/r/e"))
+        self.assertEqual(r.params, {"x": "1"})  # z= : knocked out, absent
+        for bad in ([], ["run"], ["bench", "--x", "3"], ["bench", "=3"]):
+            with self.assertRaises(protocol.ProtocolError):
+                protocol.parse_request(bad)
+
+    def test_template_is_what_the_tuner_fills_in(self):
+        self.assertEqual(protocol.request_template("bench", ["x", "y"]),
+                         "bench --controls={controls} --workdir={workdir} x={param:x} y={param:y}")
+
+
+if __name__ == "__main__":
+    unittest.main()

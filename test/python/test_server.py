@@ -1,0 +1,193 @@
+"""ciq.server and python3 -m ciq.serve: requests become calls of Python functions;
+errors and wrong answers become invalid answers with the reason; the server goes on."""
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+from ciq import protocol
+from ciq.jit import KernelCache
+from ciq.server import BenchServer, SocketListener, benchmark_parts
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.join(HERE, "..", "..", "tuner", "python")
+
+
+def request(action, controls="", workdir="", **params):
+    words = [action]
+    if controls:
+        words.append(f"--controls={controls}")
+    if workdir:
+        words.append(f"--workdir={workdir}")
+    return words + [f"{k}={v}" for k, v in params.items()]
+
+
+class BenchServerTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        self.log = io.StringIO()
+        self.seen = []
+
+    def controls(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def server(self, **kw):
+        return BenchServer(log=self.log, **kw)
+
+    def test_bench_answers_the_value_for_the_candidate(self):
+        def bench(c):
+            self.seen.append((c.params, c.controls.options, os.environ.get("CIQ_CONTROLS"), os.environ.get("CIQ_TRACE")))
+            return c.params["x"] ** 2 + c.params["y"]
+        path = self.controls("a.controls", "maxrregcount = 64\n")
+        s = self.server(bench=bench)
+        self.assertEqual(s.answer(request("bench", path, "/r/e1", x="1.5", y="2", z="")),
+                         "ciq-value: 4.25\nciq-status: 0\n")
+        self.assertEqual(self.seen, [({"x": 1.5, "y": 2}, {"maxrregcount": "64"}, path, "/r/e1/trace")])
+
+    def test_failures_are_invalid_answers_and_the_server_goes_on(self):
+        def bench(c):
+            if c.params["x"] == 3:
+                raise ZeroDivisionError("division by zero")
+            if c.params["x"] == 4:
+                return float("nan")
+            return c.params["x"]
+
+        def check(c):
+            if c.params["x"] == 5:
+                return False
+            if c.params["x"] == 6:
+                raise AssertionError("max error 0.5 > 1e-3")
+
+        s = self.server(bench=bench, check=check)
+        self.assertEqual(s.answer(request("bench", x=3)),
+                         "ciq-error: benchmark raised ZeroDivisionError: division by zero\nciq-status: 1\n")
+        self.assertIn("Traceback", self.log.getvalue())   # the server log has the traceback
+        self.assertEqual(s.answer(request("bench", x=4)),
+                         "ciq-error: benchmark returned nan, not a finite number\nciq-status: 1\n")
+        self.assertEqual(s.answer(request("check", x=5)), "ciq-error: wrong answer: check returned False\nciq-status: 1\n")
+        self.assertEqual(s.answer(request("check", x=6)),
+                         "ciq-error: check raised AssertionError: max error 0.5 > 1e-3\nciq-status: 1\n")
+        self.assertEqual(s.answer(request("check", x=7)), "ciq-check: ok\nciq-status: 0\n")
+        self.assertEqual(s.answer(["frobnicate"]).splitlines()[-1], "ciq-status: 1")
+        self.assertIn("cannot read the candidate's controls",
+                      s.answer(request("bench", "/no/such/file", x=1)))
+        self.assertEqual(s.answer(request("bench", x=7)), "ciq-value: 7\nciq-status: 0\n")
+        self.assertEqual(s.requests, 8)
+
+    def test_no_check_function_is_a_wrong_answer_not_a_pass(self):
+        self.assertIn("ciq-status: 1", self.server(bench=lambda c: 1).answer(request("check")))
+
+    def test_build_forgets_and_compiles_once_then_bench_reuses(self):
+        compiled = []
+        cache = KernelCache(lambda kernel, c: compiled.append((kernel, c.controls_text)) or kernel)
+        a = self.controls("a", "opt-level = 1\n")
+        b = self.controls("b", "opt-level = 2\n")
+
+        def bench(c):
+            cache.get("matmul")
+            return 1.0
+
+        s = self.server(bench=bench, caches=[cache])
+        for action, path in (("build", a), ("bench", a), ("bench", a), ("build", b), ("bench", b), ("bench", a),
+                             ("build", a)):
+            self.assertTrue(s.answer(request(action, path)).endswith("ciq-status: 0\n"))
+        # build a compiles; bench a reuses; build b compiles; bench a reuses; a
+        # second build of a forgets and compiles again (so ciq-ptxas traces it).
+        self.assertEqual(compiled, [("matmul", "opt-level = 1\n"), ("matmul", "opt-level = 2\n"),
+                                    ("matmul", "opt-level = 1\n")])
+
+    def test_build_errors_name_the_step(self):
+        def build(c):
+            raise RuntimeError("PTXAS error: internal")
+        answer = self.server(bench=lambda c: 1, build=build).answer(request("build"))
+        self.assertEqual(answer, "ciq-error: build raised RuntimeError: PTXAS error: internal\nciq-status: 1\n")
+
+    def test_setup_error_answers_every_request(self):
+        s = self.server(setup_error="m:f: ImportError: no module named torch")
+        for _ in range(2):
+            self.assertEqual(s.answer(request("bench")), "ciq-error: the benchmark could not be set up: "
+                             "m:f: ImportError: no module named torch\nciq-status: 1\n")
+
+    def test_benchmark_shapes(self):
+        f = lambda c: 1
+        self.assertEqual(benchmark_parts(f), (f, None, None, []))
+        self.assertEqual(benchmark_parts({"bench": f, "check": f}), (f, f, None, []))
+
+        class B:
+            caches = ["c"]
+            def bench(self, c): return 1
+        self.assertEqual(benchmark_parts(B())[3], ["c"])
+        with self.assertRaises(TypeError):
+            benchmark_parts(42)
+
+    def test_socket_and_relay(self):
+        s = self.server(bench=lambda c: c.params["x"] * 2)
+        path = os.path.join(self.dir.name, "s.sock")
+        listener = SocketListener(s, path).start()
+        self.addCleanup(listener.close)
+        env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+        stream = protocol.encode_request(request("bench", x=2)) + protocol.encode_request(request("bench", x=-1))
+        run = subprocess.run([sys.executable, "-m", "ciq.relay", path], input=stream, capture_output=True, text=True,
+                             env=env, timeout=60)
+        self.assertEqual(run.stdout, "ciq-value: 4\nciq-status: 0\nciq-value: -2\nciq-status: 0\n")
+        once = subprocess.run([sys.executable, "-m", "ciq.relay", path, "bench", "x=x"], capture_output=True,
+                              text=True, env=env, timeout=60)
+        self.assertEqual((once.returncode, once.stdout), (1, "ciq-error: benchmark returned 'xx', not a number\n"))
+        gone = subprocess.run([sys.executable, "-m", "ciq.relay", path + ".missing"], input="bench\n\n",
+                              capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(gone.returncode, 2)
+        self.assertIn("ciq.relay: error:", gone.stderr)
+
+
+class ServeMainTest(unittest.TestCase):
+    """python3 -m ciq.serve as the tuner runs it: requests on stdin, answers alone on stdout."""
+
+    def run_serve(self, module_text, stdin, spec="bench_mod:setup"):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "bench_mod.py"), "w") as f:
+                f.write(textwrap.dedent(module_text))
+            env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+            return subprocess.run([sys.executable, "-m", "ciq.serve", spec], input=stdin, capture_output=True,
+                                  text=True, cwd=d, env=env, timeout=60)
+
+    def test_prints_go_to_the_log_answers_to_stdout(self):
+        run = self.run_serve("""
+            import os, sys
+            print("setting up")
+            def setup():
+                class B:
+                    def bench(self, c):
+                        print("ciq-status: 7 (a user's print)")
+                        os.write(1, b"C-level write\\n")
+                        return c.params["x"] + 1
+                    def check(self, c):
+                        return c.params["x"] != 9
+                return B()
+            """, "bench\nx=1\n\nbench\nx=oops\n\ncheck\nx=9\n\nbench\nx=2\n\n")
+        self.assertEqual(run.stdout, "ciq-value: 2\nciq-status: 0\n"
+                                     "ciq-error: benchmark raised TypeError: can only concatenate str (not \"int\") to str\n"
+                                     "ciq-status: 1\n"
+                                     "ciq-error: wrong answer: check returned False\nciq-status: 1\n"
+                                     "ciq-value: 3\nciq-status: 0\n")
+        self.assertIn("setting up", run.stderr)
+        self.assertIn("a user's print", run.stderr)
+        self.assertIn("C-level write", run.stderr)
+        self.assertEqual(run.returncode, 0)
+
+    def test_a_failing_setup_is_every_answer(self):
+        run = self.run_serve("def setup():\n    raise ImportError('No module named triton')\n", "bench\n\nbench\n\n")
+        self.assertEqual(run.stdout.count("ciq-error: the benchmark could not be set up: bench_mod:setup: "
+                                          "ImportError: No module named triton"), 2)
+        run = self.run_serve("", "bench\n\n", spec="no_colon")
+        self.assertIn("expected MODULE:FUNC", run.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,136 @@
+"""The `ciq-tuner --bench-server` wire protocol, both ends.
+
+A request is the words of `--bench` or `--check` (placeholders filled in),
+one per line, then an empty line. The answer is the benchmark's output
+(where `--metric` looks) and a last line `ciq-status: N`: 0 is success; for
+a check, non-zero means a wrong answer; any non-zero status makes the
+tuner score the candidate invalid, with the first output line that says
+"error" (else the last line) as the reason. The tuner starts the server
+with the request stream on its stdin and reads answers from its stdout;
+the server's stderr goes to `<run dir>/bench-server*.log`.
+
+ciq's Python servers (`ciq.serve`, `ciq.tune`) give the words a meaning:
+
+    ACTION --controls=PATH --workdir=DIR NAME=VALUE ...
+
+ACTION is `bench`, `check` or `build` (compile the candidate's kernels
+afresh, traced); `--controls` is the candidate's control-set file (the
+`{controls}` placeholder), `--workdir` its scratch directory (`{workdir}`:
+ciq-ptxas writes its trace to `<workdir>/trace`); every other `NAME=VALUE`
+word is an application parameter (`NAME={param:NAME}`), and `NAME=` (an
+empty value: the tuner knocked the parameter out) leaves it absent.
+Values the benchmark returns are answered as `ciq-value: V` (one
+objective), `ciq-value-K: V` (the K-th of a sequence) or `ciq-value-NAME: V`
+(a mapping); a failure as one `ciq-error: <why>` line and status 1.
+"""
+import math
+from dataclasses import dataclass, field
+
+STATUS_PREFIX = "ciq-status: "
+ERROR_PREFIX = "ciq-error: "
+ACTIONS = ("bench", "check", "build")
+
+
+class ProtocolError(ValueError):
+    """A request ciq's servers cannot read (unknown action, a stray word)."""
+
+
+def read_request(stream):
+    """The next request's words from a text stream; None at end of input.
+
+    Words gathered before an end of input that lacks the empty line are
+    returned as a request (the tuner always ends one; a person typing may not).
+    """
+    words = []
+    for line in stream:
+        line = line.rstrip("\n")
+        if line:
+            words.append(line)
+        elif words:
+            return words
+    return words or None
+
+
+def encode_request(words):
+    """The request's bytes as the tuner writes them (no empty word, no newline inside one)."""
+    for w in words:
+        if not w or "\n" in w:
+            raise ProtocolError(f"a request word cannot be empty or hold a newline: {w!r}")
+    return "".join(w + "\n" for w in words) + "\n"
+
+
+def format_answer(lines, status):
+    """An answer's text: the output lines, then `ciq-status: N`."""
+    return "".join(line + "\n" for line in lines) + f"{STATUS_PREFIX}{int(status)}\n"
+
+
+def error_answer(why):
+    """An answer that makes the candidate invalid, with `why` as the tuner's reason."""
+    return format_answer([ERROR_PREFIX + " ".join(str(why).split())], 1)
+
+
+def number_text(value):
+    """`value` as the tuner reads it; ValueError for anything not a finite number."""
+    if isinstance(value, bool):
+        raise ValueError(f"returned {value!r}, not a number")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"returned {value!r}, not a number") from None
+    if not math.isfinite(v):
+        raise ValueError(f"returned {v!r}, not a finite number")
+    return repr(int(value)) if isinstance(value, int) else repr(v)
+
+
+def value_lines(result):
+    """Answer lines for what a benchmark returned: a number, a sequence of
+    numbers or a mapping NAME -> number. ValueError when any is not a finite number."""
+    if isinstance(result, dict):
+        return [f"ciq-value-{name}: {number_text(v)}" for name, v in result.items()]
+    if isinstance(result, (list, tuple)):
+        return [f"ciq-value-{k}: {number_text(v)}" for k, v in enumerate(result)]
+    return [f"ciq-value: {number_text(result)}"]
+
+
+def metric_patterns(objectives):
+    """The `--metric` regexes that read `value_lines` back: one objective, or
+    K of them (a sequence), or named ones (a mapping)."""
+    number = r"([-+0-9.eE]+)"
+    if isinstance(objectives, int):
+        return ["ciq-value: " + number] if objectives == 1 else [f"ciq-value-{k}: " + number for k in range(objectives)]
+    return [f"ciq-value-{name}: " + number for name in objectives]
+
+
+@dataclass
+class Request:
+    """One request of ciq's servers, read from its words."""
+    action: str
+    controls_path: str = ""
+    workdir: str = ""
+    params: dict = field(default_factory=dict)   # NAME -> raw text; knocked-out ones absent
+
+
+def parse_request(words):
+    """A Request from the words; ProtocolError for an unknown action or word."""
+    if not words or words[0] not in ACTIONS:
+        raise ProtocolError(f"a request starts with one of {', '.join(ACTIONS)}, not {words[0] if words else 'nothing'!r}")
+    r = Request(words[0])
+    for w in words[1:]:
+        if w.startswith("--controls="):
+            r.controls_path = w[len("--controls="):]
+        elif w.startswith("--workdir="):
+            r.workdir = w[len("--workdir="):]
+        elif "=" in w and not w.startswith("-") and w.index("=") > 0:
+            name, value = w.split("=", 1)
+            if value != "":
+                r.params[name] = value
+        else:
+            raise ProtocolError(f"cannot read request word {w!r} (expected --controls=, --workdir= or NAME=VALUE)")
+    return r
+
+
+def request_template(action, param_names):
+    """The `--bench`/`--check`/`--build` text that makes the tuner send such a request."""
+    words = [action, "--controls={controls}", "--workdir={workdir}"]
+    words += [f"{name}={{param:{name}}}" for name in param_names]
+    return " ".join(words)

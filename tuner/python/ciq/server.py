@@ -1,0 +1,187 @@
+"""A resident benchmark server for JIT kernels: ciq's side of `--bench-server`.
+
+BenchServer turns one protocol request (ciq.protocol) into calls of your
+Python functions: `bench(candidate)` returns the objective value(s),
+`check(candidate)` returns False or raises for a wrong answer, `build(candidate)`
+compiles only. Before each call it points the compilations of this process
+at the candidate (CIQ_CONTROLS and CIQ_TRACE in os.environ, for ciq-ptxas
+started as Triton's `TRITON_PTXAS_PATH`) and selects the candidate in every
+cache layer (ciq.jit), so a new candidate compiles and a known one is reused.
+A `build` request first forgets what was compiled for the candidate's
+controls, so that ciq-ptxas runs (and traces) again; without a `build`
+function it calls `bench` once and discards the value.
+
+Whatever your functions do (raise, return nan, return False from check),
+the answer is a well-formed one: status 1 with a `ciq-error:` line that the
+tuner records as the candidate's reason, the traceback on stderr (the
+server log), and the server goes on to the next request.
+
+Requests come from the tuner on stdin (`serve_stream`), or from a Unix
+socket (`SocketListener`: ciq.tune, and `ciq.serve --listen` for builds
+sent by `python3 -m ciq.relay`); they are answered one at a time, as the
+controls are process-wide.
+"""
+import os
+import socket
+import stat
+import sys
+import threading
+import traceback
+
+from . import protocol
+from .candidate import candidate_from_request
+from .jit import candidate_environment
+
+
+def _describe(error):
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class BenchServer:
+    """Answers requests with `bench`, `check` and `build` (callables taking a
+    Candidate; check and build optional), selecting the candidate in `caches`
+    (objects with select(candidate) and forget(digest)) first. `setup_error`:
+    why the benchmark could not be set up; every request is then answered
+    with it."""
+
+    def __init__(self, bench=None, check=None, build=None, caches=(), log=None, spaces_dir=None, setup_error=""):
+        self.bench, self.check, self.build = bench, check, build
+        self.caches = list(caches)
+        self.log = log if log is not None else sys.stderr
+        self.spaces_dir = spaces_dir
+        self.setup_error = setup_error
+        self.lock = threading.Lock()
+        self.requests = 0
+
+    def _failed(self, what, error):
+        traceback.print_exception(type(error), error, error.__traceback__, file=self.log)
+        self.log.flush()
+        return protocol.error_answer(f"{what} raised {_describe(error)}")
+
+    def answer(self, words):
+        """The answer's text for one request's words; never raises (but for
+        SystemExit and KeyboardInterrupt from your functions)."""
+        with self.lock:
+            self.requests += 1
+            return self._answer(words)
+
+    def _answer(self, words):
+        try:
+            request = protocol.parse_request(words)
+        except protocol.ProtocolError as e:
+            return protocol.error_answer(f"bad request: {e}")
+        if self.setup_error:
+            return protocol.error_answer(f"the benchmark could not be set up: {self.setup_error}")
+        try:
+            candidate = candidate_from_request(request, self.spaces_dir)
+        except OSError as e:
+            return protocol.error_answer(f"cannot read the candidate's controls: {e}")
+        candidate_environment(candidate)
+        try:
+            if request.action == "build":
+                for cache in self.caches:
+                    cache.forget(candidate.digest)
+            for cache in self.caches:
+                cache.select(candidate)
+        except Exception as e:  # a cache layer of the user's
+            return self._failed("selecting the candidate's caches", e)
+
+        if request.action == "check":
+            if self.check is None:
+                return protocol.error_answer("wrong answer: a check was requested but the benchmark has no check function")
+            try:
+                verdict = self.check(candidate)
+            except Exception as e:
+                return self._failed("check", e)
+            if verdict is False:
+                return protocol.error_answer("wrong answer: check returned False")
+            return protocol.format_answer(["ciq-check: ok"], 0)
+
+        if request.action == "build":
+            try:
+                (self.build or self.bench)(candidate)
+            except Exception as e:
+                return self._failed("build" if self.build else "build (a first benchmark run)", e)
+            return protocol.format_answer([f"ciq-built: {candidate.digest}"], 0)
+
+        if self.bench is None:
+            return protocol.error_answer("the benchmark has no bench function")
+        try:
+            result = self.bench(candidate)
+        except Exception as e:
+            return self._failed("benchmark", e)
+        try:
+            return protocol.format_answer(protocol.value_lines(result), 0)
+        except ValueError as e:
+            return protocol.error_answer(f"benchmark {e}")
+
+    def serve_stream(self, instream, outstream):
+        """Answers requests from `instream` on `outstream` until end of input."""
+        while True:
+            words = protocol.read_request(instream)
+            if words is None:
+                return
+            outstream.write(self.answer(words))
+            outstream.flush()
+
+
+class SocketListener:
+    """Serves `server` on a Unix socket at `path` from background threads:
+    each connection is a stream of requests, as on the tuner's stdin."""
+
+    def __init__(self, server, path):
+        self.server, self.path = server, path
+        if os.path.exists(path) and stat.S_ISSOCK(os.stat(path).st_mode):
+            os.unlink(path)  # a socket an earlier server left
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(16)
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        with conn, conn.makefile("r", encoding="utf-8", newline="\n") as rd, \
+                conn.makefile("w", encoding="utf-8", newline="\n") as wr:
+            try:
+                self.server.serve_stream(rd, wr)
+            except (OSError, ValueError):
+                pass  # the client went away
+
+    def close(self):
+        try:
+            self.sock.close()
+        finally:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+
+def benchmark_parts(obj):
+    """(bench, check, build, caches) of what a setup function returned: an
+    object with `bench` (and optional `check`, `build`, `caches`), a dict
+    with those keys, or a plain callable (the bench). TypeError otherwise."""
+    if isinstance(obj, dict):
+        get = obj.get
+    elif hasattr(obj, "bench"):
+        def get(name, default=None):
+            return getattr(obj, name, default)
+    elif callable(obj):
+        return obj, None, None, []
+    else:
+        raise TypeError(f"the setup returned {obj!r}: expected an object with bench(), a dict or a callable")
+    if not callable(get("bench")):
+        raise TypeError("the benchmark's bench is not callable")
+    return get("bench"), get("check"), get("build"), list(get("caches", None) or [])
