@@ -1,8 +1,8 @@
 // ciq-tuner: option parsing only; the work is in run.cpp.
-#include "tuner/campaign.h"
-#include "tuner/report.h"
-#include "tuner/run.h"
-#include "tuner/synthetic.h"
+#include "tuner/orchestrate/campaign.h"
+#include "tuner/report/report.h"
+#include "tuner/orchestrate/run.h"
+#include "tuner/search/synthetic.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/log.h"

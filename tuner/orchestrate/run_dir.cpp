@@ -1,4 +1,4 @@
-#include "tuner/run_dir.h"
+#include "tuner/orchestrate/run_dir.h"
 
 #include "utils/files.h"
 #include "utils/text.h"

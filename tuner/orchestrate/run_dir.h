@@ -5,7 +5,7 @@
 // killed mid-write) is cut off instead of glued to the next record.
 #pragma once
 
-#include "tuner/evaluator.h"
+#include "tuner/measure/evaluator.h"
 #include "utils/result.h"
 
 #include <string>

@@ -1,8 +1,8 @@
-#include "tuner/evaluator.h"
+#include "tuner/measure/evaluator.h"
 
 #include "spaces/control_set.h"
-#include "tuner/command.h"
-#include "tuner/statistics.h"
+#include "tuner/measure/command.h"
+#include "tuner/objectives/statistics.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/json.h"

@@ -7,11 +7,11 @@
 // same parameters) reuse that measurement instead of being benchmarked.
 #pragma once
 
-#include "tuner/candidate.h"
-#include "tuner/objectives.h"
-#include "tuner/replay.h"
-#include "tuner/search.h"
-#include "tuner/slurm.h"
+#include "tuner/search/candidate.h"
+#include "tuner/objectives/objectives.h"
+#include "tuner/measure/replay.h"
+#include "tuner/search/search.h"
+#include "tuner/measure/slurm.h"
 #include "utils/process.h"
 
 #include <condition_variable>

@@ -6,7 +6,7 @@
 // evaluated at most once (memoised by its canonical form).
 #pragma once
 
-#include "tuner/candidate.h"
+#include "tuner/search/candidate.h"
 
 #include <cstdint>
 #include <functional>

@@ -8,8 +8,8 @@
 #pragma once
 
 #include "spaces/space.h"
-#include "tuner/candidate.h"
-#include "tuner/objectives.h"
+#include "tuner/search/candidate.h"
+#include "tuner/objectives/objectives.h"
 
 #include <string>
 #include <vector>

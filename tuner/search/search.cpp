@@ -1,4 +1,4 @@
-#include "tuner/search.h"
+#include "tuner/search/search.h"
 
 #include <algorithm>
 #include <cstdint>

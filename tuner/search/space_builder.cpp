@@ -1,4 +1,4 @@
-#include "tuner/space_builder.h"
+#include "tuner/search/space_builder.h"
 
 #include "cache/ptxas_identity.h"
 #include "utils/config.h"

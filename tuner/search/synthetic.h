@@ -4,7 +4,7 @@
 // multiplicative measurement noise and candidates that fail.
 #pragma once
 
-#include "tuner/search.h"
+#include "tuner/search/search.h"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
-#include "tuner/campaign.h"
+#include "tuner/orchestrate/campaign.h"
 
-#include "tuner/run_dir.h"
+#include "tuner/orchestrate/run_dir.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/json.h"

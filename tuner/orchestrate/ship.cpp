@@ -1,10 +1,10 @@
-#include "tuner/ship.h"
+#include "tuner/orchestrate/ship.h"
 
 #include "cache/entries.h"
 
 #include "cache/record.h"
 #include "cache/store.h"
-#include "tuner/statistics.h"
+#include "tuner/objectives/statistics.h"
 #include "utils/files.h"
 #include "utils/hash.h"
 #include "utils/process.h"

@@ -3,8 +3,8 @@
 // provenance; if not, record that these kernels were tuned with no gain.
 #pragma once
 
-#include "tuner/evaluator.h"
-#include "tuner/run.h"
+#include "tuner/measure/evaluator.h"
+#include "tuner/orchestrate/run.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "tuner/statistics.h"
+#include "tuner/objectives/statistics.h"
 
 #include <boost/math/distributions/students_t.hpp>
 

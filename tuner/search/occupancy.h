@@ -10,8 +10,8 @@
 // verified and shipped (or not) like any other.
 #pragma once
 
-#include "tuner/candidate.h"
-#include "tuner/objectives.h"
+#include "tuner/search/candidate.h"
+#include "tuner/objectives/objectives.h"
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "tuner/occupancy.h"
+#include "tuner/search/occupancy.h"
 
 #include <algorithm>
 #include <cstdlib>

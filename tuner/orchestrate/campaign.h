@@ -9,7 +9,7 @@
 // ones resumed).
 #pragma once
 
-#include "tuner/run.h"
+#include "tuner/orchestrate/run.h"
 
 #include <string>
 #include <vector>

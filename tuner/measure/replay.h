@@ -8,7 +8,7 @@
 // random, so the search and its verification see the real noise.
 #pragma once
 
-#include "tuner/candidate.h"
+#include "tuner/search/candidate.h"
 #include "utils/result.h"
 
 #include <map>

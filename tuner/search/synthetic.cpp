@@ -1,6 +1,6 @@
-#include "tuner/synthetic.h"
+#include "tuner/search/synthetic.h"
 
-#include "tuner/statistics.h"
+#include "tuner/objectives/statistics.h"
 #include "utils/hash.h"
 
 #include <cmath>

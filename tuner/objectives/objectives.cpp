@@ -1,4 +1,4 @@
-#include "tuner/objectives.h"
+#include "tuner/objectives/objectives.h"
 
 #include "utils/files.h"
 #include "utils/json.h"

@@ -1,4 +1,4 @@
-#include "tuner/command.h"
+#include "tuner/measure/command.h"
 
 #include "utils/text.h"
 

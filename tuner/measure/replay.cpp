@@ -1,4 +1,4 @@
-#include "tuner/replay.h"
+#include "tuner/measure/replay.h"
 
 #include "spaces/control_set.h"
 #include "utils/files.h"

@@ -1,4 +1,4 @@
-#include "tuner/candidate.h"
+#include "tuner/search/candidate.h"
 
 #include "utils/text.h"
 

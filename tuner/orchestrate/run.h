@@ -6,8 +6,8 @@
 // resume replays it), results.csv, the best control set and a summary.
 #pragma once
 
-#include "tuner/evaluator.h"
-#include "tuner/search.h"
+#include "tuner/measure/evaluator.h"
+#include "tuner/search/search.h"
 
 #include <string>
 #include <vector>

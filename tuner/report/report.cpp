@@ -1,8 +1,8 @@
-#include "tuner/report.h"
+#include "tuner/report/report.h"
 
-#include "tuner/evaluator.h"
-#include "tuner/search.h"
-#include "tuner/statistics.h"
+#include "tuner/measure/evaluator.h"
+#include "tuner/search/search.h"
+#include "tuner/objectives/statistics.h"
 #include "utils/files.h"
 #include "utils/json.h"
 #include "utils/text.h"
