@@ -213,6 +213,7 @@ static ciq::Result<void> set_executor(tn::TuneOptions& o) {
   slurm.gres = slurm_gres;
   slurm.extra.assign(slurm_args.begin(), slurm_args.end());
   slurm.retries = slurm_retries;
+  slurm.check = slurm_check;
   o.setup.slurm = slurm;
   return {};
 }
@@ -241,7 +242,6 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
     if (!g.empty()) o.setup.gpus.emplace_back(g);
   if (auto r = set_objectives(o); !r) return r.error();
   if (auto r = set_executor(o); !r) return r.error();
-  o.slurm_check = slurm_check;
   o.space = space;
   if (stages != "all" && stages != "ptxas" && stages != "nvcc") return ciq::make_error("invalid", "--stages must be all, ptxas or nvcc, not '" + stages + "'");
   o.stages = stages;

@@ -1,6 +1,9 @@
 #include "tuner/measure/command.h"
 
+#include "utils/files.h"
 #include "utils/text.h"
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
@@ -96,6 +99,10 @@ std::string command_log_text(const RunResult& run) {
     log += "[it exited, but a process it started still held its output open: stopped reading after " +
            format_number(k_output_grace_seconds) + " s]\n";
   return log + "[" + run.describe() + "]\n";
+}
+
+void append_log(const std::string& path, const std::string& text) {
+  if (auto r = append_file(path, text); !r) spdlog::warn("{}", r.error().message);
 }
 
 namespace {

@@ -39,6 +39,10 @@ inline constexpr double k_output_grace_seconds = 1.0;
 /// how it ended.
 std::string command_log_text(const RunResult& run);
 
+/// Appends `text` to the log at `path`. A log that cannot be written costs
+/// the log, not the evaluation: a warning says so, nothing fails.
+void append_log(const std::string& path, const std::string& text);
+
 /// Why a step failed, for people: `summary`, the output's most telling line
 /// (its first line mentioning "error", else its last line) and the log's
 /// path on the first line; then, indented with "  | ", the output's first

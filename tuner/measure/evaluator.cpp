@@ -8,8 +8,6 @@
 #include "utils/json.h"
 #include "utils/text.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -50,20 +48,8 @@ void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
   }
 }
 
-/// Appends to an evaluation's log; a log that cannot be written costs the
-/// log, not the evaluation (a warning says so).
-void append_log(const std::string& path, const std::string& text) {
-  if (auto r = append_file(path, text); !r) spdlog::warn("{}", r.error().message);
-}
-
 // The reason of a candidate the compiler did not take as given.
 const std::string k_unhonoured = "not honoured by the compiler: ";
-
-std::string last_line(const std::string& text) {
-  std::string_view t = trim(text);
-  auto nl = t.rfind('\n');
-  return std::string(nl == std::string_view::npos ? t : t.substr(nl + 1));
-}
 
 } // namespace
 
@@ -115,11 +101,8 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
 }
 
 Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
-    : setup_(std::move(setup)), space_(space) {
-  // Under Slurm the scheduler places benchmarks on GPUs: --jobs of them at once.
-  if (setup_.slurm) idle_gpus_.assign(std::size_t(std::max(1, setup_.jobs)), "");
-  else idle_gpus_ = setup_.gpus.empty() ? std::vector<std::string>{""} : setup_.gpus;
-  for (const auto& g : idle_gpus_) servers_[g]; // every slot exists before threads start
+    : setup_(std::move(setup)), space_(space), executor_(setup_.executor ? setup_.executor : make_executor(setup_)) {
+  idle_gpus_ = executor_->slots();
 }
 
 void Evaluator::preload(const std::vector<EvalRecord>& records) {
@@ -144,133 +127,29 @@ std::map<std::string, std::string> Evaluator::placeholders(const Candidate& c, c
   return v;
 }
 
-Result<RunResult> Evaluator::run_command(const std::string& command, const Candidate& c, const std::string& workdir,
-                                         const std::string& gpu, const std::string& log_name, bool gpu_job) {
-  auto argv = command_argv(command, placeholders(c, workdir, gpu), setup_.shell);
-  if (!argv) return argv.error();
-  RunOptions options;
-  options.argv = *argv;
-  options.capture_stdout = options.capture_stderr = true;
-  options.stdin_null = true;
-  options.timeout_seconds = setup_.timeout;
-  options.own_process_group = true;
-  options.capture_head_tail = k_kept_output_bytes;
-  options.exit_grace_seconds = k_output_grace_seconds;
-  options.set_env = {{env_name(Env::controls), join_path(workdir, "candidate.controls")},
-                     {env_name(Env::trace), join_path(workdir, "trace")}};
-  if (!setup_.kernels.empty()) options.set_env.emplace_back(env_name(Env::kernels), setup_.kernels);
+Result<StepResult> Evaluator::run_step(StepKind kind, const std::string& command, const Candidate& c,
+                                       const std::string& workdir, const std::string& gpu, const std::string& log_name) {
+  Step step;
+  step.kind = kind;
+  step.command = command;
+  step.placeholders = placeholders(c, workdir, gpu);
+  step.env = {{env_name(Env::controls), join_path(workdir, "candidate.controls")},
+              {env_name(Env::trace), join_path(workdir, "trace")}};
+  if (!setup_.kernels.empty()) step.env.emplace_back(env_name(Env::kernels), setup_.kernels);
   // NVVM-stage knobs reach only the translation units of targeted kernels.
   if (!space_.units.empty()) {
     std::string units;
     for (const auto& u : space_.units) units += (units.empty() ? "" : ",") + u;
-    options.set_env.emplace_back(env_name(Env::units), units);
+    step.env.emplace_back(env_name(Env::units), units);
   }
   // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
-  if (!setup_.acf_cache_dir.empty()) options.set_env.emplace_back(env_name(Env::cache_dir), setup_.acf_cache_dir);
-  if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
-  if (setup_.memo && !setup_.run_dir.empty()) options.set_env.emplace_back(env_name(Env::memo_dir), join_path(setup_.run_dir, "memo"));
-  std::string log;
-  auto run = run_job(std::move(options), gpu_job, base_name(workdir) + ":" + log_name, &log);
-  if (run) log += command_log_text(*run);
-  else log += "[" + run.error().message + "]\n";
-  append_log(join_path(workdir, log_name), log);
-  return run;
-}
-
-Result<RunResult> Evaluator::run_job(RunOptions options, bool gpu_job, const std::string& comment, std::string* log) {
-  if (setup_.slurm) options.argv = job_argv(*setup_.slurm, options.argv, gpu_job, comment);
-  *log += "$";
-  for (const auto& a : options.argv) *log += " " + a;
-  *log += "\n";
-  if (!setup_.slurm) return run_process(options);
-  const SlurmConfig& slurm = *setup_.slurm;
-  // Slurm enforces the limit (--time, always set); the tuner's own deadline
-  // is a backstop for a job stuck in the queue or lost with its node's
-  // daemons, and then the job is cancelled too.
-  if (options.timeout_seconds <= 0) options.timeout_seconds = time_seconds(slurm.time_limit).value_or(0);
-  if (options.timeout_seconds > 0) options.timeout_seconds += 120;
-  for (int attempt = 0;; ++attempt) {
-    auto run = run_process(options);
-    if (!run) return run;
-    if (run->timed_out) cancel_job(slurm, comment);
-    JobEnd end = job_end(*run);
-    if (!end.by_scheduler) return run;
-    if (end.retry && attempt < slurm.retries) {
-      *log += run->err + "[" + end.reason + ": submitted again]\n";
-      continue;
-    }
-    *log += run->out + run->err;
-    return make_error("slurm", end.reason + (end.retry ? " (after " + std::to_string(attempt + 1) + " tries)" : ""));
-  }
-}
-
-Result<RunResult> Evaluator::run_on_gpu(const std::string& command, const Candidate& c, const std::string& workdir,
-                                       const std::string& gpu, const std::string& log_name) {
-  if (setup_.bench_server.empty()) return run_command(command, c, workdir, gpu, log_name, /*gpu_job=*/true);
-  return ask_server(command, c, workdir, gpu, log_name);
-}
-
-Result<Coprocess*> Evaluator::server_for(const std::string& gpu) {
-  std::unique_ptr<Coprocess>& server = servers_.at(gpu);
-  if (server) return server.get();
-  auto argv = command_argv(setup_.bench_server, {{"gpu", gpu}}, setup_.shell);
-  if (!argv) return argv.error();
-  RunOptions options;
-  options.argv = *argv;
-  options.capture_head_tail = k_kept_output_bytes;
-  if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
-  std::string log = join_path(setup_.run_dir, gpu.empty() ? "bench-server.log" : "bench-server-gpu" + gpu + ".log");
-  auto started = Coprocess::start(options, log);
-  if (!started) return started.error();
-  server = std::move(*started);
-  return server.get();
-}
-
-Result<RunResult> Evaluator::ask_server(const std::string& request, const Candidate& c, const std::string& workdir,
-                                        const std::string& gpu, const std::string& log_name) {
-  // Split into words first, then filled in: a {workdir} with spaces stays one word.
-  auto words = command_argv(request, placeholders(c, workdir, gpu), /*shell=*/false);
-  if (!words) return words.error();
-  std::string message, shown;
-  for (const auto& w : *words) {
-    if (w.empty() || w.find('\n') != std::string::npos)
-      return make_error("usage", "a benchmark server request cannot hold an empty word or a newline: " + request);
-    message += w + "\n";
-    shown += (shown.empty() ? "" : " ") + w;
-  }
-  message += "\n";
-
-  auto server = server_for(gpu);
-  if (!server) return server.error();
-  auto started = std::chrono::steady_clock::now();
-  std::string answer;
-  auto sent = (*server)->send(message);
-  Result<std::string> status = sent ? (*server)->receive("ciq-status: ", setup_.timeout, &answer) : Result<std::string>(sent.error());
-  RunResult run;
-  run.out = answer;
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::string log = "> " + shown + "\n" + answer;
-  if (std::size_t dropped = (*server)->dropped())
-    log += "\n[the middle of its answer was dropped: " + std::to_string(dropped) + " bytes; the first and last " +
-           std::to_string(k_kept_output_bytes >> 20) + " MiB are kept]\n";
-  if (!status) {
-    servers_.at(gpu).reset(); // dead or killed: the next request starts a fresh one
-    if (status.error().code != "timeout") {
-      append_log(join_path(workdir, log_name), log + "[benchmark server: " + status.error().message + "]\n");
-      return make_error("bench", "the benchmark server " + status.error().message +
-                                     (answer.empty() ? "" : ": " + last_line(answer)) + " (see bench-server*.log)");
-    }
-    run.timed_out = true;
-  } else {
-    auto code = parse_integer(trim(*status));
-    if (!code) {
-      servers_.at(gpu).reset();
-      return make_error("bench", "the benchmark server answered 'ciq-status: " + *status + "', not a number");
-    }
-    run.exit_code = int(*code);
-  }
-  append_log(join_path(workdir, log_name), log + "[" + run.describe() + "]\n");
-  return run;
+  if (!setup_.acf_cache_dir.empty()) step.env.emplace_back(env_name(Env::cache_dir), setup_.acf_cache_dir);
+  if (setup_.memo && !setup_.run_dir.empty()) step.env.emplace_back(env_name(Env::memo_dir), join_path(setup_.run_dir, "memo"));
+  step.workdir = workdir;
+  step.log_name = log_name;
+  step.gpu = gpu;
+  step.timeout = setup_.timeout;
+  return executor_->run_step(step);
 }
 
 std::string Evaluator::acquire_gpu(double* waited) {
@@ -297,23 +176,23 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
   std::string controls = setup_.compiler ? spaces::format_control_set(space_.controls(c)) : "";
   if (auto w = write_file_atomic(join_path(workdir, "candidate.controls"), controls); !w) return w.error();
   if (!setup_.build.empty()) {
-    auto run = run_command(setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log",
-                           /*gpu_job=*/false);
-    if (!run) return run.error();
-    if (!run->succeeded())
-      return make_error("build", failure_message("build " + run->describe(), run->out + "\n" + run->err, join_path(workdir, "build.log")));
+    auto step = run_step(StepKind::build, setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log");
+    if (!step) return step.error();
+    const RunResult& run = step->run;
+    if (!run.succeeded()) return make_error("build", failure_message("build " + run.describe(), run.out + "\n" + run.err, step->log));
   }
   return read_trace(join_path(workdir, "trace"));
 }
 
 Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait) {
   std::string gpu = acquire_gpu(gpu_wait);
-  auto run = run_on_gpu(setup_.bench, c, workdir, gpu, "bench.log");
+  auto step = run_step(StepKind::bench, setup_.bench, c, workdir, gpu, "bench.log");
   release_gpu(gpu);
-  if (!run) return run.error();
-  std::string output = run->out + "\n" + run->err, log = join_path(workdir, "bench.log");
-  if (!run->succeeded())
-    return make_error(run->timed_out ? "timeout" : "bench", failure_message("benchmark " + run->describe(), output, log));
+  if (!step) return step.error();
+  const RunResult& run = step->run;
+  std::string output = run.out + "\n" + run.err, log = step->log;
+  if (!run.succeeded())
+    return make_error(run.timed_out ? "timeout" : "bench", failure_message("benchmark " + run.describe(), output, log));
   std::vector<double> values;
   for (const auto& o : setup_.objectives) {
     if (!o.needs_benchmark()) continue;
@@ -439,12 +318,13 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
   }
   if (!setup_.check.empty()) {
     std::string gpu = acquire_gpu(&r.gpu_wait_seconds);
-    auto run = run_on_gpu(setup_.check, c, r.workdir, gpu, "check.log");
+    auto step = run_step(StepKind::check, setup_.check, c, r.workdir, gpu, "check.log");
     release_gpu(gpu);
-    if (!run) return run.error().message;
-    std::string output = run->out + "\n" + run->err, log = join_path(r.workdir, "check.log");
-    if (run->timed_out) return failure_message("check timed out", output, log);
-    if (!run->succeeded()) return failure_message("wrong answer (check " + run->describe() + ")", output, log);
+    if (!step) return step.error().message;
+    const RunResult& run = step->run;
+    std::string output = run.out + "\n" + run.err;
+    if (run.timed_out) return failure_message("check timed out", output, step->log);
+    if (!run.succeeded()) return failure_message("wrong answer (check " + run.describe() + ")", output, step->log);
   }
   r.bench_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return "";

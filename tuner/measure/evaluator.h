@@ -7,12 +7,11 @@
 // same parameters) reuse that measurement instead of being benchmarked.
 #pragma once
 
-#include "tuner/search/candidate.h"
+#include "tuner/measure/executor.h"
+#include "tuner/measure/setup.h"
 #include "tuner/objectives/objectives.h"
-#include "tuner/measure/replay.h"
+#include "tuner/search/candidate.h"
 #include "tuner/search/search.h"
-#include "tuner/measure/slurm.h"
-#include "utils/process.h"
 
 #include <condition_variable>
 #include <functional>
@@ -26,32 +25,6 @@
 #include <vector>
 
 namespace ciq::tuner {
-
-struct TuningSetup {
-  std::string build, bench, check; // commands; build and check optional
-  // A benchmark that stays resident: started once per GPU, it gets --bench
-  // and --check as requests (their words, one per line, then an empty line)
-  // and answers each with its output and a line `ciq-status: N`.
-  std::string bench_server;
-  bool shell = false;              // run them through /bin/sh -c
-  double timeout = 0;              // seconds per command; 0 = none
-  std::vector<Objective> objectives;
-  int repeats = 3;                 // benchmark runs per evaluation
-  std::string kernels;             // CIQ_KERNELS glob; "" = all
-  std::string run_dir;
-  std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
-  int jobs = 1;                    // evaluations in flight
-  bool compiler = true;            // the space has compiler knobs (else parameters only)
-  std::string acf_cache_dir;       // with ACF candidates: the cache holding their blobs
-  bool memo = true;                // ciq-nvcc reuses the steps a candidate does not change (<run_dir>/memo)
-  std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
-  std::uint64_t replay_seed = 1;
-  std::optional<SlurmConfig> slurm;  // run every command as a Slurm job (slurm.h); gpus then unused
-  // The warnings ptxas and cicc gave the default build (the discovery's):
-  // a candidate that adds another (a directive out of range and ignored, an
-  // option dropped) is not compiled as asked, and is invalid.
-  std::set<std::string> baseline_warnings;
-};
 
 /// Everything known about one evaluation; a line of the journal.
 struct EvalRecord {
@@ -74,7 +47,7 @@ struct EvalRecord {
 };
 
 /// Runs the user's build, benchmark and check commands for each candidate
-/// (here or as Slurm jobs) and keeps the journal's records; make_evaluator()
+/// (through the setup's executor: executor.h) and keeps the journal's records; make_evaluator()
 /// gives a replay one instead when the setup has recorded samples.
 class Evaluator {
 public:
@@ -124,31 +97,20 @@ private:
   std::string added_warning(const Candidate& c, const std::vector<TracedModule>& trace, const std::string& dir);
   std::map<std::string, std::string> placeholders(const Candidate& c, const std::string& workdir,
                                                   const std::string& gpu) const;
-  /// Runs a user command for `c` (build: `gpu_job` false) with the
-  /// candidate's environment, here or as a Slurm job, and logs it.
-  Result<RunResult> run_command(const std::string& command, const Candidate& c, const std::string& workdir,
-                                const std::string& gpu, const std::string& log_name, bool gpu_job);
-  /// run_process, or srun of it (its argv goes to `*log`): retried when Slurm preempted the job or
-  /// lost its node, an error saying so when Slurm ended it otherwise.
-  Result<RunResult> run_job(RunOptions options, bool gpu_job, const std::string& comment, std::string* log);
-  /// Runs --bench or --check on `gpu` (held by the caller): as a command, or
-  /// as a request to that GPU's resident benchmark server.
-  Result<RunResult> run_on_gpu(const std::string& command, const Candidate& c, const std::string& workdir,
-                               const std::string& gpu, const std::string& log_name);
-  /// The resident benchmark of `gpu` (held by the caller), started if none runs.
-  Result<Coprocess*> server_for(const std::string& gpu);
-  Result<RunResult> ask_server(const std::string& request, const Candidate& c, const std::string& workdir,
-                               const std::string& gpu, const std::string& log_name);
+  /// Runs one step of `c` (a build, or --bench or --check on `gpu`, held
+  /// by the caller) with the candidate's environment, through the executor.
+  Result<StepResult> run_step(StepKind kind, const std::string& command, const Candidate& c, const std::string& workdir,
+                              const std::string& gpu, const std::string& log_name);
   /// A free GPU, waiting for one; adds the wait to `*waited` when given.
   std::string acquire_gpu(double* waited = nullptr);
   void release_gpu(const std::string& gpu);
 
   TuningSetup setup_;
   const SearchSpace& space_;
+  std::shared_ptr<Executor> executor_;
   std::mutex mutex_;
   std::condition_variable gpu_free_;
   std::vector<std::string> idle_gpus_;
-  std::map<std::string, std::unique_ptr<Coprocess>> servers_; // per GPU; used only by the GPU's holder
   std::vector<EvalRecord> records_;
   std::map<std::string, std::size_t> by_candidate_, by_digest_;
   int next_number_ = 0;

@@ -28,6 +28,7 @@ struct SlurmConfig {
   std::vector<std::string> extra;   // further srun arguments, before the command
   int retries = 1;                  // reruns of a job that was preempted or lost with its node
   std::string job_name;             // shared by the run's jobs (job_name_for)
+  bool check = true;                // --slurm-check: test jobs before the search (check_cluster)
   std::string srun = "srun", scancel = "scancel", squeue = "squeue"; // resolved on PATH by resolve_tools
 };
 

@@ -1,5 +1,6 @@
 #include "tuner/orchestrate/campaign.h"
 
+#include "tuner/measure/executor.h"
 #include "tuner/orchestrate/run_dir.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -108,12 +109,13 @@ std::string exact_glob(const std::string& name) {
 namespace {
 
 // Two searches timing on one GPU disturb each other: locally, each
-// concurrent search gets GPUs of its own (slot i: the i-th share of --gpus).
+// concurrent search gets GPUs of its own (slot i: the i-th share of --gpus),
+// unless a scheduler places the benchmarks (Slurm).
 Result<std::vector<std::string>> gpu_sets_for(const CampaignOptions& c) {
   const TuneOptions& o = c.tune;
   std::vector<std::string> sets(std::size_t(c.concurrent));
   bool benchmarks = std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); });
-  if (o.setup.slurm || !benchmarks || c.concurrent == 1) return sets;
+  if (make_executor(o.setup)->schedules_gpus() || !benchmarks || c.concurrent == 1) return sets;
   if (o.setup.gpus.size() < std::size_t(c.concurrent))
     return make_error("invalid", "--concurrent " + std::to_string(c.concurrent) +
                                      " with a benchmark on this machine needs --gpus with at least " +

@@ -3,6 +3,7 @@
 #include "cache/acf_candidates.h"
 #include "spaces/control_set.h"
 #include "cache/remote.h"
+#include "tuner/measure/executor.h"
 #include "tuner/search/occupancy.h"
 #include "tuner/orchestrate/run_dir.h"
 #include "tuner/orchestrate/ship.h"
@@ -157,29 +158,12 @@ static Result<void> check_options(TuneOptions& o) {
     o.setup.objectives = {*objective};
     o.ship = false;
   }
-  if (o.setup.slurm) {
-    SlurmConfig& slurm = *o.setup.slurm;
-    if (o.setup.replay) return make_error("tuner", "--replay runs nothing: it needs no --executor slurm");
-    if (!o.setup.bench_server.empty())
-      return make_error("tuner", "--bench-server is not supported with --executor slurm yet: every benchmark is its own job");
-    if (!o.setup.gpus.empty()) return make_error("tuner", "--gpus is for --executor local: under Slurm the scheduler picks the GPU (--slurm-gres)");
-    if (auto v = validate(slurm); !v) return v.error();
-    // Every job has a limit, Slurm's and (as a backstop, Evaluator::run_job)
-    // the tuner's: a job whose step died with its daemons is still "running"
-    // to Slurm, and its srun waits until the limit. --timeout gives Slurm its
-    // limit in whole minutes, rounded up.
-    if (slurm.time_limit.empty() && o.setup.timeout > 0) slurm.time_limit = std::to_string(int(std::ceil(o.setup.timeout / 60)));
-    if (slurm.time_limit.empty()) {
-      slurm.time_limit = std::to_string(int(k_default_job_seconds / 60));
-      std::fprintf(stderr, "ciq-tuner: Slurm: no --timeout or --slurm-time given; every job may run %s minutes\n",
-                   slurm.time_limit.c_str());
-    }
-    if (auto tools = resolve_tools(slurm); !tools) return tools.error();
-  }
-  if (!o.setup.bench_server.empty() && o.setup.bench.empty())
-    return make_error("tuner", "--bench-server needs --bench: the request it answers for every candidate (e.g. --bench '--cubin {workdir}/k.cubin')");
-  if (!o.setup.bench_server.empty() && o.setup.build.empty() && o.space != "none")
-    return make_error("tuner", "--bench-server needs --build: a resident benchmark loads what the build wrote, it does not compile");
+  // Where the commands run (measure/executor.h), made once for the run's
+  // evaluators, checks the options that concern it. Before discovery, a
+  // space "none" is all that says there will be no compiler knobs.
+  o.setup.compiler = o.space != "none";
+  o.setup.executor = make_executor(o.setup);
+  if (auto ready = o.setup.executor->check_options(o.setup); !ready) return ready.error();
   if (o.setup.bench.empty() && !o.setup.replay && std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(),
                                            [](auto& x) { return x.needs_benchmark(); }))
     return make_error("tuner", "--metric needs --bench (the command whose output holds the number)");
@@ -191,24 +175,6 @@ static Result<void> check_options(TuneOptions& o) {
     if (std::string why = unwritable_cache(o.cache_dir); !why.empty())
       return make_error("tuner", "cannot use the cache " + o.cache_dir + ": " + why + " (give a writable --cache-dir, or --no-ship)");
   o.out_dir = output_directory(o.out_dir, "ciq-tune");
-  return {};
-}
-
-// Under Slurm: the run's job name, cancelling the jobs on an interrupt (and
-// those a killed tuner left running, on resume), and a test job of each kind
-// that must see the run directory.
-static Result<void> start_slurm(TuneOptions& o) {
-  SlurmConfig& slurm = *o.setup.slurm;
-  slurm.job_name = job_name_for(o.out_dir);
-  run_on_interrupt(cancel_all_argv(slurm));
-  if (o.resume)
-    if (int left = cancel_all(slurm))
-      std::fprintf(stderr, "ciq-tuner: cancelled %d Slurm job(s) of the interrupted run (%s)\n", left, slurm.job_name.c_str());
-  if (!o.slurm_check) return {};
-  std::fprintf(stderr, "ciq-tuner: Slurm: submitting a test build job and a test benchmark job (%s)\n", slurm.job_name.c_str());
-  double wait = o.setup.timeout > 0 ? o.setup.timeout + 120 : 600;
-  if (auto checked = check_cluster(slurm, o.out_dir, wait); !checked)
-    return make_error("tuner", checked.error().message + " (skip this check with --slurm-check=false)");
   return {};
 }
 
@@ -251,9 +217,8 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
     if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), header + ",status,reason,build_s,bench_s"); !w) return w.error();
   }
 
-  if (o.setup.slurm) {
-    if (auto ready = start_slurm(o); !ready) return ready.error();
-  }
+  o.setup.executor->use_run_directory(o.out_dir);
+  if (auto ready = o.setup.executor->start(o.resume); !ready) return ready.error();
   return journal;
 }
 
@@ -322,7 +287,7 @@ Result<std::vector<std::string>> discover_kernels(TuneOptions o) {
   if (o.space == "none") return make_error("tuner", "a campaign tunes kernels: it needs a compiler space, not --space none");
   if (auto checked = check_options(o); !checked) return checked.error();
   if (o.setup.replay) return make_error("tuner", "a campaign runs builds: --replay does not apply");
-  if (o.setup.slurm) o.setup.slurm->job_name = job_name_for(o.out_dir);
+  o.setup.executor->use_run_directory(o.out_dir);
   std::vector<TracedUnit> units;
   auto modules = discover(o, units);
   if (!modules) return modules.error();

@@ -40,7 +40,6 @@ struct TuneOptions {
   bool random_search = false;        // the baseline strategy instead of the genetic search
   bool generational = false;         // generations even with --jobs > 1 (reproducible)
   std::vector<std::string> command_line; // saved for --resume
-  bool slurm_check = true;           // --executor slurm: test jobs before the search (slurm.h)
 };
 
 /// Runs the whole tuning; returns the process exit status (0: finished,
