@@ -6,7 +6,7 @@ under the set's name."""
 import json
 import os
 
-FORMAT = "ciq-trace/1"  # what wrapper/trace.cpp writes and tuner/objectives.cpp reads
+FORMAT = "ciq-trace/1"  # what wrapper/trace.cpp writes and tuner/objectives/objectives.cpp reads
 
 
 def not_applied(trace_dir):

@@ -4,9 +4,17 @@
 #
 #   utils <- spaces <- cache <- {wrapper, cache/cli, tuner}
 #
+# and inside tuner/, one library per sub-folder:
+#
+#   tuner/objectives <- tuner/search <- tuner/measure
+#     <- {tuner/report, tuner/orchestrate} <- tuner (ciq-tuner's main)
+#
 # Each folder is also one library that links only downward (its
 # CMakeLists.txt); this check catches what linking would not: an upward
-# #include of a header-only part. Usage as a script:
+# #include of a header-only part. A header belongs to the deepest listed
+# folder that holds it (tuner/measure/slurm.h to tuner/measure). Every
+# sub-folder of tuner/ must have its place here: one that has none fails
+# the check rather than go unchecked. Usage as a script:
 #   cmake -DROOT=<source dir> -P cmake/check_layering.cmake
 cmake_policy(SET CMP0057 NEW) # if(IN_LIST) in script mode too
 set(ciq_below_utils utils)
@@ -14,20 +22,33 @@ set(ciq_below_spaces utils spaces)
 set(ciq_below_cache utils spaces cache)
 set(ciq_below_wrapper utils spaces cache wrapper)
 set(ciq_below_cache/cli utils spaces cache cache/cli)
-set(ciq_below_tuner utils spaces cache tuner)
+set(ciq_below_tuner/objectives utils spaces cache tuner/objectives)
+set(ciq_below_tuner/search ${ciq_below_tuner/objectives} tuner/search)
+set(ciq_below_tuner/measure ${ciq_below_tuner/search} tuner/measure)
+set(ciq_below_tuner/report ${ciq_below_tuner/measure} tuner/report)
+set(ciq_below_tuner/orchestrate ${ciq_below_tuner/measure} tuner/orchestrate)
+set(ciq_below_tuner ${ciq_below_tuner/measure} tuner/report tuner/orchestrate tuner)
+set(ciq_folders utils spaces cache wrapper cache/cli
+    tuner/objectives tuner/search tuner/measure tuner/report tuner/orchestrate tuner)
 
 set(ciq_layering_errors "")
-foreach(folder utils spaces cache wrapper cache/cli tuner)
+file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/*)
+foreach(entry ${ciq_tuner_entries})
+  if(IS_DIRECTORY ${ROOT}/${entry} AND NOT entry IN_LIST ciq_folders)
+    string(APPEND ciq_layering_errors "\n  ${entry}/ has no place in the layering: give it one in cmake/check_layering.cmake (ciq_below_${entry} and ciq_folders)")
+  endif()
+endforeach()
+foreach(folder ${ciq_folders})
   file(GLOB sources ${ROOT}/${folder}/*.cpp ${ROOT}/${folder}/*.h)
   foreach(source ${sources})
     file(STRINGS ${source} includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[a-z_]+/")
     foreach(line ${includes})
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([^\"]+)\".*" "\\1" header "${line}")
-      if(header MATCHES "^cache/cli/")
-        set(target cache/cli)
-      else()
-        string(REGEX REPLACE "/.*" "" target "${header}")
-      endif()
+      # The deepest listed folder above the header; else its first part.
+      get_filename_component(target "${header}" DIRECTORY)
+      while(NOT target IN_LIST ciq_folders AND target MATCHES "/")
+        get_filename_component(target "${target}" DIRECTORY)
+      endwhile()
       if(NOT target IN_LIST ciq_below_${folder})
         file(RELATIVE_PATH shown ${ROOT} ${source})
         string(APPEND ciq_layering_errors "\n  ${shown} includes ${header} (${folder}/ may use only: ${ciq_below_${folder}})")
@@ -36,5 +57,6 @@ foreach(folder utils spaces cache wrapper cache/cli tuner)
   endforeach()
 endforeach()
 if(ciq_layering_errors)
-  message(FATAL_ERROR "ciq: an include goes against the folders' layering (utils <- spaces <- cache <- wrapper, cache/cli, tuner):${ciq_layering_errors}")
+  message(FATAL_ERROR "ciq: an include goes against the folders' layering (utils <- spaces <- cache <- wrapper, cache/cli, tuner; "
+                      "tuner/objectives <- tuner/search <- tuner/measure <- tuner/report, tuner/orchestrate <- tuner):${ciq_layering_errors}")
 endif()

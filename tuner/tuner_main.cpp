@@ -1,8 +1,8 @@
 // ciq-tuner: option parsing only; the work is in run.cpp.
-#include "tuner/campaign.h"
-#include "tuner/report.h"
-#include "tuner/run.h"
-#include "tuner/synthetic.h"
+#include "tuner/orchestrate/campaign.h"
+#include "tuner/orchestrate/run.h"
+#include "tuner/report/report.h"
+#include "tuner/search/synthetic.h"
 #include "utils/cli/parse.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -214,6 +214,7 @@ static ciq::Result<void> set_executor(tn::TuneOptions& o) {
   slurm.gres = slurm_gres;
   slurm.extra.assign(slurm_args.begin(), slurm_args.end());
   slurm.retries = slurm_retries;
+  slurm.check = slurm_check;
   o.setup.slurm = slurm;
   return {};
 }
@@ -242,7 +243,6 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
     if (!g.empty()) o.setup.gpus.emplace_back(g);
   if (auto r = set_objectives(o); !r) return r.error();
   if (auto r = set_executor(o); !r) return r.error();
-  o.slurm_check = slurm_check;
   o.space = space;
   if (stages != "all" && stages != "ptxas" && stages != "nvcc") return ciq::make_error("invalid", "--stages must be all, ptxas or nvcc, not '" + stages + "'");
   o.stages = stages;

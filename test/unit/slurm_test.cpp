@@ -1,4 +1,4 @@
-#include "tuner/slurm.h"
+#include "tuner/measure/slurm.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,48 @@
+// Resident benchmarks (`--bench-server CMD`): a benchmark that stays
+// running, one per GPU, started on that GPU's first request. The build is
+// still a process per step (the local executor's); --bench and --check
+// become requests to the server of the GPU the step holds: their words
+// (placeholders filled in), one per line, then an empty line; the server
+// answers with the output and a line `ciq-status: N`. A server that dies or
+// does not answer in time is started again for the next request.
+#pragma once
+
+#include "tuner/measure/executor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+class BenchServerExecutor final : public Executor {
+public:
+  /// `builds` runs the build steps, and gives the slots (the GPUs).
+  BenchServerExecutor(const TuningSetup& setup, std::shared_ptr<Executor> builds);
+
+  /// A server needs --bench (the request) and --build (it loads what the
+  /// build wrote; it does not compile), unless the space has no compiler
+  /// knobs.
+  Result<void> check_options(const TuningSetup& setup) override;
+  /// Server logs go there: bench-server[-gpuN].log.
+  void use_run_directory(const std::string& run_dir) override;
+  Result<void> start(bool resume) override;
+
+  std::vector<std::string> slots() const override;
+  bool schedules_gpus() const override;
+  Result<StepResult> run_step(const Step& step) override;
+
+private:
+  /// The resident benchmark of `gpu` (held by the caller), started if none runs.
+  Result<Coprocess*> server_for(const std::string& gpu);
+  Result<StepResult> ask_server(const Step& step);
+
+  std::shared_ptr<Executor> builds_;
+  std::string command_;
+  bool shell_;
+  std::string run_dir_;
+  std::map<std::string, std::unique_ptr<Coprocess>> servers_; // per GPU; used only by the GPU's holder
+};
+
+} // namespace ciq::tuner

@@ -1,0 +1,481 @@
+#include "tuner/measure/evaluator.h"
+
+#include "spaces/control_set.h"
+#include "tuner/measure/command.h"
+#include "tuner/objectives/statistics.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/json.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+namespace ciq::tuner {
+
+namespace {
+
+std::string number_json(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+std::string unix_time_json(double t) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.3f", t);
+  return buf;
+}
+
+/// Adds up what ciq-nvcc's memoised builds reported in <trace>/steps/.
+void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
+  std::string dir = join_path(trace_dir, "steps");
+  auto names = list_directory(dir);
+  if (!names) return;
+  for (const auto& n : *names) {
+    if (n[0] == '.') continue;
+    auto text = read_file(join_path(dir, n));
+    if (!text) continue;
+    auto json = parse_json(*text);
+    if (!json) continue;
+    r.steps_run += int((*json)["steps_run"].number_or(0));
+    r.steps_reused += int((*json)["steps_reused"].number_or(0));
+  }
+}
+
+// The reason of a candidate the compiler did not take as given.
+const std::string k_unhonoured = "not honoured by the compiler: ";
+
+} // namespace
+
+std::string EvalRecord::to_json() const {
+  std::string j = "{\"n\":" + std::to_string(number) + ",\"generation\":" + std::to_string(generation) +
+                  ",\"candidate\":" + json_string(candidate) + ",\"status\":" + json_string(status) +
+                  ",\"valid\":" + (evaluation.valid ? "true" : "false") + ",\"objectives\":[";
+  for (std::size_t i = 0; i < evaluation.objectives.size(); ++i) j += (i ? "," : "") + number_json(evaluation.objectives[i]);
+  j += "],\"samples\":[";
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    j += i ? ",[" : "[";
+    for (std::size_t k = 0; k < samples[i].size(); ++k) j += (k ? "," : "") + number_json(samples[i][k]);
+    j += "]";
+  }
+  j += "],\"reason\":" + json_string(evaluation.reason) + ",\"detail\":" + json_string(detail) + ",\"digest\":" + json_string(digest) +
+       ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
+       ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) + ",\"gpu_wait_s\":" + number_json(gpu_wait_seconds) +
+       ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir) + "}";
+  return j;
+}
+
+Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
+  auto json = parse_json(line);
+  if (!json) return json.error();
+  const JsonValue& j = *json;
+  EvalRecord r;
+  r.number = int(j["n"].number_or(0));
+  r.generation = int(j["generation"].number_or(0));
+  r.candidate = j["candidate"].string_or("");
+  r.status = j["status"].string_or("");
+  r.evaluation.valid = j["valid"].boolean;
+  for (const auto& v : j["objectives"].array) r.evaluation.objectives.push_back(v.number_or(NAN));
+  for (const auto& s : j["samples"].array) {
+    r.samples.emplace_back();
+    for (const auto& v : s.array) r.samples.back().push_back(v.number_or(NAN));
+  }
+  r.evaluation.reason = j["reason"].string_or("");
+  r.detail = j["detail"].string_or("");
+  r.digest = j["digest"].string_or("");
+  r.build_seconds = j["build_s"].number_or(0);
+  r.steps_run = int(j["steps_run"].number_or(0));
+  r.steps_reused = int(j["steps_reused"].number_or(0));
+  r.bench_seconds = j["bench_s"].number_or(0);
+  r.gpu_wait_seconds = j["gpu_wait_s"].number_or(0);
+  r.finished = j["finished"].number_or(0);
+  r.workdir = j["workdir"].string_or("");
+  if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
+  return r;
+}
+
+Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
+    : setup_(std::move(setup)), space_(space), executor_(setup_.executor ? setup_.executor : make_executor(setup_)) {
+  idle_gpus_ = executor_->slots();
+}
+
+void Evaluator::preload(const std::vector<EvalRecord>& records) {
+  for (const auto& r : records) {
+    if (by_candidate_.count(r.candidate)) continue;
+    by_candidate_[r.candidate] = records_.size();
+    if (!r.digest.empty() && r.status == "ok") by_digest_.emplace(r.digest, records_.size());
+    next_number_ = std::max(next_number_, r.number + 1);
+    records_.push_back(r);
+  }
+  free_numbers_.clear();
+  for (int n = 0; n < next_number_; ++n) free_numbers_.insert(n);
+  for (const auto& r : records_) free_numbers_.erase(r.number);
+}
+
+std::map<std::string, std::string> Evaluator::placeholders(const Candidate& c, const std::string& workdir,
+                                                           const std::string& gpu) const {
+  std::map<std::string, std::string> v{
+      {"controls", join_path(workdir, "candidate.controls")}, {"workdir", workdir}, {"gpu", gpu}};
+  for (const auto& d : space_.dimensions)
+    if (d.kind == DimensionKind::param) v["param:" + d.knob] = space_.param(c, d.knob);
+  return v;
+}
+
+Result<StepResult> Evaluator::run_step(StepKind kind, const std::string& command, const Candidate& c,
+                                       const std::string& workdir, const std::string& gpu, const std::string& log_name) {
+  Step step;
+  step.kind = kind;
+  step.command = command;
+  step.placeholders = placeholders(c, workdir, gpu);
+  step.env = {{env_name(Env::controls), join_path(workdir, "candidate.controls")},
+              {env_name(Env::trace), join_path(workdir, "trace")}};
+  if (!setup_.kernels.empty()) step.env.emplace_back(env_name(Env::kernels), setup_.kernels);
+  // NVVM-stage knobs reach only the translation units of targeted kernels.
+  if (!space_.units.empty()) {
+    std::string units;
+    for (const auto& u : space_.units) units += (units.empty() ? "" : ",") + u;
+    step.env.emplace_back(env_name(Env::units), units);
+  }
+  // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
+  if (!setup_.acf_cache_dir.empty()) step.env.emplace_back(env_name(Env::cache_dir), setup_.acf_cache_dir);
+  if (setup_.memo && !setup_.run_dir.empty()) step.env.emplace_back(env_name(Env::memo_dir), join_path(setup_.run_dir, "memo"));
+  step.workdir = workdir;
+  step.log_name = log_name;
+  step.gpu = gpu;
+  step.timeout = setup_.timeout;
+  return executor_->run_step(step);
+}
+
+std::string Evaluator::acquire_gpu(double* waited) {
+  auto started = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  gpu_free_.wait(lock, [&] { return !idle_gpus_.empty(); });
+  if (waited) *waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::string gpu = idle_gpus_.back();
+  idle_gpus_.pop_back();
+  return gpu;
+}
+
+void Evaluator::release_gpu(const std::string& gpu) {
+  {
+    std::lock_guard lock(mutex_);
+    idle_gpus_.push_back(gpu);
+  }
+  gpu_free_.notify_one();
+}
+
+Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std::string& workdir) {
+  if (auto made = make_dirs(workdir); !made) return made.error();
+  remove_tree(join_path(workdir, "trace"));
+  std::string controls = setup_.compiler ? spaces::format_control_set(space_.controls(c)) : "";
+  if (auto w = write_file_atomic(join_path(workdir, "candidate.controls"), controls); !w) return w.error();
+  if (!setup_.build.empty()) {
+    auto step = run_step(StepKind::build, setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log");
+    if (!step) return step.error();
+    const RunResult& run = step->run;
+    if (!run.succeeded()) return make_error("build", failure_message("build " + run.describe(), run.out + "\n" + run.err, step->log));
+  }
+  return read_trace(join_path(workdir, "trace"));
+}
+
+Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait) {
+  std::string gpu = acquire_gpu(gpu_wait);
+  auto step = run_step(StepKind::bench, setup_.bench, c, workdir, gpu, "bench.log");
+  release_gpu(gpu);
+  if (!step) return step.error();
+  const RunResult& run = step->run;
+  std::string output = run.out + "\n" + run.err, log = step->log;
+  if (!run.succeeded())
+    return make_error(run.timed_out ? "timeout" : "bench", failure_message("benchmark " + run.describe(), output, log));
+  std::vector<double> values;
+  for (const auto& o : setup_.objectives) {
+    if (!o.needs_benchmark()) continue;
+    auto v = extract_metric(o, output);
+    if (!v) return make_error(v.error().code, failure_message(v.error().message, output, log));
+    values.push_back(*v);
+  }
+  return values;
+}
+
+// Why a trace shows the candidate was not compiled as asked; "" if it was.
+// `dir` holds the trace: ptxas' records, and the NVVM stage's in units/
+// (none for a unit whose cicc step the memo answered).
+static std::string trace_problem(const std::vector<TracedModule>& trace, const std::string& dir,
+                                 const spaces::ControlSet& controls, bool compiler) {
+  if (!compiler) return "";
+  if (trace.empty())
+    return "no kernels were compiled through ciq-ptxas (build with CUDACXX=ciq-nvcc or TRITON_PTXAS_PATH=ciq-ptxas, "
+           "and make the build recompile: e.g. build into {workdir})";
+  for (const auto& m : trace)
+    if (!m.controls_error.empty()) return "controls not applied: " + m.controls_error;
+  if (!controls.ptxas_stage().empty() &&
+      std::none_of(trace.begin(), trace.end(), [](const auto& m) { return m.controls_applied; }))
+    return "no compiled kernel matched --kernels, so the controls were not applied";
+  if (!controls.nvcc.empty()) {
+    auto units = read_unit_trace(dir);
+    if (!units) return units.error().message;
+    for (const auto& u : *units)
+      if (!u.controls_error.empty()) return "NVVM-stage controls not applied to " + u.unit + ": " + u.controls_error;
+  }
+  return "";
+}
+
+// What a warning says, without its numbers: "adjusting per thread register
+// count of 16 to lower bound of 24" is the author's own warning when the
+// default build says it of 8; "" for warnings that report on the compiled
+// code (--warn-on-spills and the like: the user asked for those, and a
+// candidate that spills was still compiled as asked).
+static std::string warning_kind(const std::string& warning) {
+  for (const char* report : {"Registers are spilled to local memory", "Local memory used for function", "Double is being used"})
+    if (warning.find(report) != std::string::npos) return "";
+  std::string kind;
+  for (char ch : warning)
+    if (!std::isdigit(static_cast<unsigned char>(ch))) kind += ch;
+    else if (kind.empty() || kind.back() != '#') kind += '#';
+  return kind;
+}
+
+std::string Evaluator::added_warning(const Candidate& c, const std::vector<TracedModule>& trace, const std::string& dir) {
+  if (!setup_.compiler) return "";
+  auto added = [&](const std::string& w) {
+    std::string kind = warning_kind(w);
+    if (kind.empty()) return false;
+    return std::none_of(setup_.baseline_warnings.begin(), setup_.baseline_warnings.end(),
+                        [&](const std::string& b) { return warning_kind(b) == kind; });
+  };
+  for (const auto& m : trace)
+    for (const auto& w : m.warnings)
+      if (added(w)) return w;
+  spaces::ControlSet nvvm = space_.controls(c).nvcc_stage();
+  if (nvvm.options.empty()) return "";
+  std::string stage = spaces::format_control_set(nvvm);
+  auto units = read_unit_trace(dir);
+  std::vector<std::string> warnings;
+  if (units && !units->empty()) {
+    for (const auto& u : *units) warnings.insert(warnings.end(), u.warnings.begin(), u.warnings.end());
+    std::lock_guard lock(mutex_);
+    nvvm_warnings_[stage] = warnings;
+  } else {
+    std::lock_guard lock(mutex_);
+    if (auto it = nvvm_warnings_.find(stage); it != nvvm_warnings_.end()) warnings = it->second;
+  }
+  for (const auto& w : warnings)
+    if (added(w)) return w;
+  return "";
+}
+
+std::string Evaluator::code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const {
+  std::string digest;
+  for (const auto& m : trace) digest += m.code_digest.empty() ? "?" : m.code_digest.substr(0, 16);
+  if (trace.empty() || digest.find('?') != std::string::npos) return "";
+  for (const auto& d : space_.dimensions)
+    if (d.kind == DimensionKind::param) digest += ";" + d.knob + "=" + space_.param(c, d.knob);
+  return digest;
+}
+
+// Same code and same parameters as something measured: its result, reused.
+bool Evaluator::reuse_same_code(EvalRecord& r) {
+  if (r.digest.empty() || setup_.build.empty()) return false;
+  std::lock_guard lock(mutex_);
+  auto it = by_digest_.find(r.digest);
+  if (it == by_digest_.end()) return false;
+  const EvalRecord& same = records_[it->second];
+  r.evaluation = same.evaluation;
+  r.samples = same.samples;
+  r.status = "same-code";
+  r.evaluation.reason = "same code as evaluation " + std::to_string(same.number);
+  return true;
+}
+
+// The benchmark runs (a JIT build's trace read after them) and the check;
+// why the candidate is invalid, or "".
+std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
+                               std::vector<std::vector<double>>& bench_values) {
+  auto started = std::chrono::steady_clock::now();
+  bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
+  // Without --build the benchmark compiles (a JIT): it runs even when every
+  // objective is ptxas', once, for the trace.
+  if (benchmarks || compiles_when_benchmarked()) {
+    for (int i = 0; i < (benchmarks ? std::max(1, setup_.repeats) : 1); ++i) {
+      auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds);
+      if (!v) return v.error().message;
+      bench_values.push_back(*v);
+    }
+    if (compiles_when_benchmarked()) { // the benchmark compiled (JIT): the trace appears now
+      auto jit = read_trace(join_path(r.workdir, "trace"));
+      if (!jit) return jit.error().message;
+      trace = std::move(*jit);
+      if (auto problem = trace_problem(trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return problem;
+      if (auto warning = added_warning(c, trace, join_path(r.workdir, "trace")); !warning.empty()) return k_unhonoured + warning;
+      r.digest = code_digest(trace, c); // measured anyway, but pruning compares code
+    }
+  }
+  if (!setup_.check.empty()) {
+    std::string gpu = acquire_gpu(&r.gpu_wait_seconds);
+    auto step = run_step(StepKind::check, setup_.check, c, r.workdir, gpu, "check.log");
+    release_gpu(gpu);
+    if (!step) return step.error().message;
+    const RunResult& run = step->run;
+    std::string output = run.out + "\n" + run.err;
+    if (run.timed_out) return failure_message("check timed out", output, step->log);
+    if (!run.succeeded()) return failure_message("wrong answer (check " + run.describe() + ")", output, step->log);
+  }
+  r.bench_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return "";
+}
+
+// Each objective's value: the median of the benchmark runs, or what ptxas
+// reported in the trace.
+void Evaluator::score(EvalRecord& r, const std::vector<TracedModule>& trace,
+                      const std::vector<std::vector<double>>& bench_values) const {
+  std::size_t metric = 0;
+  for (std::size_t k = 0; k < setup_.objectives.size(); ++k) {
+    const Objective& o = setup_.objectives[k];
+    double value;
+    if (o.needs_benchmark()) {
+      for (const auto& run : bench_values) r.samples[k].push_back(run[metric]);
+      value = median(r.samples[k]);
+      ++metric;
+    } else {
+      value = trace_objective(o, trace, setup_.kernels);
+      r.samples[k].push_back(value);
+    }
+    r.evaluation.objectives.push_back(o.maximize ? -value : value);
+  }
+  r.evaluation.valid = true;
+  r.status = "ok";
+}
+
+EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
+  EvalRecord r;
+  r.number = number;
+  r.generation = generation;
+  r.candidate = space_.canonical(c);
+  char dir[32];
+  std::snprintf(dir, sizeof dir, "evals/%04d", number);
+  r.workdir = join_path(setup_.run_dir, dir);
+  r.samples.resize(setup_.objectives.size());
+  auto invalid = [&](std::string why) {
+    r.status = "invalid";
+    r.evaluation.valid = false;
+    // The first line is the reason (results.csv, the progress line); the
+    // output's lines that failure_message() adds are the detail.
+    auto nl = why.find('\n');
+    r.evaluation.reason = why.substr(0, nl);
+    r.detail = nl == std::string::npos ? "" : why.substr(nl + 1);
+    return r;
+  };
+
+  // A number a killed run left free comes back with what its build had
+  // written so far: every evaluation starts from an empty directory.
+  remove_tree(r.workdir);
+  auto started = std::chrono::steady_clock::now();
+  auto trace = build(c, r.workdir);
+  r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  count_memo_steps(join_path(r.workdir, "trace"), r);
+  if (!trace) return invalid(trace.error().message);
+  bool benchmarks = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
+  if (!compiles_when_benchmarked() && (!setup_.build.empty() || !benchmarks)) {
+    if (auto problem = trace_problem(*trace, join_path(r.workdir, "trace"), space_.controls(c), setup_.compiler); !problem.empty()) return invalid(problem);
+    if (auto warning = added_warning(c, *trace, join_path(r.workdir, "trace")); !warning.empty()) return invalid(k_unhonoured + warning);
+  }
+  r.digest = code_digest(*trace, c);
+  if (reuse_same_code(r)) return r;
+  std::vector<std::vector<double>> bench_values; // per run
+  if (auto why = measure(c, r, *trace, bench_values); !why.empty()) return invalid(why);
+  score(r, *trace, bench_values);
+  return r;
+}
+
+std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& batch, int generation) {
+  std::vector<Evaluation> out(batch.size());
+  std::vector<std::size_t> todo;
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      auto it = by_candidate_.find(space_.canonical(batch[i]));
+      if (it != by_candidate_.end()) {
+        out[i] = records_[it->second].evaluation;
+        if (on_record) on_record(records_[it->second], true);
+      } else {
+        todo.push_back(i);
+      }
+    }
+  }
+  std::size_t next = 0;
+  auto worker = [&] {
+    while (true) {
+      std::size_t i;
+      int number;
+      {
+        std::lock_guard lock(mutex_);
+        if (next >= todo.size()) return;
+        i = todo[next++];
+        if (free_numbers_.empty()) {
+          number = next_number_++;
+        } else {
+          number = *free_numbers_.begin();
+          free_numbers_.erase(free_numbers_.begin());
+        }
+      }
+      EvalRecord r = evaluate(batch[i], generation, number);
+      r.finished = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      std::lock_guard lock(mutex_);
+      out[i] = r.evaluation;
+      by_candidate_[r.candidate] = records_.size();
+      if (r.status == "ok" && !r.digest.empty()) by_digest_.emplace(r.digest, records_.size());
+      records_.push_back(r);
+      if (on_record) on_record(records_.back(), false);
+    }
+  };
+  int jobs = std::max(1, std::min<int>(setup_.jobs, int(todo.size())));
+  if (jobs == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+  }
+  return out;
+}
+
+namespace {
+
+// Replay: the recorded ground truth answers; nothing is built or run.
+class ReplayEvaluator final : public Evaluator {
+public:
+  ReplayEvaluator(TuningSetup setup, const SearchSpace& space)
+      : Evaluator(setup, space), data_(setup.replay), rng_(setup.replay_seed ^ 0x5eedf00dull) {}
+  Result<std::vector<TracedModule>> build(const Candidate&, const std::string&) override {
+    return std::vector<TracedModule>{}; // nothing to build
+  }
+  Result<std::vector<double>> bench_once(const Candidate& c, const std::string&, double*) override {
+    std::lock_guard lock(mutex_);
+    auto ms = data_->draw(c, rng_);
+    if (!ms) return ms.error();
+    return std::vector<double>{*ms};
+  }
+
+protected:
+  bool compiles_when_benchmarked() const override { return false; }
+
+private:
+  std::shared_ptr<const ReplayData> data_;
+  std::mutex mutex_;
+  std::mt19937_64 rng_;
+};
+
+} // namespace
+
+std::unique_ptr<Evaluator> make_evaluator(TuningSetup setup, const SearchSpace& space) {
+  if (setup.replay) return std::make_unique<ReplayEvaluator>(std::move(setup), space);
+  return std::make_unique<Evaluator>(std::move(setup), space);
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,53 @@
+// What a tuning run evaluates candidates with: the user's commands, how
+// and where they run, the objectives and the limits. Filled in from the
+// options (tuner_main.cpp, orchestrate/run.cpp) and copied into every
+// Evaluator of the run.
+#pragma once
+
+#include "tuner/measure/replay.h"
+#include "tuner/measure/slurm.h"
+#include "tuner/objectives/objectives.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+class Executor;
+
+struct TuningSetup {
+  std::string build, bench, check; // commands; build and check optional
+  // A benchmark that stays resident: started once per GPU, it gets --bench
+  // and --check as requests (their words, one per line, then an empty line)
+  // and answers each with its output and a line `ciq-status: N`.
+  std::string bench_server;
+  bool shell = false;              // run them through /bin/sh -c
+  double timeout = 0;              // seconds per command; 0 = none
+  std::vector<Objective> objectives;
+  int repeats = 3;                 // benchmark runs per evaluation
+  std::string kernels;             // CIQ_KERNELS glob; "" = all
+  std::string run_dir;
+  std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
+  int jobs = 1;                    // evaluations in flight
+  bool compiler = true;            // the space has compiler knobs (else parameters only)
+  std::string acf_cache_dir;       // with ACF candidates: the cache holding their blobs
+  bool memo = true;                // ciq-nvcc reuses the steps a candidate does not change (<run_dir>/memo)
+  std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
+  std::uint64_t replay_seed = 1;
+  std::optional<SlurmConfig> slurm;  // run every command as a Slurm job (slurm.h); gpus then unused
+  // The warnings ptxas and cicc gave the default build (the discovery's):
+  // a candidate that adds another (a directive out of range and ignored, an
+  // option dropped) is not compiled as asked, and is invalid.
+  std::set<std::string> baseline_warnings;
+  // Where the commands run (executor.h): made from the fields above by
+  // make_executor() and shared by the run's evaluators, so that what it
+  // started (resident benchmarks) and learnt (Slurm's settings, the run's
+  // job name) serves all of them. Null: each Evaluator makes its own.
+  std::shared_ptr<Executor> executor;
+};
+
+} // namespace ciq::tuner

@@ -1,0 +1,161 @@
+#include "tuner/objectives/objectives.h"
+
+#include "utils/files.h"
+#include "utils/json.h"
+#include "utils/text.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace ciq::tuner {
+
+Result<Objective> builtin_objective(const std::string& spec) {
+  Objective o;
+  o.name = spec;
+  if (spec == "ptxas:spill-stores") o.kind = ObjectiveKind::spill_stores;
+  else if (spec == "ptxas:registers") o.kind = ObjectiveKind::registers;
+  else if (spec == "ptxas:stack") o.kind = ObjectiveKind::stack;
+  else if (spec == "compile-time") o.kind = ObjectiveKind::compile_time;
+  else
+    return make_error("invalid", "unknown objective '" + spec +
+                                     "' (built-in objectives: ptxas:spill-stores, ptxas:registers, ptxas:stack, "
+                                     "compile-time; use --metric REGEX for a benchmark's number)");
+  return o;
+}
+
+Result<Objective> metric_objective(const std::string& pattern) {
+  Objective o;
+  o.kind = ObjectiveKind::metric;
+  o.name = "metric:" + pattern;
+  o.pattern = pattern;
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_shared<const RE2>(pattern, options);
+  if (!regex->ok())
+    return make_error("invalid", "--metric '" + pattern + "' is not a valid regular expression (RE2 syntax): " + regex->error());
+  if (regex->NumberOfCapturingGroups() < 1)
+    return make_error("invalid", "--metric '" + pattern + "' needs a capture group around the number, e.g. 'time_ms: ([0-9.]+)'");
+  o.regex = std::move(regex);
+  return o;
+}
+
+Result<double> extract_metric(const Objective& objective, const std::string& output) {
+  // The last match wins (a benchmark that prints progress, then the result).
+  const RE2& regex = *objective.regex;
+  re2::StringPiece groups[2];
+  std::string_view found;
+  bool matched = false;
+  for (std::size_t pos = 0; pos <= output.size();) {
+    if (!regex.Match(output, pos, output.size(), RE2::UNANCHORED, groups, 2)) break;
+    matched = true;
+    found = std::string_view(groups[1].data() ? groups[1].data() : "", groups[1].size());
+    std::size_t start = std::size_t(groups[0].data() - output.data());
+    pos = std::max(start + groups[0].size(), start + 1); // an empty match steps on by one
+  }
+  std::string text(found);
+  if (!matched || text.empty()) return make_error("unparsable", "benchmark output has no match for '" + objective.pattern + "'");
+  std::string shown = text.size() > 40 ? text.substr(0, 20) + "...(" + std::to_string(text.size()) + " characters)" : text;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (!end || *end) return make_error("unparsable", "'" + shown + "' (matched by '" + objective.pattern + "') is not a number");
+  if (!std::isfinite(v))
+    return make_error("unparsable", "'" + shown + "' (matched by '" + objective.pattern + "') is not a finite number");
+  return v;
+}
+
+Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
+  std::vector<TracedModule> out;
+  auto entries = list_directory(dir);
+  if (!entries) return out;
+  for (const auto& n : *entries) {
+    if (n.size() <= 5 || !ends_with(n, ".json")) continue;
+    auto text = read_file(join_path(dir, n));
+    if (!text) return text.error();
+    auto json = parse_json(*text);
+    if (!json) return make_error("parse", "trace record " + n + ": " + json.error().message);
+    const JsonValue& j = *json;
+    if (std::string format = j["format"].string_or(""); format != "ciq-trace/1")
+      return make_error("parse", "trace record " + n + " is " + (format.empty() ? "not a ciq trace" : "in format '" + format + "'") +
+                                     ", not ciq-trace/1 (written by another ciq version?)");
+    TracedModule m;
+    m.file = n;
+    m.input = j["input"].string_or("");
+    m.output = j["output"].string_or("");
+    m.target = j["target"].string_or("");
+    m.ptxas_version = j["ptxas_version"].string_or("");
+    m.flags = j["flags"].string_or("");
+    m.module_key = j["module_key"].string_or("");
+    m.controls = j["controls"].string_or("");
+    m.controls_error = j["controls_error"].string_or("");
+    m.code_digest = j["code_digest"].string_or("");
+    m.controls_applied = j["controls_applied"].boolean;
+    m.accepts_controls_file = j["accepts_controls_file"].boolean;
+    m.exit_status = int(j["exit_status"].number_or(0));
+    m.seconds = j["seconds"].number_or(0);
+    for (const auto& w : j["warnings"].array) m.warnings.push_back(w.string_or(""));
+    for (const auto& k : j["kernels"].array) {
+      TracedKernel t;
+      t.name = k["name"].string_or("");
+      t.key = k["key"].string_or("");
+      t.registers = k["registers"].number_or(0);
+      t.spill_stores = k["spill_stores"].number_or(0);
+      t.spill_loads = k["spill_loads"].number_or(0);
+      t.stack = k["stack"].number_or(0);
+      t.shared = k["shared"].number_or(0);
+      t.block_threads = long(k["block_threads"].number_or(0));
+      m.kernels.push_back(std::move(t));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<std::vector<TracedUnit>> read_unit_trace(const std::string& dir) {
+  std::vector<TracedUnit> out;
+  std::string units = join_path(dir, "units");
+  auto entries = list_directory(units);
+  if (!entries) return out;
+  for (const auto& n : *entries) {
+    if (!ends_with(n, ".json")) continue;
+    auto text = read_file(join_path(units, n));
+    if (!text) return text.error();
+    auto json = parse_json(*text);
+    if (!json) return make_error("parse", "unit trace record " + n + ": " + json.error().message);
+    const JsonValue& j = *json;
+    if (j["format"].string_or("") != "ciq-trace/1" || j["kind"].string_or("") != "unit")
+      return make_error("parse", "unit trace record " + n + " is not a ciq-trace/1 unit record");
+    TracedUnit u{j["unit"].string_or(""), j["target"].string_or(""), j["key"].string_or(""), j["nvcc_version"].string_or(""), {}, "", {}};
+    for (const auto& k : j["kernels"].array) u.kernels.push_back(k.string_or(""));
+    u.controls_error = j["controls_error"].string_or("");
+    for (const auto& w : j["warnings"].array) u.warnings.push_back(w.string_or(""));
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+double trace_objective(const Objective& o, const std::vector<TracedModule>& modules, const std::string& glob) {
+  double total = 0;
+  for (const auto& m : modules) {
+    if (o.kind == ObjectiveKind::compile_time) {
+      total += m.seconds;
+      continue;
+    }
+    for (const auto& k : m.kernels) {
+      if (!glob.empty() && !glob_match(glob, k.name)) continue;
+      switch (o.kind) {
+      case ObjectiveKind::spill_stores: total += k.spill_stores; break;
+      case ObjectiveKind::stack: total += k.stack; break;
+      case ObjectiveKind::registers: total = std::max(total, k.registers); break;
+      default: break;
+      }
+    }
+  }
+  return total;
+}
+
+} // namespace ciq::tuner

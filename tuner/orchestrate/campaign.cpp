@@ -1,0 +1,274 @@
+#include "tuner/orchestrate/campaign.h"
+
+#include "tuner/measure/executor.h"
+#include "tuner/orchestrate/run_dir.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/json.h"
+#include "utils/process.h"
+#include "utils/text.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+/// What one kernel's run said (its summary.json), or why it said nothing.
+struct KernelResult {
+  std::string kernel, run_dir;
+  std::string state = "pending"; // pending, done, failed
+  std::string verdict, controls, error, objective;
+  double baseline = NAN, best = NAN;
+  bool shipped = false;
+  int evaluations = 0, invalid = 0;
+};
+
+std::string number_json(double v) {
+  if (!std::isfinite(v)) return "null";
+  return format_number(v);
+}
+
+std::string to_json(const std::vector<KernelResult>& results) {
+  std::string j = "{\"format\":\"ciq-campaign/1\",\"kernels\":[";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const KernelResult& r = results[i];
+    j += std::string(i ? "," : "") + "{\"kernel\":" + json_string(r.kernel) + ",\"run_dir\":" + json_string(r.run_dir) +
+         ",\"state\":" + json_string(r.state) + ",\"verdict\":" + json_string(r.verdict) +
+         ",\"objective\":" + json_string(r.objective) + ",\"baseline\":" + number_json(r.baseline) +
+         ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
+         ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
+         ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) + "}";
+  }
+  return j + "]}\n";
+}
+
+/// Reads a finished run's summary.json into `r`; false when there is none.
+bool read_summary(KernelResult& r) {
+  auto text = read_file(join_path(r.run_dir, "summary.json"));
+  if (!text) return false;
+  auto json = parse_json(*text);
+  if (!json) return false;
+  const JsonValue& j = *json;
+  r.state = "done";
+  r.verdict = j["verdict"].string_or("");
+  r.controls = j["controls"].string_or("");
+  r.objective = j["objective"].string_or("");
+  r.baseline = j["baseline"].number_or(NAN);
+  r.best = j["best"].number_or(NAN);
+  r.shipped = j["shipped"].boolean;
+  r.evaluations = int(j["evaluations"].number_or(0));
+  r.invalid = int(j["invalid"].number_or(0));
+  r.error.clear();
+  return true;
+}
+
+std::string change_text(const KernelResult& r) {
+  if (!std::isfinite(r.baseline) || !std::isfinite(r.best) || r.baseline == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f %%", 100 * (r.best - r.baseline) / r.baseline);
+  return buf;
+}
+
+void print_table(const std::vector<KernelResult>& results) {
+  std::size_t width = 6;
+  for (const auto& r : results) width = std::max(width, std::min<std::size_t>(r.kernel.size(), 48));
+  std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
+  for (const auto& r : results) {
+    std::string verdict = r.state == "done" ? r.verdict : r.state + (r.error.empty() ? "" : ": " + r.error);
+    std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), r.kernel.substr(0, 48).c_str(), change_text(r).c_str(),
+                 r.shipped ? "yes" : "no", verdict.c_str());
+  }
+}
+
+/// A directory name for the i-th kernel: its number and a readable part.
+std::string run_name(std::size_t i, const std::string& kernel) {
+  char number[32];
+  std::snprintf(number, sizeof number, "%03zu-", i);
+  std::string readable;
+  for (char c : kernel.substr(0, 40)) readable += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return number + readable;
+}
+
+} // namespace
+
+std::string exact_glob(const std::string& name) {
+  std::string g;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') g += std::string("[") + c + "]";
+    else g += c;
+  }
+  return g;
+}
+
+namespace {
+
+// Two searches timing on one GPU disturb each other: locally, each
+// concurrent search gets GPUs of its own (slot i: the i-th share of --gpus),
+// unless a scheduler places the benchmarks (Slurm).
+Result<std::vector<std::string>> gpu_sets_for(const CampaignOptions& c) {
+  const TuneOptions& o = c.tune;
+  std::vector<std::string> sets(std::size_t(c.concurrent));
+  bool benchmarks = std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); });
+  if (make_executor(o.setup)->schedules_gpus() || !benchmarks || c.concurrent == 1) return sets;
+  if (o.setup.gpus.size() < std::size_t(c.concurrent))
+    return make_error("invalid", "--concurrent " + std::to_string(c.concurrent) +
+                                     " with a benchmark on this machine needs --gpus with at least " +
+                                     std::to_string(c.concurrent) + " GPUs (each search times on its own), or --executor slurm");
+  for (std::size_t g = 0; g < o.setup.gpus.size(); ++g) {
+    std::string& set = sets[g % sets.size()];
+    set += (set.empty() ? "" : ",") + o.setup.gpus[g];
+  }
+  return sets;
+}
+
+// The campaign's kernels: kernels.txt when resuming, else from a discovery
+// build (saved, with the command line, for a later --resume).
+Result<std::vector<std::string>> campaign_kernels(TuneOptions& o, const std::string& list_path) {
+  std::vector<std::string> kernels;
+  if (o.resume) {
+    auto text = read_file(list_path);
+    if (!text) return make_error("invalid", "nothing to resume: '" + o.out_dir + "' holds no campaign (" + text.error().message + ")");
+    for (auto line : split(*text, '\n'))
+      if (!trim(line).empty()) kernels.emplace_back(trim(line));
+    std::fprintf(stderr, "ciq-tuner: resuming campaign %s (%zu kernels)\n", o.out_dir.c_str(), kernels.size());
+    return kernels;
+  }
+  if (path_exists(list_path)) return make_error("invalid", "'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
+  if (auto made = make_dirs(o.out_dir); !made) return made.error();
+  std::string saved;
+  for (const auto& a : o.command_line) saved += a + "\n";
+  if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
+  auto found = discover_kernels(o);
+  if (!found) return found.error();
+  if (found->empty()) return make_error("invalid", "the discovery build compiled no kernel that --kernels selects");
+  std::string list;
+  for (const auto& k : *found) list += k + "\n";
+  if (auto w = write_file_atomic(list_path, list); !w) return w.error();
+  return found;
+}
+
+// The `ciq-tuner run` of one kernel: a fresh one, or the resumption of
+// what an interrupted campaign left.
+RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
+  RunOptions run;
+  std::string self = self_executable();
+  if (path_exists(join_path(r.run_dir, "journal.jsonl"))) {
+    run.argv = {self, "run", "--resume", r.run_dir, "--json"};
+  } else {
+    run.argv = {self, "run"};
+    run.argv.insert(run.argv.end(), c.run_args.begin(), c.run_args.end());
+    run.argv.insert(run.argv.end(), {"--kernels", exact_glob(r.kernel), "--out", r.run_dir, "--json"});
+    if (!gpus.empty()) run.argv.insert(run.argv.end(), {"--gpus", gpus});
+  }
+  run.capture_stdout = run.stdin_null = true;
+  run.stderr_file = r.run_dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
+  run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
+  run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // and it ends if the campaign dies
+  return run;
+}
+
+// What one kernel's run came to, in `r` and on stderr (under the lock).
+void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file, std::size_t i, std::size_t n) {
+  if (ran && ran->succeeded() && read_summary(r)) {
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, n, r.kernel.c_str(), r.verdict.c_str(),
+                 change_text(r).c_str(), r.shipped ? ", shipped" : "");
+    return;
+  }
+  r.state = "failed";
+  auto log = read_file(log_file);
+  std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
+  // The run's error line (the output lines it shows follow it), else its last line.
+  auto error = said.rfind("ciq-tuner: error: ");
+  auto nl = error != std::string::npos ? said.find('\n', error) : std::string::npos;
+  r.error = error != std::string::npos ? said.substr(error, nl == std::string::npos ? nl : nl - error)
+                                       : said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
+  if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, r.kernel.c_str(),
+               r.error.c_str(), r.run_dir.c_str());
+}
+
+} // namespace
+
+int run_campaign(CampaignOptions c) {
+  TuneOptions& o = c.tune;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
+    return 1;
+  };
+  if (c.concurrent < 1) return fail("--concurrent must be at least 1");
+  auto gpu_sets = gpu_sets_for(c);
+  if (!gpu_sets) return fail(gpu_sets.error().message);
+  // Runs at once would rebuild one tree at once: each clean or rebuild
+  // breaks the others' builds (and benchmarks time each other's binaries).
+  if (c.concurrent > 1 && !o.setup.build.empty() && o.setup.build.find("{workdir}") == std::string::npos)
+    return fail("--concurrent " + std::to_string(c.concurrent) + " runs " + std::to_string(c.concurrent) +
+                " searches at once, but every one would build the same tree ('" + o.setup.build +
+                "'): build into {workdir} (e.g. 'cmake -S . -B {workdir}/b && cmake --build {workdir}/b' with --shell), "
+                "or use --concurrent 1");
+  o.out_dir = output_directory(o.out_dir, "ciq-campaign");
+  static std::string interrupt_message;
+  interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
+  kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
+  // One campaign per directory (each run locks its own as well).
+  if (auto made = make_dirs(o.out_dir); !made) return fail(made.error().message);
+  if (auto locked = lock_run_directory(o.out_dir); !locked) return fail(locked.error().message);
+  struct Unlock {
+    ~Unlock() { release_run_directory(); }
+  } unlock;
+  auto kernels = campaign_kernels(o, join_path(o.out_dir, "kernels.txt"));
+  if (!kernels) return fail(kernels.error().message);
+
+  std::vector<KernelResult> results(kernels->size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].kernel = (*kernels)[i];
+    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
+    read_summary(results[i]);
+  }
+  if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
+  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == "done"; });
+  std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
+  std::mutex mutex;
+  auto write_summary = [&] { // under the mutex
+    if (auto w = write_file_atomic(join_path(o.out_dir, "campaign.json"), to_json(results)); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  };
+  {
+    std::lock_guard lock(mutex);
+    write_summary();
+  }
+  std::atomic<std::size_t> next{0};
+  auto worker = [&](std::size_t slot) {
+    for (std::size_t i = next++; i < results.size(); i = next++) {
+      KernelResult& r = results[i];
+      if (r.state == "done") continue;
+      RunOptions run = kernel_run(c, r, (*gpu_sets)[slot]);
+      {
+        std::lock_guard lock(mutex);
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), r.kernel.c_str());
+      }
+      auto ran = run_process(run);
+      std::lock_guard lock(mutex);
+      record_outcome(r, ran, run.stderr_file, i, results.size());
+      write_summary();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
+  for (auto& t : threads) t.join();
+
+  print_table(results);
+  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != "done"; }));
+  int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
+  std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
+               failed, join_path(o.out_dir, "campaign.json").c_str());
+  if (o.json) std::printf("%s", to_json(results).c_str());
+  return failed ? 1 : 0;
+}
+
+} // namespace ciq::tuner

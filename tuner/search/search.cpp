@@ -1,0 +1,462 @@
+#include "tuner/search/search.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace ciq::tuner {
+
+namespace {
+
+int set_genes(const Candidate& c) {
+  int n = 0;
+  for (const auto& g : c.genes) n += g.has_value();
+  return n;
+}
+
+bool dominates(const Evaluation& a, const Evaluation& b) {
+  bool better = false;
+  for (std::size_t i = 0; i < a.objectives.size(); ++i) {
+    if (a.objectives[i] > b.objectives[i]) return false;
+    if (a.objectives[i] < b.objectives[i]) better = true;
+  }
+  return better;
+}
+
+// Non-domination rank (0 = Pareto front) of each item.
+std::vector<int> ranks_of(const std::vector<Evaluated>& all, const std::vector<std::size_t>& items) {
+  std::size_t n = items.size();
+  std::vector<int> rank(n, -1), dominated_by(n, 0);
+  std::vector<std::vector<std::size_t>> dominating(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      if (dominates(all[items[i]].evaluation, all[items[j]].evaluation)) dominating[i].push_back(j);
+      else if (dominates(all[items[j]].evaluation, all[items[i]].evaluation)) ++dominated_by[i];
+    }
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < n; ++i)
+    if (dominated_by[i] == 0) { rank[i] = 0; front.push_back(i); }
+  for (int r = 0; !front.empty(); ++r) {
+    std::vector<std::size_t> next;
+    for (auto i : front)
+      for (auto j : dominating[i])
+        if (--dominated_by[j] == 0) { rank[j] = r + 1; next.push_back(j); }
+    front = std::move(next);
+  }
+  return rank;
+}
+
+std::vector<double> crowding_of(const std::vector<Evaluated>& all, const std::vector<std::size_t>& items,
+                                const std::vector<int>& rank) {
+  std::size_t n = items.size();
+  std::vector<double> crowd(n, 0);
+  if (n == 0) return crowd;
+  std::size_t m = all[items[0]].evaluation.objectives.size();
+  std::map<int, std::vector<std::size_t>> fronts;
+  for (std::size_t i = 0; i < n; ++i) fronts[rank[i]].push_back(i);
+  for (auto& [r, members] : fronts) {
+    for (std::size_t k = 0; k < m; ++k) {
+      std::sort(members.begin(), members.end(), [&](auto a, auto b) {
+        return all[items[a]].evaluation.objectives[k] < all[items[b]].evaluation.objectives[k];
+      });
+      double lo = all[items[members.front()]].evaluation.objectives[k];
+      double hi = all[items[members.back()]].evaluation.objectives[k];
+      crowd[members.front()] = crowd[members.back()] = std::numeric_limits<double>::infinity();
+      if (hi <= lo) continue;
+      for (std::size_t p = 1; p + 1 < members.size(); ++p)
+        crowd[members[p]] += (all[items[members[p + 1]]].evaluation.objectives[k] -
+                              all[items[members[p - 1]]].evaluation.objectives[k]) / (hi - lo);
+    }
+  }
+  return crowd;
+}
+
+class Memo {
+public:
+  Memo(const SearchSpace& space, SearchResult& result) : space_(space), result_(result) {}
+  bool seen(const Candidate& c) const { return index_.count(space_.canonical(c)) > 0; }
+  std::size_t index(const Candidate& c) const { return index_.at(space_.canonical(c)); }
+  // Evaluates the new ones of `batch` (distinct, at most `room`).
+  void evaluate(std::vector<Candidate> batch, int generation, int room, const EvaluateBatch& evaluate) {
+    std::vector<Candidate> fresh;
+    std::set<std::string> keys;
+    for (auto& c : batch)
+      if (!seen(c) && keys.insert(space_.canonical(c)).second && int(fresh.size()) < room) fresh.push_back(std::move(c));
+    if (fresh.empty()) return;
+    auto results = evaluate(fresh, generation);
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+      index_[space_.canonical(fresh[i])] = result_.evaluated.size();
+      result_.evaluated.push_back(Evaluated{fresh[i], i < results.size() ? results[i] : Evaluation{}, generation});
+    }
+  }
+  int count() const { return int(result_.evaluated.size()); }
+
+private:
+  const SearchSpace& space_;
+  SearchResult& result_;
+  std::map<std::string, std::size_t> index_;
+};
+
+Candidate mutate(const SearchSpace& space, Candidate c, double rate, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
+    if (coin(rng) >= rate) continue;
+    const auto& d = space.dimensions[i];
+    int n = int(d.values.size());
+    if (d.knockable && coin(rng) < d.knockout * 0.5) {
+      c.genes[i].reset();
+    } else if (c.genes[i] && n > 2 && coin(rng) < 0.5) { // creep to a neighbouring value
+      std::uniform_int_distribution<int> step(1, 2);
+      int s = step(rng) * (coin(rng) < 0.5 ? -1 : 1);
+      c.genes[i] = std::clamp(*c.genes[i] + s, 0, n - 1);
+    } else {
+      std::uniform_int_distribution<int> pick(0, n - 1);
+      c.genes[i] = pick(rng);
+    }
+  }
+  return c;
+}
+
+// One local step from `leader`: one knob moved to a neighbouring value (or
+// changed, when it has no order), preferring knobs it sets. Knob effects
+// are mostly smooth (register caps, levels), so this climbs where
+// crossover alone would wander.
+Candidate local_step(const SearchSpace& space, const Candidate& leader, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  std::vector<std::size_t> set;
+  for (std::size_t i = 0; i < leader.genes.size(); ++i)
+    if (leader.genes[i]) set.push_back(i);
+  Candidate child = leader;
+  std::size_t i;
+  if (!set.empty() && coin(rng) < 0.7) {
+    i = set[std::uniform_int_distribution<std::size_t>(0, set.size() - 1)(rng)];
+  } else {
+    i = std::uniform_int_distribution<std::size_t>(0, space.dimensions.size() - 1)(rng);
+  }
+  int n = int(space.dimensions[i].values.size());
+  if (child.genes[i] && n > 2) {
+    int step = coin(rng) < 0.5 ? -1 : 1;
+    if (coin(rng) < 0.3) step *= 2;
+    child.genes[i] = std::clamp(*child.genes[i] + step, 0, n - 1);
+  } else if (child.genes[i] && space.dimensions[i].knockable && coin(rng) < 0.3) {
+    child.genes[i].reset();
+  } else {
+    child.genes[i] = std::uniform_int_distribution<int>(0, n - 1)(rng);
+  }
+  space.repair(child);
+  return child;
+}
+
+// A parent by tournament from `ranked` (fittest first).
+const Candidate& tournament_pick(const SearchResult& result, const std::vector<std::size_t>& ranked, int size,
+                                 std::mt19937_64& rng) {
+  std::uniform_int_distribution<std::size_t> pick(0, ranked.size() - 1);
+  std::size_t best = pick(rng);
+  for (int t = 1; t < size; ++t) best = std::min(best, pick(rng)); // lower position = fitter
+  return result.evaluated[ranked[best]].candidate;
+}
+
+// Uniform crossover of `a` and `b`, then mutation (harder when `shake`).
+Candidate crossover(const SearchSpace& space, const Candidate& a, const Candidate& b, double rate, bool shake,
+                    std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  Candidate child = a;
+  for (std::size_t i = 0; i < child.genes.size(); ++i)
+    if (coin(rng) < 0.5) child.genes[i] = b.genes[i];
+  child = mutate(space, std::move(child), rate, rng);
+  if (shake) child = mutate(space, std::move(child), 0.5, rng);
+  space.repair(child);
+  return child;
+}
+
+// The default, the seeds, then distinct random candidates up to `pool`.
+std::vector<Candidate> first_population(const SearchSpace& space, const SearchConfig& cfg, int pool, std::mt19937_64& rng) {
+  std::vector<Candidate> population{space.default_candidate()};
+  for (const auto& s : cfg.seeds) population.push_back(s);
+  for (int tries = 0; int(population.size()) < pool && tries < pool * 100; ++tries) {
+    Candidate c = space.random_candidate(rng);
+    bool dup = false;
+    for (const auto& p : population) dup = dup || space.canonical(p) == space.canonical(c);
+    if (!dup) population.push_back(std::move(c));
+  }
+  return population;
+}
+
+} // namespace
+
+std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vector<std::size_t> items) {
+  std::vector<std::size_t> valid, invalid;
+  for (auto i : items) (all[i].evaluation.valid ? valid : invalid).push_back(i);
+  auto rank = ranks_of(all, valid);
+  auto crowd = crowding_of(all, valid, rank);
+  std::vector<std::size_t> order(valid.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
+    if (rank[a] != rank[b]) return rank[a] < rank[b];
+    const auto& oa = all[valid[a]].evaluation.objectives;
+    const auto& ob = all[valid[b]].evaluation.objectives;
+    if (oa == ob) return set_genes(all[valid[a]].candidate) < set_genes(all[valid[b]].candidate);
+    if (crowd[a] != crowd[b]) return crowd[a] > crowd[b];
+    return oa < ob;
+  });
+  std::vector<std::size_t> out;
+  for (auto o : order) out.push_back(valid[o]);
+  out.insert(out.end(), invalid.begin(), invalid.end());
+  return out;
+}
+
+std::vector<std::size_t> best_of(const std::vector<Evaluated>& all) {
+  std::vector<std::size_t> valid;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i].evaluation.valid) valid.push_back(i);
+  if (valid.empty()) return {};
+  // Ties go to the candidate that sets fewer knobs: nothing it does not need.
+  auto simpler = [&](std::size_t a, std::size_t b) { return set_genes(all[a].candidate) < set_genes(all[b].candidate); };
+  if (all[valid[0]].evaluation.objectives.size() == 1) {
+    auto best = *std::min_element(valid.begin(), valid.end(), [&](auto a, auto b) {
+      if (all[a].evaluation.objectives[0] != all[b].evaluation.objectives[0])
+        return all[a].evaluation.objectives[0] < all[b].evaluation.objectives[0];
+      return simpler(a, b);
+    });
+    return {best};
+  }
+  auto rank = ranks_of(all, valid);
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    if (rank[i] != 0) continue;
+    // Of candidates with identical objectives keep only the simplest.
+    bool duplicate = false;
+    for (auto& f : front)
+      if (all[f].evaluation.objectives == all[valid[i]].evaluation.objectives) {
+        if (simpler(valid[i], f)) f = valid[i];
+        duplicate = true;
+      }
+    if (!duplicate) front.push_back(valid[i]);
+  }
+  return front;
+}
+
+std::size_t preferred_point(const std::vector<const Evaluation*>& points, const Evaluation* reference) {
+  bool use_reference = reference && reference->valid;
+  std::size_t best = SIZE_MAX;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Evaluation& e = *points[i];
+    if (!e.valid || e.objectives.empty()) continue;
+    bool acceptable = true;
+    if (use_reference)
+      for (std::size_t k = 1; k < e.objectives.size() && k < reference->objectives.size(); ++k)
+        acceptable &= e.objectives[k] <= reference->objectives[k];
+    if (!acceptable) continue;
+    if (best == SIZE_MAX || e.objectives < points[best]->objectives) best = i;
+  }
+  return best;
+}
+
+SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate) {
+  SearchResult result;
+  Memo memo(space, result);
+  std::mt19937_64 rng(cfg.seed);
+  int pool = std::max(cfg.pool, 2);
+
+  std::vector<Candidate> population = first_population(space, cfg, pool, rng);
+
+  for (int generation = 0; memo.count() < cfg.budget; ++generation) {
+    memo.evaluate(population, generation, cfg.budget - memo.count(), evaluate);
+    if (cfg.generations > 0 && generation + 1 >= cfg.generations) break;
+    if (memo.count() >= cfg.budget) break;
+
+    std::vector<std::size_t> members;
+    for (const auto& c : population)
+      if (memo.seen(c)) members.push_back(memo.index(c));
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    // Parents come from the best of this population and the best ever seen.
+    std::vector<std::size_t> everything(result.evaluated.size());
+    for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
+    auto ranked_all = nsga_order(result.evaluated, everything);
+    for (std::size_t i = 0; i < ranked_all.size() && i < std::size_t(pool / 2); ++i) members.push_back(ranked_all[i]);
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    auto ranked = nsga_order(result.evaluated, members);
+    std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
+    ranked.resize(std::min(ranked.size(), keep));
+
+    std::vector<Candidate> next;
+    std::set<std::string> in_next;
+    for (int e = 0; e < cfg.elite && e < int(ranked.size()); ++e) {
+      next.push_back(result.evaluated[ranked[std::size_t(e)]].candidate);
+      in_next.insert(space.canonical(next.back()));
+    }
+    int fresh = 0;
+    const Candidate& leader = result.evaluated[ranked.front()].candidate;
+    int local_quota = std::max(1, pool / 3);
+    for (int attempts = 0; local_quota > 0 && attempts < pool * 20; ++attempts) {
+      Candidate child = local_step(space, leader, rng);
+      std::string key = space.canonical(child);
+      if (memo.seen(child) || in_next.count(key)) continue;
+      in_next.insert(key);
+      next.push_back(std::move(child));
+      ++fresh;
+      --local_quota;
+    }
+    for (int attempts = 0; int(next.size()) < pool && attempts < pool * 60; ++attempts) {
+      const Candidate& a = tournament_pick(result, ranked, cfg.tournament, rng);
+      const Candidate& b = tournament_pick(result, ranked, cfg.tournament, rng);
+      Candidate child = crossover(space, a, b, cfg.mutate_rate, attempts > pool * 30, rng); // stuck: shake harder
+      std::string key = space.canonical(child);
+      if (memo.seen(child) || in_next.count(key)) continue;
+      in_next.insert(key);
+      next.push_back(std::move(child));
+      ++fresh;
+    }
+    if (fresh == 0) break; // the space is exhausted around the population
+    population = std::move(next);
+  }
+  result.best = best_of(result.evaluated);
+  return result;
+}
+
+SearchResult steady_state_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate,
+                                 int jobs) {
+  SearchResult result;
+  std::mt19937_64 rng(cfg.seed);
+  int pool = std::max(cfg.pool, 2);
+  int budget = cfg.generations > 0 ? std::min(cfg.budget, cfg.generations * pool) : cfg.budget;
+
+  std::mutex mutex;
+  std::condition_variable finished; // an evaluation came back
+  std::set<std::string> done; // canonical forms evaluated
+  std::set<std::string> in_flight;
+  std::vector<Candidate> queue = cfg.resumed;
+  for (auto& c : first_population(space, cfg, pool, rng)) queue.push_back(std::move(c));
+  std::reverse(queue.begin(), queue.end()); // popped from the back: in order
+  int started = 0;
+  bool exhausted = false;
+  auto known = [&](const std::string& key) { return done.count(key) || in_flight.count(key); };
+
+  // The next candidate, bred from everything measured so far: the best
+  // `pool` of it (after the cull) are the parents; a third of the children
+  // are local steps around the leader, the rest crossovers. Under the lock.
+  auto propose = [&]() -> std::optional<Candidate> {
+    while (!queue.empty()) {
+      Candidate c = std::move(queue.back());
+      queue.pop_back();
+      if (!known(space.canonical(c))) return c;
+    }
+    std::vector<std::size_t> everything(result.evaluated.size());
+    for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
+    auto ranked = nsga_order(result.evaluated, everything);
+    ranked.resize(std::min<std::size_t>(ranked.size(), std::size_t(pool)));
+    std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
+    ranked.resize(std::min(ranked.size(), keep));
+    std::uniform_real_distribution<double> coin(0, 1);
+    for (int attempts = 0; attempts < pool * 60; ++attempts) {
+      Candidate child;
+      if (ranked.size() < 2) child = space.random_candidate(rng); // too little measured to breed from
+      else if (coin(rng) < 1.0 / 3) child = local_step(space, result.evaluated[ranked.front()].candidate, rng);
+      else
+        child = crossover(space, tournament_pick(result, ranked, cfg.tournament, rng),
+                          tournament_pick(result, ranked, cfg.tournament, rng), cfg.mutate_rate, attempts > pool * 30, rng);
+      if (!known(space.canonical(child))) return child;
+    }
+    return std::nullopt;
+  };
+
+  auto worker = [&] {
+    std::unique_lock lock(mutex);
+    while (true) {
+      std::optional<Candidate> next;
+      while (!exhausted && started < budget && !(next = propose())) {
+        if (in_flight.empty()) {
+          exhausted = true; // nothing new around what is known, and nothing pending that could change that
+          finished.notify_all();
+        } else {
+          finished.wait(lock);
+        }
+      }
+      if (!next) return;
+      std::string key = space.canonical(*next);
+      int generation = started++ / pool; // the pool-sized cohort it was born in
+      in_flight.insert(key);
+      lock.unlock();
+      std::vector<Evaluation> e = evaluate({*next}, generation);
+      lock.lock();
+      in_flight.erase(key);
+      done.insert(key);
+      result.evaluated.push_back(Evaluated{std::move(*next), e.empty() ? Evaluation{} : e.front(), generation});
+      finished.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < std::max(1, jobs); ++j) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  result.best = best_of(result.evaluated);
+  return result;
+}
+
+Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluation& score, const EvaluateBatch& evaluate,
+                int generation, double tolerance, const SameCode& same_code) {
+  // Against the original winner's score, so that small losses within the
+  // tolerance cannot add up over several removals.
+  auto earns_nothing = [&](const Candidate& trial, const Candidate& from, const Evaluation& e) {
+    if (!e.valid) return false;
+    bool no_worse = true;
+    for (std::size_t k = 0; k < e.objectives.size(); ++k)
+      no_worse &= e.objectives[k] <= score.objectives[k] + tolerance * std::fabs(score.objectives[k]);
+    return no_worse || (same_code && same_code(trial, from));
+  };
+  Candidate best = winner;
+  while (true) {
+    // Every single knock-out of the current best, as one batch (in
+    // parallel under --jobs).
+    std::vector<std::size_t> genes;
+    std::vector<Candidate> trials;
+    for (std::size_t i = 0; i < best.genes.size(); ++i) {
+      if (!best.genes[i] || !space.dimensions[i].knockable) continue;
+      genes.push_back(i);
+      trials.push_back(best);
+      trials.back().genes[i].reset();
+    }
+    if (trials.empty()) break;
+    std::vector<Evaluation> scores = evaluate(trials, generation);
+    std::vector<std::size_t> removable;
+    for (std::size_t j = 0; j < trials.size(); ++j)
+      if (earns_nothing(trials[j], best, scores[j])) removable.push_back(genes[j]);
+    if (removable.empty()) break;
+    if (removable.size() > 1) {
+      // Usually they all go together; when they do not (knobs that only
+      // act in combination), one at a time.
+      Candidate without = best;
+      for (auto g : removable) without.genes[g].reset();
+      if (earns_nothing(without, best, evaluate({without}, generation).front())) {
+        best = std::move(without);
+        continue;
+      }
+    }
+    best.genes[removable.front()].reset();
+  }
+  return best;
+}
+
+SearchResult random_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate) {
+  SearchResult result;
+  Memo memo(space, result);
+  std::mt19937_64 rng(cfg.seed);
+  memo.evaluate({space.default_candidate()}, 0, cfg.budget, evaluate);
+  for (int tries = 0; memo.count() < cfg.budget && tries < cfg.budget * 100; ++tries) {
+    Candidate c = space.random_candidate(rng);
+    if (!memo.seen(c)) memo.evaluate({c}, 0, cfg.budget - memo.count(), evaluate);
+  }
+  result.best = best_of(result.evaluated);
+  return result;
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,37 @@
+// Building the search space of a run: the compiler knobs of the space of
+// the ptxas that compiled the traced kernels (only safety classes the run
+// allows: `numerics` needs a --check, `unsafe` needs --allow-unsafe),
+// per-kernel directives for the kernels --kernels selects, the knobs of
+// the NVVM stage (nvcc space) when the build went through ciq-nvcc and
+// the targeted kernels' translation units were traced, and the
+// application parameters.
+#pragma once
+
+#include "spaces/space.h"
+#include "tuner/search/candidate.h"
+#include "tuner/objectives/objectives.h"
+
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+struct SpaceRequest {
+  std::string space_name;              // "" = from the trace; "none" = no compiler knobs
+  std::vector<std::string> params;     // --param specs
+  std::string kernels;                 // glob; "" = every traced kernel
+  bool have_check = false;
+  bool allow_unsafe = false;
+  std::string stages = "all";          // "all", "ptxas" (no NVVM-stage knobs) or "nvcc" (no ptxas knobs)
+  std::vector<TracedUnit> units;       // the discovery build's translation units
+};
+
+/// `trace` is the discovery build's (may be empty when space_name names a
+/// space or is "none").
+Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::vector<TracedModule>& trace);
+
+/// The candidate of `space` that sets what `controls` sets; knobs it cannot
+/// express are an error.
+Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces::ControlSet& controls);
+
+} // namespace ciq::tuner
