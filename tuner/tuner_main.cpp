@@ -57,6 +57,7 @@ static cl::opt<double> cull("cull", cl::desc("Fraction of the worst removed befo
 static cl::opt<double> mutate_rate("mutate-rate", cl::desc("Per-knob mutation probability (default 0.25)"), cl::init(0.25), RUN);
 static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed (default 1)"), cl::init(1), BOTH);
 static cl::opt<int> repeats("repeats", cl::desc("Benchmark runs per evaluation (default 3)"), cl::init(3), RUN);
+static cl::opt<double> server_start("server-start", cl::desc("Seconds a fresh --bench-server's first answer may take beyond --timeout: its start-up (default 120)"), cl::init(120), RUN);
 static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expiry its whole process group is killed (default: none; under --executor slurm, --slurm-time's)"), cl::init(0), RUN);
 static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default: half the CPUs, 1 to 8, when the build writes into {workdir}; else 1)"), cl::init(0), RUN);
 static cl::opt<std::string> gpus("gpus", cl::desc("GPUs to benchmark on, e.g. 0,1 (CUDA_VISIBLE_DEVICES per benchmark)"), cl::value_desc("list"), RUN);
@@ -228,6 +229,7 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
   o.setup.bench_server = bench_server;
   o.setup.shell = shell;
   o.setup.timeout = timeout;
+  o.setup.server_start = server_start;
   o.setup.repeats = repeats;
   o.setup.kernels = kernels;
   // Builds take one CPU each and benchmarks queue for the GPUs: half the
@@ -279,6 +281,7 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
     return ciq::make_error("invalid", "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
                 "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   }
+  if (!(timeout >= 0) || !(server_start >= 0)) return ciq::make_error("invalid", "need --timeout >= 0 and --server-start >= 0 (seconds)");
   return o;
 }
 

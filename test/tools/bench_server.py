@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A resident benchmark stand-in for ciq-tuner --bench-server.
 
-  bench_server.py LOG
+  bench_server.py LOG [--startup S]
 
-Appends "start <pid> gpu=<CUDA_VISIBLE_DEVICES>" to LOG when it starts, then
+Sleeps S seconds first (a slow start-up) if asked; appends "start <pid> gpu=<CUDA_VISIBLE_DEVICES>" to LOG when it starts, then
 answers requests on stdin (one option per line, an empty line ends each):
 
   --x N        prints f=<(N-7)^2 + 1> (the best is N = 7), status 0
@@ -69,6 +69,8 @@ def log(line):
 
 
 log(f"start {os.getpid()} gpu={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
+if "--startup" in sys.argv:  # a slow start (imports, inputs) before any answer
+    time.sleep(float(sys.argv[sys.argv.index("--startup") + 1]))
 args = []
 for line in sys.stdin:
     line = line.rstrip("\n")

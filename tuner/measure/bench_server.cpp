@@ -19,7 +19,8 @@ std::string last_line(const std::string& text) {
 } // namespace
 
 BenchServerExecutor::BenchServerExecutor(const TuningSetup& setup, std::shared_ptr<Executor> builds)
-    : builds_(std::move(builds)), command_(setup.bench_server), shell_(setup.shell), run_dir_(setup.run_dir) {
+    : builds_(std::move(builds)), command_(setup.bench_server), shell_(setup.shell), run_dir_(setup.run_dir),
+      server_start_(setup.server_start) {
   for (const auto& g : builds_->slots()) servers_[g]; // every slot exists before threads start
 }
 
@@ -77,12 +78,17 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
   }
   message += "\n";
 
+  bool fresh = !servers_.at(step.gpu);
   auto server = server_for(step.gpu);
   if (!server) return server.error();
   auto started = std::chrono::steady_clock::now();
   std::string answer;
   auto sent = (*server)->send(message);
-  Result<std::string> status = sent ? (*server)->receive("ciq-status: ", step.timeout, &answer) : Result<std::string>(sent.error());
+  // A fresh server answers its first request after its own start-up
+  // (imports, CUDA, inputs: seconds for a Python benchmark that imports
+  // torch), which --timeout, a limit on the benchmark, does not cover.
+  double limit = step.timeout > 0 && fresh ? step.timeout + server_start_ : step.timeout;
+  Result<std::string> status = sent ? (*server)->receive("ciq-status: ", limit, &answer) : Result<std::string>(sent.error());
   StepResult done;
   done.log = join_path(step.workdir, step.log_name);
   RunResult& run = done.run;

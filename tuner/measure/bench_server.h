@@ -4,7 +4,9 @@
 // become requests to the server of the GPU the step holds: their words
 // (placeholders filled in), one per line, then an empty line; the server
 // answers with the output and a line `ciq-status: N`. A server that dies or
-// does not answer in time is started again for the next request.
+// does not answer in time (--timeout; a fresh server's first answer gets
+// --server-start seconds more, for its start-up) is started again for the
+// next request.
 #pragma once
 
 #include "tuner/measure/executor.h"
@@ -42,6 +44,7 @@ private:
   std::string command_;
   bool shell_;
   std::string run_dir_;
+  double server_start_;
   std::map<std::string, std::unique_ptr<Coprocess>> servers_; // per GPU; used only by the GPU's holder
 };
 

@@ -25,6 +25,7 @@ struct TuningSetup {
   // and --check as requests (their words, one per line, then an empty line)
   // and answers each with its output and a line `ciq-status: N`.
   std::string bench_server;
+  double server_start = 120;       // seconds a fresh server's first answer may take beyond `timeout`
   bool shell = false;              // run them through /bin/sh -c
   double timeout = 0;              // seconds per command; 0 = none
   std::vector<Objective> objectives;

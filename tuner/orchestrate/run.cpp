@@ -178,6 +178,20 @@ static Result<void> check_options(TuneOptions& o) {
   return {};
 }
 
+// results.csv: a header, then a row per evaluation (a view of the journal).
+static std::string csv_header(const TuneOptions& o) {
+  std::string header = "number,generation,candidate";
+  for (const auto& obj : o.setup.objectives) header += "," + csv_field(obj.name);
+  return header + ",status,reason,build_s,bench_s";
+}
+
+static std::string csv_row(const TuneOptions& o, const EvalRecord& r) {
+  std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
+  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
+  return row + "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," +
+         format_number(r.bench_seconds);
+}
+
 // The run directory: a new one (the command line saved, results.csv begun),
 // or the journal of the one to resume. Interrupts stop the commands in
 // flight from now on.
@@ -202,7 +216,11 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   if (o.resume) {
     auto j = load_journal(journal_path);
     if (!j) return j.error();
-    if (auto cut = drop_partial_last_line(join_path(o.out_dir, "results.csv")); !cut) return cut.error();
+    // results.csv again from the journal: a run stopped between the two
+    // (a full disk) may have left a row short or missing.
+    std::string csv = csv_header(o) + "\n";
+    for (const auto& r : *j) csv += csv_row(o, r) + "\n";
+    if (auto w = write_file_atomic(join_path(o.out_dir, "results.csv"), csv); !w) return w.error();
     journal = std::move(*j);
     std::fprintf(stderr, "ciq-tuner: resuming %s: %zu evaluations in the journal\n", o.out_dir.c_str(), journal.size());
   } else {
@@ -212,9 +230,7 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
     if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
     // A resume from elsewhere runs the commands (relative paths in them) here.
     if (auto w = write_file_atomic(join_path(o.out_dir, "working-directory"), current_directory() + "\n"); !w) return w.error();
-    std::string header = "number,generation,candidate";
-    for (const auto& obj : o.setup.objectives) header += "," + csv_field(obj.name);
-    if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), header + ",status,reason,build_s,bench_s"); !w) return w.error();
+    if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), csv_header(o)); !w) return w.error();
   }
 
   o.setup.executor->use_run_directory(o.out_dir);
@@ -361,10 +377,7 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
 // One finished evaluation: a journal line (synced) and a results.csv row.
 static void record_evaluation(const TuneOptions& o, const std::string& journal_path, const EvalRecord& r) {
   if (auto w = append_whole_line(journal_path, r.to_json()); !w) stop_unrecorded(o, r, w.error().message);
-  std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
-  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
-  row += "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," + format_number(r.bench_seconds);
-  if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), row); !w) stop_unrecorded(o, r, w.error().message);
+  if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), csv_row(o, r)); !w) stop_unrecorded(o, r, w.error().message);
 }
 
 // The search itself, with the strategy the options ask for.
