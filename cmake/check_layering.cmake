@@ -13,8 +13,8 @@
 # CMakeLists.txt); this check catches what linking would not: an upward
 # #include of a header-only part. A header belongs to the deepest listed
 # folder that holds it (tuner/measure/slurm.h to tuner/measure). Every
-# sub-folder of tuner/ must have its place here: one that has none fails
-# the check rather than go unchecked. Usage as a script:
+# sub-folder of tuner/ with C++ in it must have its place here: one that
+# has none fails the check rather than go unchecked. Usage as a script:
 #   cmake -DROOT=<source dir> -P cmake/check_layering.cmake
 cmake_policy(SET CMP0057 NEW) # if(IN_LIST) in script mode too
 set(ciq_below_utils utils)
@@ -37,7 +37,10 @@ set(ciq_layering_errors "")
 file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/*)
 foreach(entry ${ciq_tuner_entries})
   if(IS_DIRECTORY ${ROOT}/${entry} AND NOT entry IN_LIST ciq_folders)
-    string(APPEND ciq_layering_errors "\n  ${entry}/ has no place in the layering: give it one in cmake/check_layering.cmake (ciq_below_${entry} and ciq_folders)")
+    file(GLOB_RECURSE cxx ${ROOT}/${entry}/*.cpp ${ROOT}/${entry}/*.h)
+    if(cxx) # tuner/python/ holds no C++: nothing to layer
+      string(APPEND ciq_layering_errors "\n  ${entry}/ has no place in the layering: give it one in cmake/check_layering.cmake (ciq_below_${entry} and ciq_folders)")
+    endif()
   endif()
 endforeach()
 foreach(folder ${ciq_folders})
