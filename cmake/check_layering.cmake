@@ -28,10 +28,8 @@ set(ciq_below_tuner/measure ${ciq_below_tuner/search} tuner/measure)
 set(ciq_below_tuner/report ${ciq_below_tuner/measure} tuner/report)
 set(ciq_below_tuner/orchestrate ${ciq_below_tuner/measure} tuner/orchestrate)
 set(ciq_below_tuner ${ciq_below_tuner/measure} tuner/report tuner/orchestrate tuner)
-# tuner/python: the ciq Python package, no C++ (nothing to include).
-set(ciq_below_tuner/python tuner/python)
 set(ciq_folders utils spaces cache wrapper cache/cli
-    tuner/objectives tuner/search tuner/measure tuner/report tuner/orchestrate tuner tuner/python)
+    tuner/objectives tuner/search tuner/measure tuner/report tuner/orchestrate tuner)
 
 set(ciq_layering_errors "")
 file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/*)
