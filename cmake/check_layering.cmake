@@ -18,7 +18,12 @@ set(ciq_below_tuner utils spaces cache tuner)
 
 set(ciq_layering_errors "")
 foreach(folder utils spaces cache wrapper cache/cli tuner)
-  file(GLOB sources ${ROOT}/${folder}/*.cpp ${ROOT}/${folder}/*.h)
+  if(folder STREQUAL "tuner")
+    # tuner/ has sub-folders (profile/, inject/, ...), all under tuner's rule.
+    file(GLOB_RECURSE sources ${ROOT}/${folder}/*.cpp ${ROOT}/${folder}/*.h)
+  else()
+    file(GLOB sources ${ROOT}/${folder}/*.cpp ${ROOT}/${folder}/*.h)
+  endif()
   foreach(source ${sources})
     file(STRINGS ${source} includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[a-z_]+/")
     foreach(line ${includes})
