@@ -41,6 +41,7 @@
 // changes meaning.
 #pragma once
 
+#include "tuner/profile/kernel_code.h"  // kernel_code_hashes(): the same hash from a cubin file
 #include "utils/result.h"
 
 #include <array>
