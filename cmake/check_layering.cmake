@@ -6,8 +6,9 @@
 #
 # and inside tuner/, one library per sub-folder:
 #
-#   tuner/objectives <- tuner/search <- tuner/measure
+#   tuner/profile <- tuner/objectives <- tuner/search <- tuner/measure
 #     <- {tuner/report, tuner/orchestrate} <- tuner (ciq-tuner's main)
+#   tuner/profile <- tuner/inject (the library loaded into programs)
 #
 # Each folder is also one library that links only downward (its
 # CMakeLists.txt); this check catches what linking would not: an upward
@@ -22,13 +23,18 @@ set(ciq_below_spaces utils spaces)
 set(ciq_below_cache utils spaces cache)
 set(ciq_below_wrapper utils spaces cache wrapper)
 set(ciq_below_cache/cli utils spaces cache cache/cli)
-set(ciq_below_tuner/objectives utils spaces cache tuner/objectives)
+# tuner/profile reads kernel traces (utils only); tuner/inject is the
+# library loaded into the user's program (no ciq library but profile's ELF
+# part); objectives and everything above may read traces.
+set(ciq_below_tuner/profile utils tuner/profile)
+set(ciq_below_tuner/inject tuner/profile tuner/inject)
+set(ciq_below_tuner/objectives utils spaces cache tuner/profile tuner/objectives)
 set(ciq_below_tuner/search ${ciq_below_tuner/objectives} tuner/search)
 set(ciq_below_tuner/measure ${ciq_below_tuner/search} tuner/measure)
 set(ciq_below_tuner/report ${ciq_below_tuner/measure} tuner/report)
 set(ciq_below_tuner/orchestrate ${ciq_below_tuner/measure} tuner/orchestrate)
 set(ciq_below_tuner ${ciq_below_tuner/measure} tuner/report tuner/orchestrate tuner)
-set(ciq_folders utils spaces cache wrapper cache/cli
+set(ciq_folders utils spaces cache wrapper cache/cli tuner/profile tuner/inject
     tuner/objectives tuner/search tuner/measure tuner/report tuner/orchestrate tuner)
 
 set(ciq_layering_errors "")
@@ -61,5 +67,6 @@ foreach(folder ${ciq_folders})
 endforeach()
 if(ciq_layering_errors)
   message(FATAL_ERROR "ciq: an include goes against the folders' layering (utils <- spaces <- cache <- wrapper, cache/cli, tuner; "
-                      "tuner/objectives <- tuner/search <- tuner/measure <- tuner/report, tuner/orchestrate <- tuner):${ciq_layering_errors}")
+                      "tuner/profile <- tuner/objectives <- tuner/search <- tuner/measure <- tuner/report, tuner/orchestrate <- tuner; "
+                      "tuner/profile <- tuner/inject):${ciq_layering_errors}")
 endif()

@@ -56,6 +56,16 @@ if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
    os.access(os.path.join(config.cuda_home, "bin", "nvcc"), os.X_OK):
     config.available_features.add("cuda")
     config.environment["CUDA_HOME"] = config.cuda_home
+# Feature `cupti`: libciq-inject was built (the toolkit has CUPTI's
+# headers). %inject_lib is it; %inject_driver a stand-in program that calls
+# its hook as cuInit would; %profile_tool prints what the trace reader reads.
+config.substitutions.append(("%inject_driver", os.path.join(config.ciq_test_bin_dir, "ciq-test-inject-driver")))
+config.substitutions.append(("%profile_tool", os.path.join(config.ciq_test_bin_dir, "ciq-test-profile")))
+if config.ciq_inject_library:
+    config.available_features.add("cupti")
+    config.substitutions.append(("%inject_lib", config.ciq_inject_library))
+else:
+    lit_config.note("kernel-timing tests skipped: libciq-inject was not built (no CUPTI headers in the CUDA Toolkit)")
 if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")
 if shutil.which("cmake"):

@@ -1,0 +1,295 @@
+// libciq-inject: kernel timing inside the user's own, unmodified program.
+//
+// The CUDA driver loads the library named by CUDA_INJECTION64_PATH into
+// every process at cuInit and calls its InitializeInjection(). With
+// CIQ_KERNEL_TRACE=<dir> set, this records every kernel execution through
+// CUPTI's activity API (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: the kind that
+// does not serialise kernels) and, at the end, writes
+// <dir>/kernels-<pid>.jsonl (format: tuner/profile/kernel_trace.h). Without
+// it, nothing happens.
+//
+// Promises, because this runs inside someone else's program:
+// - It never changes the program's output or exit status. Nothing goes to
+//   stdout or stderr unless CIQ_KERNEL_TRACE_VERBOSE=1; every failure is a
+//   status in the trace, not a crash. InitializeInjection always reports
+//   success to the driver.
+// - libcupti is not linked but loaded with dlopen (cupti_loader.h): a
+//   missing or mismatched CUPTI must never make cuInit fail; it becomes
+//   status "no-cupti" or "cupti-version" with the reason.
+// - Memory is bounded (kernel_table.h).
+// - The trace is written once: at exit() (atexit, after a forced flush of
+//   CUPTI's buffers), or on SIGINT, SIGTERM, SIGHUP or SIGQUIT when that
+//   signal's disposition was the default at InitializeInjection (then the
+//   signal is re-raised with the default action, so the exit status is the
+//   signal's). A program that handles a signal itself exits through exit()
+//   and atexit. Written atomically: a hidden temporary file in <dir>, then
+//   rename.
+//
+// Not covered: _exit(), abort(), SIGKILL and crashes write nothing; a fork
+// child writes nothing (its parent's kernels are the parent's); exec
+// replaces the library (the new program, if it uses CUDA, is injected
+// afresh). Writing from a signal handler is not async-signal-safe (it
+// allocates and calls CUPTI): a bounded wait for the table's lock keeps it
+// from hanging on a lock its own thread holds, and a trace that could not
+// take it says "interrupted". A program that runs its own CUPTI client
+// (torch.profiler, Nsight) competes with this one: CUPTI allows one
+// callback subscriber and one set of activity buffers.
+#include "tuner/inject/cupti_loader.h"
+#include "tuner/inject/kernel_table.h"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ciq::inject {
+namespace {
+
+constexpr std::size_t buffer_bytes = std::size_t(4) << 20;
+constexpr int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+/// Everything the library knows. Allocated once and never freed: CUPTI may
+/// deliver a buffer after static destructors have run.
+struct Injection {
+  std::string dir;  // absolute
+  bool verbose = false;
+  pid_t pid = 0;
+  Cupti cupti;
+  bool cupti_loaded = false;
+  std::timed_mutex lock;  // guards table, facts and closed
+  KernelTable table;
+  ProcessFacts facts;
+  bool closed = false;  // rendered: later records are dropped
+  std::atomic<bool> writing{false};
+};
+
+Injection* injection = nullptr;
+
+void say(const std::string& message) {
+  if (injection && injection->verbose) std::fprintf(stderr, "ciq-inject: %s\n", message.c_str());
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  // CUPTI wants 8-byte alignment; malloc gives 16. No buffer: CUPTI drops
+  // the records and counts them.
+  *buffer = static_cast<uint8_t*>(std::malloc(buffer_bytes));
+  *size = *buffer ? buffer_bytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  Injection& in = *injection;
+  try {
+    std::lock_guard<std::timed_mutex> hold(in.lock);
+    if (!in.closed) {
+      CUpti_Activity* record = nullptr;
+      while (in.cupti.activity_get_next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+        if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        KernelLaunch launch;
+        launch.name = k->name ? k->name : "";
+        launch.device = k->deviceId;
+        launch.grid = {k->gridX, k->gridY, k->gridZ};
+        launch.block = {k->blockX, k->blockY, k->blockZ};
+        launch.dynamic_smem = k->dynamicSharedMemory;
+        launch.static_smem = k->staticSharedMemory;
+        launch.registers = k->registersPerThread;
+        launch.local_bytes = k->localMemoryPerThread;
+        launch.start_ns = k->start;
+        launch.end_ns = k->end;
+        in.table.add_launch(launch);
+      }
+      size_t dropped = 0;
+      if (in.cupti.activity_get_num_dropped_records(context, stream, &dropped) == CUPTI_SUCCESS)
+        in.table.add_dropped_records(dropped);
+    }
+  } catch (...) {
+    // Out of memory: these records are lost, the program goes on.
+  }
+  std::free(buffer);
+}
+
+void CUPTIAPI module_loaded(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_MODULE_LOADED || !data) return;
+  const auto* module = static_cast<const CUpti_ModuleResourceData*>(
+      static_cast<const CUpti_ResourceData*>(data)->resourceDescriptor);
+  if (!module || !module->pCubin) return;
+  // The image is valid only during this call: hash it now.
+  try {
+    std::lock_guard<std::timed_mutex> hold(injection->lock);
+    if (!injection->closed) injection->table.add_module(module->moduleId, std::string_view(module->pCubin, module->cubinSize));
+  } catch (...) {
+    // Out of memory: the module goes unrecorded.
+  }
+}
+
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += std::size_t(n);
+  }
+  return true;
+}
+
+void make_dirs(const std::string& path) {
+  for (std::size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
+    ::mkdir(path.substr(0, slash).c_str(), 0777);
+    if (slash == std::string::npos) return;
+  }
+}
+
+/// Flushes CUPTI, renders the table and writes the file; once per process,
+/// and never in a fork child.
+void write_trace() {
+  Injection& in = *injection;
+  if (in.writing.exchange(true) || ::getpid() != in.pid) return;
+  if (in.cupti_loaded && in.facts.status == "ok") {
+    // Completes every buffer through buffer_completed, on this thread:
+    // not under our lock.
+    CUptiResult flushed = in.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (flushed != CUPTI_SUCCESS) say(in.cupti.describe("cuptiActivityFlushAll", flushed));
+  }
+  std::string text;
+  if (in.lock.try_lock_for(std::chrono::seconds(2))) {
+    in.closed = true;
+    text = in.table.render(in.facts);
+    in.lock.unlock();
+  } else {
+    ProcessFacts facts = in.facts;
+    facts.status = "interrupted";
+    facts.reason = "a signal arrived while the kernel table was being updated; its kernels are lost";
+    text = KernelTable().render(facts);
+  }
+  make_dirs(in.dir);
+  std::string path = in.dir + "/kernels-" + std::to_string(in.pid) + ".jsonl";
+  std::string temporary = in.dir + "/.kernels-" + std::to_string(in.pid) + ".tmp";
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && write_all(fd, text);
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) {
+    say("wrote " + path);
+  } else {
+    say("cannot write " + path + ": " + std::strerror(errno));
+    ::unlink(temporary.c_str());
+  }
+}
+
+void write_trace_safely() {
+  try {
+    write_trace();
+  } catch (...) {
+    say("cannot write the trace: out of memory");
+  }
+}
+
+void write_at_exit() { write_trace_safely(); }
+
+void write_on_signal(int signal) {
+  int saved = errno;
+  write_trace_safely();
+  std::signal(signal, SIG_DFL);
+  errno = saved;
+  std::raise(signal);  // delivered with the default action once we return
+}
+
+/// Sets in.facts.status: "ok" when kernel activity is being recorded.
+void start_recording(Injection& in) {
+  std::string reason;
+  if (!load_cupti(in.cupti, reason)) {
+    in.facts.status = "no-cupti";
+    in.facts.reason = reason;
+    in.facts.module_identity = "no CUPTI";
+    return;
+  }
+  in.cupti_loaded = true;
+  uint32_t version = 0;
+  CUptiResult result = in.cupti.get_version(&version);
+  if (result != CUPTI_SUCCESS || version / 10000 != CUPTI_API_VERSION / 10000) {
+    // Activity records change layout between major versions; reading them
+    // with the wrong struct would give garbage, not timing.
+    in.facts.status = "cupti-version";
+    in.facts.reason = in.cupti.path + ": CUPTI API version " + std::to_string(version) +
+                      "; this library reads the records of version " + std::to_string(CUPTI_API_VERSION / 10000) + ".x";
+    in.facts.module_identity = "CUPTI version";
+    return;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  result = in.cupti.subscribe(&subscriber, module_loaded, nullptr);
+  if (result == CUPTI_SUCCESS)
+    result = in.cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+  if (result != CUPTI_SUCCESS) in.facts.module_identity = in.cupti.describe("cuptiSubscribe/cuptiEnableCallback", result);
+  result = in.cupti.activity_register_callbacks(buffer_requested, buffer_completed);
+  if (result != CUPTI_SUCCESS) {
+    in.facts.status = "cupti-error";
+    in.facts.reason = in.cupti.describe("cuptiActivityRegisterCallbacks", result);
+    return;
+  }
+  result = in.cupti.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (result != CUPTI_SUCCESS) {
+    in.facts.status = "cupti-error";
+    in.facts.reason = in.cupti.describe("cuptiActivityEnable(CONCURRENT_KERNEL)", result);
+    return;
+  }
+  in.facts.status = "ok";
+}
+
+std::string self_exe() {
+  char buffer[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer);
+  return n > 0 ? std::string(buffer, std::size_t(n)) : std::string();
+}
+
+} // namespace
+} // namespace ciq::inject
+
+/// The driver's hook, called once from cuInit. Always 1 (success): nothing
+/// here may make the program's CUDA initialisation fail.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace ciq::inject;
+  static std::atomic<bool> initialised{false};
+  if (initialised.exchange(true)) return 1;
+  const char* dir = std::getenv("CIQ_KERNEL_TRACE");
+  if (!dir || !*dir) return 1;
+  try {
+    auto* in = new Injection;
+    in->verbose = [] { const char* v = std::getenv("CIQ_KERNEL_TRACE_VERBOSE"); return v && std::strcmp(v, "1") == 0; }();
+    in->dir = dir;
+    if (in->dir[0] != '/') {
+      // Relative to where the program started CUDA, not where it is at exit.
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd)) in->dir = std::string(cwd) + "/" + in->dir;
+    }
+    in->pid = ::getpid();
+    in->facts.pid = in->pid;
+    in->facts.exe = self_exe();
+    injection = in;
+    std::atexit(write_at_exit);
+    for (int signal : fatal_signals) {
+      struct sigaction current;
+      if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO))
+        continue;
+      struct sigaction ours = {};
+      ours.sa_handler = write_on_signal;
+      sigemptyset(&ours.sa_mask);
+      for (int other : fatal_signals) sigaddset(&ours.sa_mask, other);
+      ours.sa_flags = SA_RESTART;
+      sigaction(signal, &ours, nullptr);
+    }
+    start_recording(*in);
+    say("status " + in->facts.status + (in->facts.reason.empty() ? "" : ": " + in->facts.reason) + "; trace in " + in->dir);
+  } catch (...) {
+    // Out of memory at start-up: record nothing rather than disturb cuInit.
+  }
+  return 1;
+}

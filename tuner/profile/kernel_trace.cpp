@@ -1,0 +1,250 @@
+// Reading and merging kernel traces. nlohmann/json directly rather than
+// utils/json.h: timestamps in nanoseconds need all 64 bits, and that
+// reader keeps numbers as doubles.
+#include "tuner/profile/kernel_trace.h"
+
+#include "utils/files.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace ciq::profile {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// Member `key` as an unsigned count; `fallback` when absent or not one.
+std::uint64_t unsigned_member(const json& object, const char* key, std::uint64_t fallback = 0) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_unsigned()) return fallback;  // nlohmann: every integer >= 0
+  return it->get<std::uint64_t>();
+}
+
+std::int64_t signed_member(const json& object, const char* key, std::int64_t fallback) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return fallback;
+  return it->get<std::int64_t>();
+}
+
+std::string string_member(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// [x, y, z] of non-negative integers; false when it is not that.
+bool read_dims(const json& object, const char* key, std::array<std::uint32_t, 3>& out) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_array() || it->size() != 3) return false;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const json& v = (*it)[i];
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > UINT32_MAX) return false;
+    out[i] = static_cast<std::uint32_t>(v.get<std::uint64_t>());
+  }
+  return true;
+}
+
+/// The kernel line `line` as a record; an error message when it lacks
+/// what makes it one.
+Result<KernelRecord> read_kernel_line(const json& line, std::int64_t pid) {
+  KernelRecord r;
+  r.pid = pid;
+  r.kernel = string_member(line, "kernel");
+  if (r.kernel.empty()) return make_error("parse", "a kernel line without a name");
+  r.demangled = string_member(line, "demangled");
+  r.config.device = signed_member(line, "device", 0);
+  if (!read_dims(line, "grid", r.config.grid) || !read_dims(line, "block", r.config.block))
+    return make_error("parse", "kernel " + r.kernel + ": grid and block must be [x, y, z]");
+  r.config.dynamic_smem = unsigned_member(line, "dynamic_smem");
+  r.static_smem = unsigned_member(line, "static_smem");
+  r.registers = unsigned_member(line, "registers");
+  r.local_bytes = unsigned_member(line, "local_bytes");
+  r.launches = unsigned_member(line, "launches");
+  r.total_ns = unsigned_member(line, "total_ns");
+  r.min_ns = unsigned_member(line, "min_ns");
+  r.max_ns = unsigned_member(line, "max_ns");
+  r.first_start_ns = unsigned_member(line, "first_start_ns");
+  r.last_end_ns = unsigned_member(line, "last_end_ns");
+  if (auto it = line.find("durations_ns"); it != line.end()) {
+    if (!it->is_array()) return make_error("parse", "kernel " + r.kernel + ": durations_ns is not an array");
+    r.durations_ns.reserve(it->size());
+    for (const json& d : *it) {
+      if (!d.is_number_unsigned()) return make_error("parse", "kernel " + r.kernel + ": a duration is not a count of ns");
+      r.durations_ns.push_back(d.get<std::uint64_t>());
+    }
+  }
+  if (r.durations_ns.size() > r.launches)
+    return make_error("parse", "kernel " + r.kernel + ": more durations than launches");
+  r.code_xxh128 = string_member(line, "code_xxh128");
+  r.module = signed_member(line, "module", -1);
+  return r;
+}
+
+void merge_stats(LaunchStats& into, const KernelRecord& r) {
+  if (r.launches == 0) return;
+  into.min_ns = into.launches == 0 ? r.min_ns : std::min(into.min_ns, r.min_ns);
+  into.max_ns = std::max(into.max_ns, r.max_ns);
+  into.launches += r.launches;
+  into.total_ns += r.total_ns;
+}
+
+} // namespace
+
+double median_of(std::vector<std::uint64_t> values) {
+  if (values.empty()) return 0;
+  std::size_t middle = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + middle, values.end());
+  double upper = double(values[middle]);
+  if (values.size() % 2) return upper;
+  double lower = double(*std::max_element(values.begin(), values.begin() + middle));
+  return (lower + upper) / 2;
+}
+
+bool KernelTrace::timed() const {
+  return std::any_of(processes.begin(), processes.end(), [](const TraceProcess& p) { return p.timed(); });
+}
+
+std::string KernelTrace::no_timing_reason() const {
+  if (timed()) return "";
+  if (processes.empty())
+    return "no process wrote a kernel trace (the program never initialised CUDA, or "
+           "CUDA_INJECTION64_PATH and CIQ_KERNEL_TRACE did not reach it)";
+  std::set<std::string> seen;
+  std::string reason;
+  for (const auto& p : processes) {
+    std::string one = p.status + (p.reason.empty() ? "" : ": " + p.reason);
+    if (!seen.insert(one).second) continue;
+    reason += (reason.empty() ? "" : "; ") + one;
+  }
+  return reason;
+}
+
+void add_kernel_trace_text(KernelTrace& trace, std::string_view text, const std::string& file) {
+  std::size_t line_number = 0;
+  bool have_header = false;
+  std::int64_t pid = 0;
+  while (!text.empty()) {
+    ++line_number;
+    std::size_t end = text.find('\n');
+    bool last_unterminated = end == std::string_view::npos;
+    std::string_view line = text.substr(0, last_unterminated ? text.size() : end);
+    text.remove_prefix(last_unterminated ? text.size() : end + 1);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    auto problem = [&](std::string message) {
+      trace.problems.push_back({file + ":" + std::to_string(line_number), std::move(message)});
+    };
+    json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      problem(last_unterminated ? "truncated last line (the writer was cut off?); skipped"
+                                : "not a JSON object; skipped");
+      continue;
+    }
+    if (!have_header) {
+      if (!parsed.contains("ciq_kernel_trace")) {
+        problem("not a kernel trace (no \"ciq_kernel_trace\" header); file skipped");
+        return;
+      }
+      std::uint64_t version = unsigned_member(parsed, "ciq_kernel_trace");
+      if (version != 1) {
+        problem("kernel trace version " + parsed["ciq_kernel_trace"].dump() + " is not 1; file skipped");
+        return;
+      }
+      TraceProcess p;
+      p.file = file;
+      p.pid = pid = signed_member(parsed, "pid", 0);
+      p.exe = string_member(parsed, "exe");
+      p.status = string_member(parsed, "status");
+      if (p.status.empty()) p.status = "unknown";
+      p.reason = string_member(parsed, "reason");
+      p.module_identity = string_member(parsed, "module_identity");
+      p.dropped_launches = unsigned_member(parsed, "dropped_launches");
+      p.dropped_records = unsigned_member(parsed, "dropped_records");
+      p.incomplete_records = unsigned_member(parsed, "incomplete_records");
+      trace.processes.push_back(std::move(p));
+      have_header = true;
+      continue;
+    }
+    if (parsed.contains("kernel")) {
+      auto record = read_kernel_line(parsed, pid);
+      if (!record) {
+        problem(record.error().message + "; skipped");
+        continue;
+      }
+      trace.records.push_back(std::move(*record));
+    } else if (parsed.contains("module")) {
+      TraceModule m;
+      m.pid = pid;
+      m.id = signed_member(parsed, "module", -1);
+      m.image = string_member(parsed, "image");
+      m.bytes = unsigned_member(parsed, "bytes");
+      m.xxh128 = string_member(parsed, "xxh128");
+      m.kernels = unsigned_member(parsed, "kernels");
+      trace.modules.push_back(std::move(m));
+    }
+    // Other lines: members a later version adds; ignored.
+  }
+  if (!have_header) trace.problems.push_back({file + ":1", "empty file; skipped"});
+}
+
+void summarise_kernels(KernelTrace& trace) {
+  std::map<std::string, KernelSummary> by_name;
+  std::map<std::string, std::map<LaunchConfig, ConfigSummary>> configs;
+  std::map<std::string, std::set<std::int64_t>> pids;
+  std::map<std::string, std::set<std::string>> hashes;
+  trace.total_ns = 0;
+  for (const KernelRecord& r : trace.records) {
+    KernelSummary& k = by_name[r.kernel];
+    k.kernel = r.kernel;
+    if (k.demangled.empty()) k.demangled = r.demangled;
+    merge_stats(k.stats, r);
+    k.durations_ns.insert(k.durations_ns.end(), r.durations_ns.begin(), r.durations_ns.end());
+    ConfigSummary& c = configs[r.kernel][r.config];
+    c.config = r.config;
+    c.registers = std::max(c.registers, r.registers);
+    c.static_smem = std::max(c.static_smem, r.static_smem);
+    c.local_bytes = std::max(c.local_bytes, r.local_bytes);
+    merge_stats(c.stats, r);
+    c.durations_ns.insert(c.durations_ns.end(), r.durations_ns.begin(), r.durations_ns.end());
+    pids[r.kernel].insert(r.pid);
+    if (!r.code_xxh128.empty()) hashes[r.kernel].insert(r.code_xxh128);
+    trace.total_ns += r.total_ns;
+  }
+  trace.kernels.clear();
+  for (auto& [name, k] : by_name) {
+    k.stats.recorded = k.durations_ns.size();
+    k.stats.median_ns = median_of(k.durations_ns);
+    k.share = trace.total_ns ? double(k.stats.total_ns) / double(trace.total_ns) : 0;
+    k.processes = pids[name].size();
+    k.code_xxh128.assign(hashes[name].begin(), hashes[name].end());
+    for (auto& [config, c] : configs[name]) {
+      c.stats.recorded = c.durations_ns.size();
+      c.stats.median_ns = median_of(c.durations_ns);
+      k.configs.push_back(std::move(c));
+    }
+    std::stable_sort(k.configs.begin(), k.configs.end(),
+                     [](const ConfigSummary& a, const ConfigSummary& b) { return a.stats.total_ns > b.stats.total_ns; });
+    trace.kernels.push_back(std::move(k));
+  }
+  std::stable_sort(trace.kernels.begin(), trace.kernels.end(), [](const KernelSummary& a, const KernelSummary& b) {
+    return a.stats.total_ns > b.stats.total_ns;
+  });
+}
+
+Result<KernelTrace> read_kernel_trace(const std::string& dir) {
+  auto names = list_directory(dir);
+  if (!names) return names.error();
+  KernelTrace trace;
+  for (const std::string& name : *names) {  // sorted: a stable order of processes
+    if (name.rfind("kernels-", 0) != 0 || name.size() < 6 || name.substr(name.size() - 6) != ".jsonl") continue;
+    std::string path = join_path(dir, name);
+    auto text = read_file(path);
+    if (!text) return text.error();
+    add_kernel_trace_text(trace, *text, path);
+  }
+  summarise_kernels(trace);
+  return trace;
+}
+
+} // namespace ciq::profile
