@@ -27,7 +27,7 @@ set(ciq_below_cache/cli utils spaces cache cache/cli)
 # library loaded into the user's program (no ciq library but profile's ELF
 # part); objectives and everything above may read traces.
 set(ciq_below_tuner/profile utils tuner/profile)
-set(ciq_below_tuner/inject tuner/profile tuner/inject)
+set(ciq_below_tuner/inject utils tuner/profile tuner/inject)
 set(ciq_below_tuner/objectives utils spaces cache tuner/profile tuner/objectives)
 set(ciq_below_tuner/search ${ciq_below_tuner/objectives} tuner/search)
 set(ciq_below_tuner/measure ${ciq_below_tuner/search} tuner/measure)
