@@ -1,5 +1,6 @@
 // ciq-tuner: option parsing only; the work is in run.cpp.
 #include "tuner/orchestrate/campaign.h"
+#include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/run.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
@@ -30,6 +31,7 @@ static cl::SubCommand run_cmd("run", "Tune: search control sets (and parameters)
 static cl::SubCommand campaign_cmd("campaign", "Tune every kernel of a build: one run per kernel (all run options apply), shipped as each ends; see README, 'Campaigns'");
 static cl::SubCommand report_cmd("report", "Write DIR/report.html (self-contained, inline SVG plots) and DIR/report/*.svg for a run or a campaign");
 static cl::SubCommand sample_cmd("sample", "Print N random candidates of a search space without running anything");
+static cl::SubCommand profile_cmd("profile", "Run a program once and list its hot kernels by GPU time, measured inside its own run (no harness); see README, 'Tune a whole program'");
 static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
 static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<int> quality_budget("budget", cl::desc("Evaluations per search (default 64)"), cl::init(64), cl::cat(category), cl::sub(quality_cmd));
@@ -89,6 +91,14 @@ static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (d
 static cl::opt<std::string> report_dir(cl::Positional, cl::desc("<run or campaign directory>"), cl::Required, cl::sub(report_cmd));
 static cl::opt<std::string> report_out("o", cl::desc("The HTML file to write (default DIR/report.html)"), cl::value_desc("file"), cl::cat(category), cl::sub(report_cmd));
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
+static cl::list<std::string> profile_argv(cl::Positional, cl::desc("-- <program> [args...]"), cl::ZeroOrMore, cl::sub(profile_cmd));
+static cl::opt<std::string> profile_build("build", cl::desc("Build command run first through ciq-nvcc/ciq-ptxas (traced: the table names each kernel's cache key)"), cl::value_desc("cmd"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<bool> profile_shell("shell", cl::desc("Run --build through /bin/sh -c"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<std::string> profile_out("out", cl::desc("Where the traces go (default: a new directory under $TMPDIR, printed)"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<std::string> profile_trace("trace", cl::desc("Read a recorded kernel trace directory (kernels-*.jsonl) instead of running anything"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<std::string> profile_build_trace("build-trace", cl::desc("With --trace: the build's CIQ_TRACE directory, to name each kernel's cache key"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<int> profile_top("top", cl::desc("Kernels listed (default 20; 0 = all)"), cl::init(20), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<bool> profile_json("json", cl::desc("Print one JSON object instead of the table"), cl::cat(category), cl::sub(profile_cmd));
 
 static const char* overview = R"(search compiler controls (and application parameters) for your kernels
 
@@ -177,7 +187,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
 // `NOSUCH --help` and exit 0. The subcommand's name, when there is one.
 static std::string unknown_subcommand(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return "";
-  for (const cl::SubCommand* sub : {&run_cmd, &campaign_cmd, &report_cmd, &sample_cmd, &quality_cmd})
+  for (const cl::SubCommand* sub : {&run_cmd, &campaign_cmd, &report_cmd, &sample_cmd, &profile_cmd, &quality_cmd})
     if (sub->getName() == argv[1]) return "";
   return argv[1];
 }
@@ -313,7 +323,7 @@ int main(int argc, char** argv) {
     if (std::to_string(::getppid()) != parent) return 1; // it died before prctl took effect
   }
   if (std::string unknown = unknown_subcommand(argc, argv); !unknown.empty())
-    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, search-quality; see 'ciq-tuner --help')");
+    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')");
   auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
   if (!resumed) return fail(resumed.error().message);
   std::vector<std::string> args = std::move(*resumed);
@@ -327,6 +337,20 @@ int main(int argc, char** argv) {
   }
   ciq::setup_logging("ciq-tuner", "warn");
 
+  if (profile_cmd) {
+    tn::ProfileOptions p;
+    p.build = profile_build;
+    p.shell = profile_shell;
+    p.argv.assign(profile_argv.begin(), profile_argv.end());
+    p.out_dir = profile_out;
+    p.trace_dir = profile_trace;
+    p.build_trace_dir = profile_build_trace;
+    p.top = profile_top;
+    p.json = profile_json;
+    auto status = tn::run_profile(p);
+    if (!status) return fail(status.error().message);
+    return *status;
+  }
   auto options = tune_options(argc, argv);
   if (!options) return fail(options.error().message);
   tn::TuneOptions o = std::move(*options);

@@ -1,0 +1,187 @@
+#include "tuner/orchestrate/profile.h"
+
+#include "tuner/measure/command.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/process.h"
+#include "utils/text.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string shorten(const std::string& text, std::size_t width) {
+  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+}
+
+const profile::ConfigSummary* largest_config(const profile::KernelSummary& k) {
+  return k.configs.empty() ? nullptr : &k.configs.front();
+}
+
+std::string inject_library(const std::string& given) {
+  if (!given.empty()) return given;
+  if (std::string set = env(Env::inject_library); !set.empty()) return set;
+  // bin/ciq-tuner -> lib/libciq-inject.so: the build tree and an install alike.
+  return join_path(dir_name(dir_name(self_executable())), "lib/libciq-inject.so");
+}
+
+Result<std::string> new_out_dir(const std::string& given) {
+  if (!given.empty()) {
+    if (auto made = make_dirs(given); !made) return made.error();
+    return given;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = join_path(tmp && *tmp ? tmp : "/tmp", "ciq-profile.XXXXXX");
+  if (!::mkdtemp(pattern.data())) return make_error("io", "cannot create a directory for the traces under " + dir_name(pattern));
+  return pattern;
+}
+
+} // namespace
+
+std::vector<ProfileRow> profile_rows(const profile::KernelTrace& trace, const std::vector<TracedModule>& build) {
+  std::map<std::string, std::vector<KernelOrigin>> origins;
+  for (const auto& m : build)
+    for (const auto& k : m.kernels) {
+      auto& list = origins[k.name];
+      bool known = false;
+      for (const auto& o : list) known |= o.module_key == m.module_key;
+      if (!known) list.push_back({m.module_key, m.input, m.target});
+    }
+  std::vector<ProfileRow> rows;
+  double cumulative = 0;
+  for (const auto& k : trace.kernels) {
+    cumulative += k.share;
+    ProfileRow row;
+    row.kernel = &k;
+    row.cumulative = cumulative;
+    if (auto it = origins.find(k.kernel); it != origins.end()) row.origins = it->second;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string format_profile(const profile::KernelTrace& trace, const std::vector<ProfileRow>& rows, int top) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%6s %6s %10s %9s %11s %4s  %-14s %s\n", "share", "cum", "total ms", "launches",
+                "median us", "regs", "key", "kernel");
+  out += line;
+  std::size_t shown = 0;
+  for (const auto& row : rows) {
+    if (top > 0 && shown == std::size_t(top)) break;
+    ++shown;
+    const auto& k = *row.kernel;
+    const auto* config = largest_config(k);
+    std::string key = row.origins.empty() ? "-" : row.origins.front().module_key.substr(0, 12);
+    if (row.origins.size() > 1) key += "+" + std::to_string(row.origins.size() - 1);
+    std::snprintf(line, sizeof line, "%5s%% %5s%% %10s %9llu %11s %4s  %-14s %s\n", fixed(100 * k.share, 1).c_str(),
+                  fixed(100 * row.cumulative, 1).c_str(), fixed(double(k.stats.total_ns) / 1e6, 3).c_str(),
+                  (unsigned long long)k.stats.launches, fixed(k.stats.median_ns / 1e3, 2).c_str(),
+                  config ? std::to_string(config->registers).c_str() : "-", key.c_str(),
+                  shorten(k.demangled.empty() ? k.kernel : k.demangled, 80).c_str());
+    out += line;
+  }
+  if (shown < rows.size()) out += "(" + std::to_string(rows.size() - shown) + " more kernels; --top 0 lists all)\n";
+  std::size_t processes = 0;
+  for (const auto& p : trace.processes) processes += p.timed();
+  out += "GPU time in kernels: " + fixed(double(trace.total_ns) / 1e6, 3) + " ms over " + std::to_string(rows.size()) +
+         " kernels, " + std::to_string(processes) + " process(es)\n";
+  return out;
+}
+
+std::string profile_json(const profile::KernelTrace& trace, const std::vector<ProfileRow>& rows) {
+  std::string out = "{\"total_ns\":" + std::to_string(trace.total_ns) + ",\"processes\":[";
+  for (std::size_t i = 0; i < trace.processes.size(); ++i) {
+    const auto& p = trace.processes[i];
+    out += std::string(i ? "," : "") + "{\"pid\":" + std::to_string(p.pid) + ",\"exe\":" + json_string(p.exe) +
+           ",\"status\":" + json_string(p.status) + ",\"reason\":" + json_string(p.reason) + "}";
+  }
+  out += "],\"kernels\":[";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& k = *rows[i].kernel;
+    const auto* config = largest_config(k);
+    out += std::string(i ? "," : "") + "{\"kernel\":" + json_string(k.kernel) + ",\"demangled\":" + json_string(k.demangled) +
+           ",\"share\":" + format_number(k.share) + ",\"cumulative\":" + format_number(rows[i].cumulative) +
+           ",\"launches\":" + std::to_string(k.stats.launches) + ",\"total_ns\":" + std::to_string(k.stats.total_ns) +
+           ",\"median_ns\":" + format_number(k.stats.median_ns) + ",\"min_ns\":" + std::to_string(k.stats.min_ns) +
+           ",\"max_ns\":" + std::to_string(k.stats.max_ns) + ",\"registers\":" +
+           (config ? std::to_string(config->registers) : "null") + ",\"configs\":" + std::to_string(k.configs.size()) +
+           ",\"processes\":" + std::to_string(k.processes) + ",\"origins\":[";
+    for (std::size_t j = 0; j < rows[i].origins.size(); ++j) {
+      const auto& o = rows[i].origins[j];
+      out += std::string(j ? "," : "") + "{\"key\":" + json_string(o.module_key) + ",\"input\":" + json_string(o.input) +
+             ",\"target\":" + json_string(o.target) + "}";
+    }
+    out += "],\"code_xxh128\":[";
+    for (std::size_t j = 0; j < k.code_xxh128.size(); ++j) out += std::string(j ? "," : "") + json_string(k.code_xxh128[j]);
+    out += "]}";
+  }
+  return out + "]}";
+}
+
+Result<int> run_profile(const ProfileOptions& o) {
+  std::string kernel_dir = o.trace_dir, build_dir = o.build_trace_dir;
+  int program_status = 0;
+  if (kernel_dir.empty()) {
+    if (o.argv.empty())
+      return make_error("usage", "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
+    std::string library = inject_library(o.library);
+    if (!path_exists(library))
+      return make_error("not-found", "no kernel-timing library at " + library +
+                                         " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
+    auto out = new_out_dir(o.out_dir);
+    if (!out) return out.error();
+    kernel_dir = join_path(*out, "kernels");
+    build_dir = join_path(*out, "build-trace");
+    for (const auto& d : {kernel_dir, build_dir})
+      if (auto made = make_dirs(d); !made) return made.error();
+    std::fprintf(stderr, "ciq-tuner: profiling into %s\n", out->c_str());
+    if (!o.build.empty()) {
+      auto argv = command_argv(o.build, {}, o.shell);
+      if (!argv) return argv.error();
+      RunOptions build;
+      build.argv = *argv;
+      build.set_env = {{env_name(Env::trace), build_dir}};
+      auto ran = run_process(build); // its output is the user's to see
+      if (!ran) return ran.error();
+      if (!ran->succeeded()) return make_error("build", "the build failed (" + ran->describe() + "): " + o.build);
+    }
+    RunOptions program;
+    program.argv = o.argv;
+    program.set_env = {{"CUDA_INJECTION64_PATH", library}, {env_name(Env::kernel_trace), kernel_dir}};
+    auto ran = run_process(program);
+    if (!ran) return ran.error();
+    program_status = ran->shell_status();
+    if (!ran->succeeded()) std::fprintf(stderr, "ciq-tuner: warning: the program %s\n", ran->describe().c_str());
+  }
+  auto trace = profile::read_kernel_trace(kernel_dir);
+  if (!trace) return trace.error();
+  for (const auto& p : trace->problems) std::fprintf(stderr, "ciq-tuner: warning: %s: %s (skipped)\n", p.where.c_str(), p.message.c_str());
+  if (!trace->timed()) {
+    std::fprintf(stderr, "ciq-tuner: error: no kernel timing: %s\n", trace->no_timing_reason().c_str());
+    return 1;
+  }
+  std::vector<TracedModule> build;
+  if (!build_dir.empty()) {
+    auto modules = read_trace(build_dir);
+    if (!modules) return modules.error();
+    build = std::move(*modules);
+  }
+  auto rows = profile_rows(*trace, build);
+  std::string text = o.json ? profile_json(*trace, rows) + "\n" : format_profile(*trace, rows, o.top);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return program_status;
+}
+
+} // namespace ciq::tuner

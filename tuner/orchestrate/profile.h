@@ -1,0 +1,56 @@
+// `ciq-tuner profile`: where a program spends its GPU time, kernel by
+// kernel, measured inside its own unmodified run (libciq-inject, loaded by
+// the CUDA driver through CUDA_INJECTION64_PATH; tuner/profile reads what
+// it writes), and which build unit and cache key each kernel came from (the
+// build run once through ciq-nvcc/ciq-ptxas with CIQ_TRACE). The table
+// that tells a user where the compiler can still matter.
+#pragma once
+
+#include "tuner/objectives/objectives.h"
+#include "tuner/profile/kernel_trace.h"
+#include "utils/result.h"
+
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+struct ProfileOptions {
+  std::string build;              // run first with CIQ_TRACE (optional)
+  std::vector<std::string> argv;  // the program, as given after `--`
+  bool shell = false;             // build: through /bin/sh -c
+  std::string out_dir;            // where the traces go ("" = a new one under $TMPDIR)
+  std::string trace_dir;          // read a recorded kernel trace instead of running
+  std::string build_trace_dir;    // ... and its build trace (optional)
+  std::string library;            // libciq-inject.so ("" = CIQ_INJECT_LIBRARY, else beside ciq-tuner)
+  int top = 20;                   // rows shown (0 = all)
+  bool json = false;
+};
+
+/// Where a kernel's code came from: the ptxas compiles that produced it.
+struct KernelOrigin {
+  std::string module_key, input, target;
+};
+
+/// One row of the table.
+struct ProfileRow {
+  const profile::KernelSummary* kernel = nullptr;
+  double cumulative = 0;              // share of this and every row above
+  std::vector<KernelOrigin> origins;  // none when the build was not traced
+};
+
+/// The rows, largest total time first, each with the compiles its mangled
+/// name came from in `build` (a kernel compiled in several modules lists
+/// each).
+std::vector<ProfileRow> profile_rows(const profile::KernelTrace& trace, const std::vector<TracedModule>& build);
+
+/// The table as text (what the terminal shows) and as one JSON object.
+std::string format_profile(const profile::KernelTrace& trace, const std::vector<ProfileRow>& rows, int top);
+std::string profile_json(const profile::KernelTrace& trace, const std::vector<ProfileRow>& rows);
+
+/// Runs the build (if any) and the program, or reads recorded traces, and
+/// prints the table. The exit status: the program's when it ran and the
+/// trace has timing; 1 with "no kernel timing: <why>" when it has none.
+Result<int> run_profile(const ProfileOptions& options);
+
+} // namespace ciq::tuner
