@@ -47,7 +47,7 @@ static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark t
 static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
 static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
-static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time, kernel-time[:GLOB] (the GPU time of the kernels matching GLOB, default --kernels, inside each benchmark run; no metric needed)"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::list<std::string> params("param", cl::desc("Application parameter NAME=range:S:E:STEP | choice:A,B | literal:V [,knockout=P]; use as {param:NAME}"), cl::value_desc("spec"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::sub(sample_cmd));
 static cl::opt<std::string> kernels("kernels", cl::desc("Tune only the traced kernels matching this glob"), cl::value_desc("glob"), BOTH);
 static cl::opt<std::string> space("space", cl::desc("Knob space (default: that of the traced ptxas; 'none' = parameters only)"), cl::value_desc("name"), BOTH);
@@ -242,6 +242,7 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
   o.setup.server_start = server_start;
   o.setup.repeats = repeats;
   o.setup.kernels = kernels;
+  o.setup.inject_library = tn::inject_library();
   // Builds take one CPU each and benchmarks queue for the GPUs: half the
   // CPUs keeps the GPU fed and leaves room for the benchmark's own host side.
   // Only builds into {workdir} can overlap safely, and a replay stays
@@ -254,6 +255,13 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
   for (auto g : ciq::split(gpu_list, ','))
     if (!g.empty()) o.setup.gpus.emplace_back(g);
   if (auto r = set_objectives(o); !r) return r.error();
+  for (auto& obj : o.setup.objectives) {
+    if (obj.kind != tn::ObjectiveKind::kernel_time) continue;
+    if (obj.pattern.empty()) obj.pattern = o.setup.kernels; // kernel-time alone: the targeted kernels' time
+    if (!ciq::path_exists(o.setup.inject_library))
+      return ciq::make_error("not-found", "--objective " + obj.name + " needs the kernel-timing library, not found at " +
+                                              o.setup.inject_library + " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
+  }
   if (auto r = set_executor(o); !r) return r.error();
   o.space = space;
   if (stages != "all" && stages != "ptxas" && stages != "nvcc") return ciq::make_error("invalid", "--stages must be all, ptxas or nvcc, not '" + stages + "'");

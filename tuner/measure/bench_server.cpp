@@ -26,6 +26,10 @@ BenchServerExecutor::BenchServerExecutor(const TuningSetup& setup, std::shared_p
 
 Result<void> BenchServerExecutor::check_options(const TuningSetup& setup) {
   if (auto checked = builds_->check_options(setup); !checked) return checked;
+  for (const auto& o : setup.objectives)
+    if (o.kind == ObjectiveKind::kernel_time)
+      return make_error("tuner", "--objective " + o.name + " times the kernels of a process per benchmark run; "
+                                 "a --bench-server is resident (not supported together yet)");
   if (setup.bench.empty())
     return make_error("tuner", "--bench-server needs --bench: the request it answers for every candidate (e.g. --bench '--cubin {workdir}/k.cubin')");
   if (setup.build.empty() && setup.compiler)

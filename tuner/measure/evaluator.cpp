@@ -9,6 +9,8 @@
 #include "utils/text.h"
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -128,7 +130,8 @@ std::map<std::string, std::string> Evaluator::placeholders(const Candidate& c, c
 }
 
 Result<StepResult> Evaluator::run_step(StepKind kind, const std::string& command, const Candidate& c,
-                                       const std::string& workdir, const std::string& gpu, const std::string& log_name) {
+                                       const std::string& workdir, const std::string& gpu, const std::string& log_name,
+                                       const std::vector<std::pair<std::string, std::string>>& extra_env) {
   Step step;
   step.kind = kind;
   step.command = command;
@@ -145,6 +148,7 @@ Result<StepResult> Evaluator::run_step(StepKind kind, const std::string& command
   // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
   if (!setup_.acf_cache_dir.empty()) step.env.emplace_back(env_name(Env::cache_dir), setup_.acf_cache_dir);
   if (setup_.memo && !setup_.run_dir.empty()) step.env.emplace_back(env_name(Env::memo_dir), join_path(setup_.run_dir, "memo"));
+  step.env.insert(step.env.end(), extra_env.begin(), extra_env.end());
   step.workdir = workdir;
   step.log_name = log_name;
   step.gpu = gpu;
@@ -185,19 +189,37 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
 }
 
 Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait) {
+  // kernel-time: the run's kernels timed inside it (libciq-inject, loaded
+  // by the CUDA driver), each run into a directory of its own.
+  bool kernel_time = std::any_of(setup_.objectives.begin(), setup_.objectives.end(),
+                                 [](auto& o) { return o.kind == ObjectiveKind::kernel_time; });
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string kernels_dir;
+  if (kernel_time) {
+    static std::atomic<int> runs{0};
+    kernels_dir = join_path(workdir, "kernels/run" + std::to_string(runs++));
+    if (auto made = make_dirs(kernels_dir); !made) return made.error();
+    env = {{"CUDA_INJECTION64_PATH", setup_.inject_library}, {env_name(Env::kernel_trace), kernels_dir}};
+  }
   std::string gpu = acquire_gpu(gpu_wait);
-  auto step = run_step(StepKind::bench, setup_.bench, c, workdir, gpu, "bench.log");
+  auto step = run_step(StepKind::bench, setup_.bench, c, workdir, gpu, "bench.log", env);
   release_gpu(gpu);
   if (!step) return step.error();
   const RunResult& run = step->run;
   std::string output = run.out + "\n" + run.err, log = step->log;
   if (!run.succeeded())
     return make_error(run.timed_out ? "timeout" : "bench", failure_message("benchmark " + run.describe(), output, log));
+  std::optional<profile::KernelTrace> trace;
+  if (kernel_time) {
+    auto read = profile::read_kernel_trace(kernels_dir);
+    if (!read) return read.error();
+    trace = std::move(*read);
+  }
   std::vector<double> values;
   for (const auto& o : setup_.objectives) {
     if (!o.needs_benchmark()) continue;
-    auto v = extract_metric(o, output);
-    if (!v) return make_error(v.error().code, failure_message(v.error().message, output, log));
+    auto v = o.kind == ObjectiveKind::kernel_time ? kernel_time_ms(o, *trace) : extract_metric(o, output);
+    if (!v) return make_error(v.error().code, v.error().message + " (kernel trace: " + kernels_dir + "; log: " + log + ")");
     values.push_back(*v);
   }
   return values;

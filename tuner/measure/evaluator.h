@@ -100,7 +100,8 @@ private:
   /// Runs one step of `c` (a build, or --bench or --check on `gpu`, held
   /// by the caller) with the candidate's environment, through the executor.
   Result<StepResult> run_step(StepKind kind, const std::string& command, const Candidate& c, const std::string& workdir,
-                              const std::string& gpu, const std::string& log_name);
+                              const std::string& gpu, const std::string& log_name,
+                              const std::vector<std::pair<std::string, std::string>>& extra_env = {});
   /// A free GPU, waiting for one; adds the wait to `*waited` when given.
   std::string acquire_gpu(double* waited = nullptr);
   void release_gpu(const std::string& gpu);

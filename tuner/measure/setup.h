@@ -26,6 +26,7 @@ struct TuningSetup {
   // and answers each with its output and a line `ciq-status: N`.
   std::string bench_server;
   double server_start = 120;       // seconds a fresh server's first answer may take beyond `timeout`
+  std::string inject_library;      // kernel-time: libciq-inject.so, loaded into each benchmark run
   bool shell = false;              // run them through /bin/sh -c
   double timeout = 0;              // seconds per command; 0 = none
   std::vector<Objective> objectives;

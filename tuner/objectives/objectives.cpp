@@ -20,11 +20,33 @@ Result<Objective> builtin_objective(const std::string& spec) {
   else if (spec == "ptxas:registers") o.kind = ObjectiveKind::registers;
   else if (spec == "ptxas:stack") o.kind = ObjectiveKind::stack;
   else if (spec == "compile-time") o.kind = ObjectiveKind::compile_time;
-  else
+  else if (spec == "kernel-time" || spec.rfind("kernel-time:", 0) == 0) {
+    o.kind = ObjectiveKind::kernel_time;
+    o.pattern = spec.size() > 12 ? spec.substr(12) : "";
+  } else
     return make_error("invalid", "unknown objective '" + spec +
                                      "' (built-in objectives: ptxas:spill-stores, ptxas:registers, ptxas:stack, "
-                                     "compile-time; use --metric REGEX for a benchmark's number)");
+                                     "compile-time, kernel-time[:GLOB]; use --metric REGEX for a benchmark's number)");
   return o;
+}
+
+Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace) {
+  if (!trace.timed()) return make_error("no-timing", "no kernel timing: " + trace.no_timing_reason());
+  const std::string& glob = objective.pattern;
+  std::uint64_t ns = 0;
+  bool matched = false;
+  std::string ran;
+  for (const auto& k : trace.kernels) {
+    if (glob.empty() || glob_match(glob, k.kernel) || (!k.demangled.empty() && glob_match(glob, k.demangled))) {
+      ns += k.stats.total_ns;
+      matched = true;
+    } else if (ran.size() < 300) {
+      ran += (ran.empty() ? "" : ", ") + k.kernel;
+    }
+  }
+  if (!matched)
+    return make_error("no-timing", "no kernel matching '" + glob + "' ran" + (ran.empty() ? "" : " (kernels that ran: " + ran + ")"));
+  return double(ns) / 1e6;
 }
 
 Result<Objective> metric_objective(const std::string& pattern) {

@@ -3,6 +3,7 @@
 // compiled kernels, read from ciq-ptxas' trace records (no GPU needed).
 #pragma once
 
+#include "tuner/profile/kernel_trace.h"
 #include "utils/result.h"
 
 #include <memory>
@@ -15,24 +16,40 @@ class RE2;
 
 namespace ciq::tuner {
 
-enum class ObjectiveKind { metric, spill_stores, registers, stack, compile_time };
+enum class ObjectiveKind { metric, spill_stores, registers, stack, compile_time, kernel_time };
 
 struct Objective {
   ObjectiveKind kind = ObjectiveKind::metric;
   std::string name;     // "metric:<regex>", "ptxas:spill-stores", ...
-  std::string pattern;  // metric only
+  std::string pattern;  // metric: the regex; kernel-time: the kernels' glob ("" = all)
   // RE2 (linear time, no recursion): a benchmark's output is untrusted text,
   // and a user's pattern must not be able to hang or crash the tuner on it.
   std::shared_ptr<const re2::RE2> regex;
   bool maximize = false;
 
   /// Same code, same value: one evaluation suffices and no significance test.
-  bool deterministic() const { return kind != ObjectiveKind::metric && kind != ObjectiveKind::compile_time; }
-  bool needs_benchmark() const { return kind == ObjectiveKind::metric; }
+  bool deterministic() const {
+    return kind != ObjectiveKind::metric && kind != ObjectiveKind::compile_time && kind != ObjectiveKind::kernel_time;
+  }
+  /// Read from what a benchmark run did (its output, or its kernel trace).
+  bool needs_benchmark() const { return kind == ObjectiveKind::metric || kind == ObjectiveKind::kernel_time; }
 };
 
-/// "ptxas:spill-stores", "ptxas:registers", "ptxas:stack", "compile-time".
+/// "ptxas:spill-stores", "ptxas:registers", "ptxas:stack", "compile-time",
+/// "kernel-time[:GLOB]".
 Result<Objective> builtin_objective(const std::string& spec);
+
+/// kernel-time[:GLOB]: the GPU time, in ms, that the kernels matching GLOB
+/// (their mangled or demangled names; all kernels when none is given) took
+/// in one benchmark run of the unmodified program, summed over every launch
+/// and every process of that run, as libciq-inject recorded it. One run is
+/// one sample (the median of --repeats runs scores the candidate, and the
+/// verification compares runs): a program launches the same kernels the
+/// same number of times whatever the candidate, so its total is the time the
+/// user pays, and launches of different sizes are not mixed as samples of
+/// one quantity. Fails ("no-timing") when the run has no timing, or when no
+/// kernel matching GLOB ran (the kernels that did are named).
+Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace);
 
 /// The metric objective for `pattern` (RE2 syntax: Perl-like, no
 /// backreferences or lookaround). Fails on a pattern RE2 refuses or one

@@ -29,13 +29,6 @@ const profile::ConfigSummary* largest_config(const profile::KernelSummary& k) {
   return k.configs.empty() ? nullptr : &k.configs.front();
 }
 
-std::string inject_library(const std::string& given) {
-  if (!given.empty()) return given;
-  if (std::string set = env(Env::inject_library); !set.empty()) return set;
-  // bin/ciq-tuner -> lib/libciq-inject.so: the build tree and an install alike.
-  return join_path(dir_name(dir_name(self_executable())), "lib/libciq-inject.so");
-}
-
 Result<std::string> new_out_dir(const std::string& given) {
   if (!given.empty()) {
     if (auto made = make_dirs(given); !made) return made.error();
@@ -48,6 +41,12 @@ Result<std::string> new_out_dir(const std::string& given) {
 }
 
 } // namespace
+
+std::string inject_library(const std::string& given) {
+  if (!given.empty()) return given;
+  if (std::string set = env(Env::inject_library); !set.empty()) return set;
+  return join_path(dir_name(dir_name(self_executable())), "lib/libciq-inject.so");
+}
 
 std::vector<ProfileRow> profile_rows(const profile::KernelTrace& trace, const std::vector<TracedModule>& build) {
   std::map<std::string, std::vector<KernelOrigin>> origins;

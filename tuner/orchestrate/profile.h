@@ -48,6 +48,10 @@ std::vector<ProfileRow> profile_rows(const profile::KernelTrace& trace, const st
 std::string format_profile(const profile::KernelTrace& trace, const std::vector<ProfileRow>& rows, int top);
 std::string profile_json(const profile::KernelTrace& trace, const std::vector<ProfileRow>& rows);
 
+/// libciq-inject.so: `given`, else $CIQ_INJECT_LIBRARY, else lib/ beside
+/// the bin/ of this ciq-tuner (the build tree and an install alike).
+std::string inject_library(const std::string& given = "");
+
 /// Runs the build (if any) and the program, or reads recorded traces, and
 /// prints the table. The exit status: the program's when it ran and the
 /// trace has timing; 1 with "no kernel timing: <why>" when it has none.

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""A stand-in for a user's program run under libciq-inject, for machines
+without a GPU: it writes the kernel trace the library would write (the
+format of tuner/profile/kernel_trace.h) into $CIQ_KERNEL_TRACE, as if it
+had launched its kernels, and prints nothing a --metric could read.
+
+  fake_kernel_program.py X [--no-trace] [--processes N]
+
+Kernels: `_Z6targetPf` takes ((X - 7)^2 + 1) ms over 4 launches (best at
+X = 7); `_Z5otherPf` takes 50 ms over 2 launches whatever X. With
+--processes N, N processes each write a trace (a launcher and workers).
+--no-trace writes nothing (as a run where CUDA never started).
+"""
+import json
+import os
+import sys
+
+args = sys.argv[1:]
+x = float(args[0])
+trace = os.environ.get("CIQ_KERNEL_TRACE", "")
+print(f"step done (x={args[0]})")
+if "--no-trace" in args or not trace:
+    sys.exit(0)
+processes = int(args[args.index("--processes") + 1]) if "--processes" in args else 1
+
+
+def kernel(name, demangled, total_ms, launches):
+    each = int(total_ms * 1e6 / launches)
+    return {"kernel": name, "demangled": demangled, "device": 0, "grid": [128, 1, 1], "block": [256, 1, 1],
+            "dynamic_smem": 0, "static_smem": 0, "registers": 32, "local_bytes": 0, "launches": launches,
+            "total_ns": each * launches, "min_ns": each, "max_ns": each, "first_start_ns": 1,
+            "last_end_ns": 1 + each * launches, "durations_ns": [each] * launches, "code_xxh128": "", "module": -1}
+
+
+for p in range(processes):
+    pid = os.getpid() * 100 + p
+    lines = [{"ciq_kernel_trace": 1, "pid": pid, "exe": sys.executable, "status": "ok", "reason": "",
+              "dropped_launches": 0, "dropped_records": 0, "incomplete_records": 0, "module_identity": "ok"},
+             kernel("_Z6targetPf", "target(float*)", ((x - 7) ** 2 + 1) / processes, 4),
+             kernel("_Z5otherPf", "other(float*)", 50.0 / processes, 2)]
+    path = os.path.join(trace, f"kernels-{pid}.jsonl")
+    with open(path + ".tmp", "w") as f:
+        f.write("".join(json.dumps(line) + "\n" for line in lines))
+    os.rename(path + ".tmp", path)
