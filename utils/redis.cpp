@@ -215,7 +215,15 @@ Result<RedisClient> RedisClient::connect(const RedisUrl& url, RedisTimeouts time
   if (!url.password.empty()) {
     auto r = client.command({"AUTH", url.password}, 1024);
     if (!r) return r.error();
-    if (r->type == '-') return redis_error("AUTH refused: " + r->text.value_or(""));
+    if (r->type == '-') {
+      // A server may quote the command's arguments in its error ("unknown
+      // command 'AUTH', with args beginning with: '<password>'"): never
+      // print the password.
+      std::string said = r->text.value_or("");
+      for (std::size_t at; !url.password.empty() && (at = said.find(url.password)) != std::string::npos;)
+        said.replace(at, url.password.size(), "***");
+      return redis_error("AUTH refused: " + said);
+    }
   }
   if (url.db != 0) {
     std::string db = std::to_string(url.db);

@@ -218,8 +218,14 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
   std::vector<double> values;
   for (const auto& o : setup_.objectives) {
     if (!o.needs_benchmark()) continue;
-    auto v = o.kind == ObjectiveKind::kernel_time ? kernel_time_ms(o, *trace) : extract_metric(o, output);
-    if (!v) return make_error(v.error().code, v.error().message + " (kernel trace: " + kernels_dir + "; log: " + log + ")");
+    if (o.kind == ObjectiveKind::kernel_time) {
+      auto v = kernel_time_ms(o, *trace);
+      if (!v) return make_error(v.error().code, v.error().message + " (kernel trace: " + kernels_dir + "; log: " + log + ")");
+      values.push_back(*v);
+      continue;
+    }
+    auto v = extract_metric(o, output);
+    if (!v) return make_error(v.error().code, failure_message(v.error().message, output, log));
     values.push_back(*v);
   }
   return values;

@@ -169,11 +169,21 @@ static Result<void> check_options(TuneOptions& o) {
     return make_error("tuner", "--metric needs --bench (the command whose output holds the number)");
   if (o.setup.objectives.empty()) return make_error("tuner", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
   if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return make_error("tuner", "give --build CMD and/or --bench CMD");
+  // A cache named by the user (--cache-dir, CIQ_CACHE_DIR) is created if
+  // missing, but not below a directory that does not exist: a typo would
+  // ship where the wrappers never look (as ciq-cache put refuses it).
+  bool named = !o.cache_dir.empty() || !env(Env::cache_dir).empty();
   if (o.cache_dir.empty()) o.cache_dir = cache_directory();
   // Found out now, not after the whole search, when shipping.
-  if ((o.ship && o.space != "none") || !o.acf_candidates.empty())
+  if ((o.ship && o.space != "none") || !o.acf_candidates.empty()) {
     if (std::string why = unwritable_cache(o.cache_dir); !why.empty())
       return make_error("tuner", "cannot use the cache " + o.cache_dir + ": " + why + " (give a writable --cache-dir, or --no-ship)");
+    std::string parent = dir_name(o.cache_dir);
+    if (named && !path_exists(o.cache_dir) && !is_directory(parent))
+      return make_error("tuner", "will not create the cache directory '" + o.cache_dir + "': its parent '" + parent +
+                                     "' does not exist (a typo?). Create it first (mkdir -p " + parent +
+                                     ") or fix --cache-dir / CIQ_CACHE_DIR, or give --no-ship");
+  }
   o.out_dir = output_directory(o.out_dir, "ciq-tune");
   return {};
 }
