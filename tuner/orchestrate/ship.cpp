@@ -286,6 +286,24 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
       entries.push_back(std::move(e));
     }
   }
+  // A run that found nothing better than the default says nothing against
+  // a winner an earlier run verified: that entry stays (better evidence
+  // wins, as in import and merge); `ciq-cache rm` drops it on purpose.
+  if (no_gain) {
+    std::size_t kept = 0;
+    std::erase_if(entries, [&](const cache::Entry& e) {
+      auto existing = store->get(cache::Table::records, digest_bytes(e.key));
+      if (!existing || !*existing) return false;
+      auto record = cache::parse_record(**existing, "cache");
+      bool winner = record && !record->controls.empty();
+      kept += winner;
+      return winner;
+    });
+    if (kept)
+      std::fprintf(stderr, "ciq-tuner: kept %zu entr%s an earlier run shipped with a verified gain: this run found nothing "
+                           "better than the default, which does not undo that (ciq-cache rm removes one on purpose)\n",
+                   kept, kept == 1 ? "y" : "ies");
+  }
   warn_of_conflicts(*store, controls, other_kernels);
   if (auto r = cache::write_entries(*store, entries); !r) return r.error();
   for (const auto& module : partial_modules) {
