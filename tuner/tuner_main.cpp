@@ -164,6 +164,21 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
     if (!saved) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (" + saved.error().message + ")");
     if (auto absolute = ciq::real_path(dir)) args[value] = (value == i ? args[i].substr(0, args[i].find('=') + 1) : "") + *absolute;
+    // What the run searches and is scored on stays as it was started: the
+    // journal holds candidates of that space and values of those
+    // objectives (a resume that changed them would mix two searches).
+    static const char* const fixed[] = {"param", "space", "objective", "metric", "direction", "kernels", "stages",
+                                        "acf-candidates", "seed-controls", "replay", "out"};
+    for (std::size_t k = 2; k < args.size(); ++k) {
+      if (k == value || args[k].size() < 2 || args[k][0] != '-') continue;
+      std::string name = args[k].substr(args[k].find_first_not_of('-'));
+      name = name.substr(0, name.find('='));
+      for (const char* f : fixed)
+        if (name == f)
+          return ciq::make_error("invalid", "--resume continues the run as it was started: --" + name +
+                                                " would change what it searches or how candidates are scored "
+                                                "(start a new run with another --out instead)");
+    }
     std::vector<std::string> merged{args[0]};
     for (auto line : ciq::split(*saved, '\n'))
       if (!line.empty()) merged.emplace_back(line);
