@@ -1,5 +1,7 @@
 #include "cache/cli/commands.h"
 
+#include "cache/acf_candidates.h"
+
 #include "cache/cli/entry_policy.h"
 
 #include "cache/entries.h"
@@ -481,6 +483,21 @@ Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, boo
   std::set<std::string> referenced;
   for (const auto& [k, blob] : records)
     if (blob && !(quarantined && quarantined_records.count(k))) referenced.insert(*blob);
+  // An imported ACF candidate set (import-acfs) names its blobs too: they
+  // stay while the set does (ciq-tuner --acf-candidates reads them).
+  std::string sets_dir = join_path(cache_dir, "acf-candidates");
+  if (is_directory(sets_dir)) {
+    auto names = list_directory(sets_dir);
+    if (!names) return names.error();
+    for (const auto& n : *names) {
+      if (!ends_with(n, ".list")) continue;
+      auto set = load_acf_candidates(cache_dir, n.substr(0, n.size() - 5));
+      if (!set) return make_error(set.error().code, "cannot read the ACF candidate set " + join_path(sets_dir, n) + ": " +
+                                                        set.error().message + " (gc keeps every blob until it can)");
+      for (const auto& acf : set->acfs)
+        if (auto digest = parse_digest<32>(acf.sha256)) referenced.insert(digest_bytes(*digest));
+    }
+  }
   std::vector<Change> changes;
   std::size_t blobs_removed = 0;
   auto b = store->for_each(Table::blobs, [&](std::string_view k, std::string_view) {
