@@ -8,7 +8,7 @@
 #
 #   tuner/profile <- tuner/objectives <- tuner/search <- tuner/measure
 #     <- {tuner/report, tuner/orchestrate} <- tuner (ciq-tuner's main)
-#   tuner/profile <- tuner/inject (the library loaded into programs)
+#   utils <- tuner/inject (the library loaded into programs)
 #
 # Each folder is also one library that links only downward (its
 # CMakeLists.txt); this check catches what linking would not: an upward
@@ -24,10 +24,10 @@ set(ciq_below_cache utils spaces cache)
 set(ciq_below_wrapper utils spaces cache wrapper)
 set(ciq_below_cache/cli utils spaces cache cache/cli)
 # tuner/profile reads kernel traces (utils only); tuner/inject is the
-# library loaded into the user's program (no ciq library but profile's ELF
-# part); objectives and everything above may read traces.
+# library loaded into the user's program (no ciq library but utils' ELF
+# part, ciq_elf); objectives and everything above may read traces.
 set(ciq_below_tuner/profile utils tuner/profile)
-set(ciq_below_tuner/inject utils tuner/profile tuner/inject)
+set(ciq_below_tuner/inject utils tuner/inject)
 set(ciq_below_tuner/objectives utils spaces cache tuner/profile tuner/objectives)
 set(ciq_below_tuner/search ${ciq_below_tuner/objectives} tuner/search)
 set(ciq_below_tuner/measure ${ciq_below_tuner/search} tuner/measure)

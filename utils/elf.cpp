@@ -1,52 +1,100 @@
 #include "utils/elf.h"
 
-#include <algorithm>
 #include <cstring>
-#include <string>
-#include <utility>
-#include <vector>
+#include <elf.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace ciq {
 
-template <typename T> static bool read_at(std::string_view image, std::size_t offset, T& out) {
-  if (offset > image.size() || image.size() - offset < sizeof(T)) return false;
-  std::memcpy(&out, image.data() + offset, sizeof(T));
+namespace {
+
+bool read_header(std::string_view image, std::uint64_t offset, Elf64_Shdr& out) {
+  if (offset > image.size() || image.size() - offset < sizeof out) return false;
+  std::memcpy(&out, image.data() + offset, sizeof out);
   return true;
 }
 
-std::optional<Hash128> code_digest(std::string_view image) {
-  if (image.size() < 64 || image.substr(0, 4) != std::string_view("\x7f" "ELF", 4) || image[4] != 2) return std::nullopt;
-  std::uint64_t shoff;
-  std::uint16_t shentsize, shnum, shstrndx;
-  if (!read_at(image, 0x28, shoff) || !read_at(image, 0x3A, shentsize) || !read_at(image, 0x3C, shnum) ||
-      !read_at(image, 0x3E, shstrndx) || shentsize < 64 || shstrndx >= shnum)
+Hash128 canonical(XXH128_hash_t h) {
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, h);
+  Hash128 out;
+  std::memcpy(out.data(), c.digest, out.size());
+  return out;
+}
+
+// Hasher::add_field's framing (the length as 8 native bytes, then the
+// bytes), so digests agree with those utils/hash.h computes.
+void add_field(XXH3_state_t& state, std::string_view bytes) {
+  std::uint64_t n = bytes.size();
+  XXH3_128bits_update(&state, &n, sizeof n);
+  XXH3_128bits_update(&state, bytes.data(), bytes.size());
+}
+
+} // namespace
+
+bool is_elf_image(std::string_view image) {
+  return image.size() >= SELFMAG && std::memcmp(image.data(), ELFMAG, SELFMAG) == 0;
+}
+
+std::optional<std::map<std::string, std::string_view>> elf_text_sections(std::string_view image) {
+  Elf64_Ehdr file;
+  if (!is_elf_image(image) || image.size() < sizeof file) return std::nullopt;
+  std::memcpy(&file, image.data(), sizeof file);
+  if (file.e_ident[EI_CLASS] != ELFCLASS64 || file.e_shentsize < sizeof(Elf64_Shdr) || file.e_shstrndx >= file.e_shnum)
     return std::nullopt;
-  struct Section { std::uint32_t name; std::uint64_t offset, size; };
-  std::vector<Section> sections;
-  for (std::uint16_t i = 0; i < shnum; ++i) {
-    std::size_t at = shoff + std::size_t(i) * shentsize;
-    Section s;
-    if (!read_at(image, at, s.name) || !read_at(image, at + 0x18, s.offset) || !read_at(image, at + 0x20, s.size))
-      return std::nullopt;
-    sections.push_back(s);
+  Elf64_Shdr names;
+  if (!read_header(image, file.e_shoff + std::uint64_t(file.e_shstrndx) * file.e_shentsize, names) ||
+      names.sh_offset > image.size() || image.size() - names.sh_offset < names.sh_size)
+    return std::nullopt;
+  std::string_view strings = image.substr(names.sh_offset, names.sh_size);
+  constexpr std::string_view prefix = ".text.";
+  std::map<std::string, std::string_view> text;
+  for (std::uint16_t i = 0; i < file.e_shnum; ++i) {
+    Elf64_Shdr section;
+    if (!read_header(image, file.e_shoff + std::uint64_t(i) * file.e_shentsize, section)) return std::nullopt;
+    if (section.sh_name >= strings.size()) return std::nullopt;
+    std::string_view name = strings.substr(section.sh_name);
+    name = name.substr(0, name.find('\0'));
+    if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) continue;
+    if (section.sh_type == SHT_NOBITS || section.sh_offset > image.size() || image.size() - section.sh_offset < section.sh_size)
+      continue;
+    text[std::string(name.substr(prefix.size()))] = image.substr(section.sh_offset, section.sh_size);
   }
-  const Section& strtab = sections[shstrndx];
-  std::vector<std::pair<std::string, std::string_view>> text;
-  for (const auto& s : sections) {
-    std::size_t name_at = strtab.offset + s.name;
-    if (name_at >= image.size()) return std::nullopt;
-    std::string name(image.data() + name_at, strnlen(image.data() + name_at, image.size() - name_at));
-    if (name.rfind(".text.", 0) != 0) continue;
-    if (s.offset > image.size() || image.size() - s.offset < s.size) return std::nullopt;
-    text.emplace_back(name, image.substr(s.offset, s.size));
+  return text;
+}
+
+std::optional<Hash128> code_digest(std::string_view image) {
+  auto text = elf_text_sections(image);
+  if (!text) return std::nullopt;
+  XXH3_state_t state;
+  XXH3_128bits_reset(&state);
+  for (const auto& [name, bytes] : *text) {
+    add_field(state, ".text." + name);
+    add_field(state, bytes);
   }
-  std::sort(text.begin(), text.end());
-  Hasher h;
-  for (const auto& [name, bytes] : text) {
-    h.add_field(name);
-    h.add_field(bytes);
+  return canonical(XXH3_128bits_digest(&state));
+}
+
+std::map<std::string, Hash128> kernel_code_hashes(std::string_view image) {
+  std::map<std::string, Hash128> hashes;
+  if (auto text = elf_text_sections(image))
+    for (const auto& [name, bytes] : *text) hashes[name] = canonical(XXH3_128bits(bytes.data(), bytes.size()));
+  return hashes;
+}
+
+Hash128 image_xxh128(std::string_view bytes) { return canonical(XXH3_128bits(bytes.data(), bytes.size())); }
+
+std::string hash_hex(const Hash128& hash) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * hash.size());
+  for (std::uint8_t byte : hash) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
   }
-  return h.digest();
+  return hex;
 }
 
 } // namespace ciq

@@ -387,7 +387,7 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.module_key = to_hex(cache::module_key(module_, context_));
   auto resources = parse_resources(run.err);
   for (const auto& name : module_.kernel_names()) {
-    TraceKernel k{name, to_hex(cache::kernel_key(module_, name, context_)), module_.block_threads(name), {}};
+    TraceKernel k{name, to_hex(cache::kernel_key(module_, name, context_)), module_.block_threads(name), {}, {}};
     if (auto it = resources.find(name); it != resources.end()) k.resources = it->second;
     r.kernels.push_back(std::move(k));
   }
@@ -397,8 +397,12 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.controls_error = error;
   r.warnings = compiler_warnings(run.err, "ptxas");
   if (run.succeeded() && command_.output) {
-    if (auto image = read_file(*command_.output))
+    if (auto image = read_file(*command_.output)) {
       if (auto digest = code_digest(*image)) r.code_digest = to_hex(*digest);
+      auto per_kernel = kernel_code_hashes(*image);
+      for (auto& k : r.kernels)
+        if (auto it = per_kernel.find(k.name); it != per_kernel.end()) k.code = hash_hex(it->second);
+    }
   }
   r.exit_status = run.shell_status();
   r.seconds = run.seconds;

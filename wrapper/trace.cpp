@@ -48,7 +48,7 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
             ",\"registers\":" + std::to_string(res.registers) + ",\"spill_stores\":" + std::to_string(res.spill_stores) +
             ",\"spill_loads\":" + std::to_string(res.spill_loads) + ",\"stack\":" + std::to_string(res.stack) +
             ",\"shared\":" + std::to_string(res.shared) + ",\"barriers\":" + std::to_string(res.barriers) +
-            ",\"compile_ms\":" + number(res.compile_ms) + "}";
+            ",\"compile_ms\":" + number(res.compile_ms) + ",\"code\":" + json_string(k.code) + "}";
   }
   json += "]";
   field("controls_source", r.controls_source);

@@ -16,6 +16,7 @@ struct TraceKernel {
   std::string key; // hex
   long block_threads = 0; // from the PTX's .reqntid/.maxntid; 0 = not declared
   KernelResources resources;
+  std::string code;  // hex XXH3-128 of its .text section in the output (utils/elf.h); "" if none
 };
 
 struct TraceRecord {

@@ -3,7 +3,7 @@
 //
 //   ciq-test-profile hashes CUBIN   one "NAME HASH" line per function's code
 //   ciq-test-profile trace DIR      the merged trace: processes, kernels, problems
-#include "tuner/profile/kernel_code.h"
+#include "utils/elf.h"
 #include "tuner/profile/kernel_trace.h"
 #include "utils/files.h"
 
@@ -24,9 +24,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: %s\n", image.error().message.c_str());
       return 1;
     }
-    std::printf("elf %s\n", profile::is_elf_image(*image) ? "yes" : "no");
-    for (const auto& [name, hash] : profile::kernel_code_hashes(*image))
-      std::printf("%s %s\n", name.c_str(), profile::hash_hex(hash).c_str());
+    std::printf("elf %s\n", is_elf_image(*image) ? "yes" : "no");
+    for (const auto& [name, hash] : kernel_code_hashes(*image))
+      std::printf("%s %s\n", name.c_str(), hash_hex(hash).c_str());
     return 0;
   }
   if (command == "trace") {

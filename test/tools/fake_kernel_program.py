@@ -4,12 +4,13 @@ without a GPU: it writes the kernel trace the library would write (the
 format of tuner/profile/kernel_trace.h) into $CIQ_KERNEL_TRACE, as if it
 had launched its kernels, and prints nothing a --metric could read.
 
-  fake_kernel_program.py X [--no-trace] [--processes N]
+  fake_kernel_program.py X [--no-trace] [--processes N] [--names TARGET,OTHER]
 
 Kernels: `_Z6targetPf` takes ((X - 7)^2 + 1) ms over 4 launches (best at
 X = 7); `_Z5otherPf` takes 50 ms over 2 launches whatever X. With
 --processes N, N processes each write a trace (a launcher and workers).
---no-trace writes nothing (as a run where CUDA never started).
+--no-trace writes nothing (as a run where CUDA never started). --names
+gives the two kernels other (mangled) names.
 """
 import json
 import os
@@ -22,6 +23,7 @@ print(f"step done (x={args[0]})")
 if "--no-trace" in args or not trace:
     sys.exit(0)
 processes = int(args[args.index("--processes") + 1]) if "--processes" in args else 1
+target_name, other_name = args[args.index("--names") + 1].split(",") if "--names" in args else ("_Z6targetPf", "_Z5otherPf")
 
 
 def kernel(name, demangled, total_ms, launches):
@@ -36,8 +38,8 @@ for p in range(processes):
     pid = os.getpid() * 100 + p
     lines = [{"ciq_kernel_trace": 1, "pid": pid, "exe": sys.executable, "status": "ok", "reason": "",
               "dropped_launches": 0, "dropped_records": 0, "incomplete_records": 0, "module_identity": "ok"},
-             kernel("_Z6targetPf", "target(float*)", ((x - 7) ** 2 + 1) / processes, 4),
-             kernel("_Z5otherPf", "other(float*)", 50.0 / processes, 2)]
+             kernel(target_name, "target(float*)", ((x - 7) ** 2 + 1) / processes, 4),
+             kernel(other_name, "other(float*)", 50.0 / processes, 2)]
     path = os.path.join(trace, f"kernels-{pid}.jsonl")
     with open(path + ".tmp", "w") as f:
         f.write("".join(json.dumps(line) + "\n" for line in lines))

@@ -1,5 +1,5 @@
 #include "tuner/inject/kernel_table.h"
-#include "tuner/profile/kernel_code.h"
+#include "utils/elf.h"
 #include "tuner/profile/kernel_trace.h"
 #include "utils/files.h"
 

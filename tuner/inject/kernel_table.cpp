@@ -1,6 +1,6 @@
 #include "tuner/inject/kernel_table.h"
 
-#include "tuner/profile/kernel_code.h"
+#include "utils/elf.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -59,9 +59,9 @@ void KernelTable::add_launch(const KernelLaunch& launch) {
 }
 
 void KernelTable::add_module(std::uint32_t id, std::string_view image) {
-  Module m{id, profile::is_elf_image(image), image.size(), profile::image_xxh128(image), 0};
+  Module m{id, is_elf_image(image), image.size(), image_xxh128(image), 0};
   if (m.elf) {
-    auto hashes = profile::kernel_code_hashes(image);
+    auto hashes = kernel_code_hashes(image);
     m.kernels = hashes.size();
     for (auto& [name, code] : hashes) code_by_name_[name].push_back({id, code});
   }
@@ -84,7 +84,7 @@ std::string KernelTable::render(const ProcessFacts& facts) const {
     out += line({{"module", m.id},
                  {"image", m.elf ? "elf" : "other"},
                  {"bytes", m.bytes},
-                 {"xxh128", profile::hash_hex(m.xxh128)},
+                 {"xxh128", hash_hex(m.xxh128)},
                  {"kernels", m.kernels}});
   for (const auto& [name, configs] : groups_) {
     // Tie the name to its code: one module holding it, or several with the
@@ -94,7 +94,7 @@ std::string KernelTable::render(const ProcessFacts& facts) const {
     if (auto seen = code_by_name_.find(name); seen != code_by_name_.end()) {
       const auto& all = seen->second;
       bool same = std::all_of(all.begin(), all.end(), [&](const CodeSeen& c) { return c.code == all.front().code; });
-      if (same) code = profile::hash_hex(all.front().code);
+      if (same) code = hash_hex(all.front().code);
       if (all.size() == 1) module = all.front().module;
     }
     std::string readable = demangle(name);

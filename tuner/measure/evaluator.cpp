@@ -14,6 +14,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <thread>
 
@@ -298,9 +299,37 @@ std::string Evaluator::added_warning(const Candidate& c, const std::vector<Trace
   return "";
 }
 
+// What a candidate compiled, as far as its objectives can see. When every
+// benchmark objective is kernel-time, only the code of the kernels they time
+// counts (a candidate whose timed kernels are byte-identical to a measured
+// one's is that one, whatever it did to the others); otherwise every
+// module's code. "" when some of it is unknown: then nothing is reused.
 std::string Evaluator::code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const {
   std::string digest;
-  for (const auto& m : trace) digest += m.code_digest.empty() ? "?" : m.code_digest.substr(0, 16);
+  std::vector<std::string> timed; // kernel-time globs ("" = every kernel)
+  bool whole = trace.empty();
+  for (const auto& o : setup_.objectives) {
+    if (o.kind == ObjectiveKind::kernel_time) timed.push_back(o.pattern);
+    else if (o.needs_benchmark()) whole = true;
+  }
+  if (!whole && !timed.empty()) {
+    std::map<std::string, std::string> code; // kernel -> its code (a kernel in several modules: each)
+    for (const auto& m : trace)
+      for (const auto& k : m.kernels) {
+        bool counted = std::any_of(timed.begin(), timed.end(), [&](const std::string& g) { return g.empty() || glob_match(g, k.name); });
+        if (!counted) continue;
+        if (k.code.empty()) whole = true;
+        code[k.name] += k.code.substr(0, 16) + ",";
+      }
+    // No timed kernel compiled: they come from elsewhere (a JIT at run
+    // time, a library), so the modules built here say nothing of them.
+    if (code.empty()) return "";
+    for (const auto& [name, hashes] : code) digest += name + "=" + hashes + ";";
+  }
+  if (whole || digest.empty()) {
+    digest.clear();
+    for (const auto& m : trace) digest += m.code_digest.empty() ? "?" : m.code_digest.substr(0, 16);
+  }
   if (trace.empty() || digest.find('?') != std::string::npos) return "";
   for (const auto& d : space_.dimensions)
     if (d.kind == DimensionKind::param) digest += ";" + d.knob + "=" + space_.param(c, d.knob);

@@ -124,6 +124,7 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
       TracedKernel t;
       t.name = k["name"].string_or("");
       t.key = k["key"].string_or("");
+      t.code = k["code"].string_or("");
       t.registers = k["registers"].number_or(0);
       t.spill_stores = k["spill_stores"].number_or(0);
       t.spill_loads = k["spill_loads"].number_or(0);

@@ -66,6 +66,7 @@ Result<double> extract_metric(const Objective& objective, const std::string& out
 /// One kernel in a trace record.
 struct TracedKernel {
   std::string name, key;
+  std::string code;       // hex hash of its machine code (utils/elf.h); "" when unknown
   double registers = 0, spill_stores = 0, spill_loads = 0, stack = 0, shared = 0;
   long block_threads = 0; // declared in the PTX (.reqntid/.maxntid); 0 = unknown
 };

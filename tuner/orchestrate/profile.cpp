@@ -158,7 +158,10 @@ Result<int> run_profile(const ProfileOptions& o) {
     }
     RunOptions program;
     program.argv = o.argv;
-    program.set_env = {{"CUDA_INJECTION64_PATH", library}, {env_name(Env::kernel_trace), kernel_dir}};
+    // CIQ_TRACE for the program too: a JIT compiler inside it (Triton,
+    // through ciq-ptxas) is its build, and names its kernels' keys there.
+    program.set_env = {{"CUDA_INJECTION64_PATH", library}, {env_name(Env::kernel_trace), kernel_dir},
+                       {env_name(Env::trace), build_dir}};
     auto ran = run_process(program);
     if (!ran) return ran.error();
     program_status = ran->shell_status();

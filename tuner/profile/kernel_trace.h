@@ -32,7 +32,7 @@
 //      "module": id}
 //     durations_ns: the first 65536 launches' durations in completion
 //     order. code_xxh128: the hash of the kernel's `.text.<mangled>`
-//     section (kernel_code.h) when the name is in exactly one loaded ELF
+//     section (utils/elf.h) when the name is in exactly one loaded ELF
 //     module, or in several with the same code; else "". module: that
 //     module's id when exactly one, else -1.
 //
@@ -41,7 +41,7 @@
 // changes meaning.
 #pragma once
 
-#include "tuner/profile/kernel_code.h"  // kernel_code_hashes(): the same hash from a cubin file
+#include "utils/elf.h"  // kernel_code_hashes(): the same hash from a cubin file
 #include "utils/result.h"
 
 #include <array>
