@@ -88,6 +88,8 @@ static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun opti
 static cl::opt<int> slurm_retries("slurm-retries", cl::desc("Resubmissions of a job that Slurm preempted or whose node failed (default 1); a job cancelled or out of time makes the candidate invalid"), cl::init(1), RUN);
 static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run a test build job and benchmark job that must see the run directory (default true)"), cl::init(true), RUN);
 static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd), cl::ZeroOrMore);
+static cl::opt<std::string> from_profile("from-profile", cl::desc("Campaign: tune the program's hottest kernels by GPU time, measured in one run of --bench (or read from DIR, a `ciq-tuner profile --out DIR`); objective kernel-time unless given"), cl::value_desc("DIR"), cl::ValueOptional, cl::cat(category), cl::sub(campaign_cmd));
+static cl::opt<std::string> cover("cover", cl::desc("Campaign --from-profile: the share of the program's GPU time whose kernels are tuned, hottest first (default 90%)"), cl::value_desc("percent"), cl::init("90%"), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<std::string> report_dir(cl::Positional, cl::desc("<run or campaign directory>"), cl::Required, cl::sub(report_cmd));
 static cl::opt<std::string> report_out("o", cl::desc("The HTML file to write (default DIR/report.html)"), cl::value_desc("file"), cl::cat(category), cl::sub(report_cmd));
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
@@ -326,7 +328,8 @@ static std::vector<std::string> campaign_run_args(const std::vector<std::string>
     std::string name = args[i].substr(0, args[i].find('='));
     while (ciq::starts_with(name, "-")) name.erase(0, 1);
     bool joined = args[i].find('=') != std::string::npos;
-    if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent") {
+    if (name == "from-profile") continue; // its value, if any, is joined (ValueOptional)
+    if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent" || name == "cover") {
       if (!joined) ++i;
       continue;
     }
@@ -374,6 +377,13 @@ int main(int argc, char** argv) {
     if (!status) return fail(status.error().message);
     return *status;
   }
+  // A campaign from the profile tunes each kernel by its own time in the
+  // program, unless told otherwise.
+  bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
+  if (profiled && metrics.empty() && objectives.empty()) {
+    objectives.push_back("kernel-time");
+    args.push_back("--objective=kernel-time");
+  }
   auto options = tune_options(argc, argv);
   if (!options) return fail(options.error().message);
   tn::TuneOptions o = std::move(*options);
@@ -397,6 +407,14 @@ int main(int argc, char** argv) {
   if (campaign_cmd) {
     tn::CampaignOptions c;
     c.concurrent = concurrent;
+    if (profiled) {
+      c.from_profile = from_profile.empty() ? "now" : std::string(from_profile);
+      std::string share = cover;
+      if (!share.empty() && share.back() == '%') share.pop_back();
+      char* end = nullptr;
+      c.cover = std::strtod(share.c_str(), &end) / 100;
+      if (share.empty() || *end) return fail("--cover takes a percentage (e.g. 90%), not '" + std::string(cover) + "'");
+    }
     c.run_args = campaign_run_args(args);
     c.tune = std::move(o);
     return tn::run_campaign(std::move(c));

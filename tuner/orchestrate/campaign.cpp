@@ -1,7 +1,9 @@
 #include "tuner/orchestrate/campaign.h"
 
 #include "tuner/measure/executor.h"
+#include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/run_dir.h"
+#include "tuner/measure/command.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/json.h"
@@ -10,6 +12,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -25,6 +28,7 @@ struct KernelResult {
   std::string state = "pending"; // pending, done, failed
   std::string verdict, controls, error, objective;
   double baseline = NAN, best = NAN;
+  double share = NAN; // of the program's GPU time (--from-profile)
   bool shipped = false;
   int evaluations = 0, invalid = 0;
 };
@@ -34,13 +38,34 @@ std::string number_json(double v) {
   return format_number(v);
 }
 
+/// The relative change of the kernel's objective (best vs baseline).
+double change(const KernelResult& r) {
+  if (!std::isfinite(r.baseline) || !std::isfinite(r.best) || r.baseline == 0) return NAN;
+  return (r.best - r.baseline) / r.baseline;
+}
+
+/// What the kernel's change is worth to the program's GPU time: its share
+/// times its change, when it shipped (a winner not shipped changes nothing).
+double program_change(const KernelResult& r) {
+  if (!std::isfinite(r.share)) return NAN;
+  return r.shipped ? r.share * change(r) : 0.0;
+}
+
+std::string percent(double v, const char* format) {
+  if (!std::isfinite(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, 100 * v);
+  return buf;
+}
+
 std::string to_json(const std::vector<KernelResult>& results) {
   std::string j = "{\"format\":\"ciq-campaign/1\",\"kernels\":[";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const KernelResult& r = results[i];
     j += std::string(i ? "," : "") + "{\"kernel\":" + json_string(r.kernel) + ",\"run_dir\":" + json_string(r.run_dir) +
          ",\"state\":" + json_string(r.state) + ",\"verdict\":" + json_string(r.verdict) +
-         ",\"objective\":" + json_string(r.objective) + ",\"baseline\":" + number_json(r.baseline) +
+         ",\"objective\":" + json_string(r.objective) + ",\"share\":" + number_json(r.share) +
+         ",\"program_change\":" + number_json(program_change(r)) + ",\"baseline\":" + number_json(r.baseline) +
          ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
          ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
          ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) + "}";
@@ -68,22 +93,36 @@ bool read_summary(KernelResult& r) {
   return true;
 }
 
-std::string change_text(const KernelResult& r) {
-  if (!std::isfinite(r.baseline) || !std::isfinite(r.best) || r.baseline == 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f %%", 100 * (r.best - r.baseline) / r.baseline);
-  return buf;
-}
+std::string change_text(const KernelResult& r) { return percent(change(r), "%+.1f %%"); }
 
 void print_table(const std::vector<KernelResult>& results) {
   std::size_t width = 6;
-  for (const auto& r : results) width = std::max(width, std::min<std::size_t>(r.kernel.size(), 48));
-  std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
+  bool shares = false;
+  for (const auto& r : results) {
+    width = std::max(width, std::min<std::size_t>(r.kernel.size(), 48));
+    shares |= std::isfinite(r.share);
+  }
+  if (shares)
+    std::fprintf(stderr, "\n%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), "kernel", "share", "change", "program", "shipped",
+                 "verdict");
+  else
+    std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
+  double total = 0;
   for (const auto& r : results) {
     std::string verdict = r.state == "done" ? r.verdict : r.state + (r.error.empty() ? "" : ": " + r.error);
-    std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), r.kernel.substr(0, 48).c_str(), change_text(r).c_str(),
-                 r.shipped ? "yes" : "no", verdict.c_str());
+    if (shares) {
+      if (std::isfinite(program_change(r))) total += program_change(r);
+      std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), r.kernel.substr(0, 48).c_str(),
+                   percent(r.share, "%.1f%%").c_str(), change_text(r).c_str(), percent(program_change(r), "%+.2f %%").c_str(),
+                   r.shipped ? "yes" : "no", verdict.c_str());
+    } else {
+      std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), r.kernel.substr(0, 48).c_str(), change_text(r).c_str(),
+                   r.shipped ? "yes" : "no", verdict.c_str());
+    }
   }
+  if (shares)
+    std::fprintf(stderr, "program: %s of its GPU time, estimated from the shipped kernels' changes (confirm with fresh runs)\n",
+                 percent(total, "%+.2f %%").c_str());
 }
 
 /// A directory name for the i-th kernel: its number and a readable part.
@@ -127,9 +166,80 @@ Result<std::vector<std::string>> gpu_sets_for(const CampaignOptions& c) {
   return sets;
 }
 
+// --from-profile: the program's kernels by GPU time, hottest first, until
+// `cover` of it; those this build did not compile are said and left out.
+// Writes <campaign>/profile.json (the whole profile: the shares the table
+// shows, also after --resume).
+Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, const TuneOptions& o) {
+  std::string kernel_dir, build_dir;
+  if (c.from_profile == "now") {
+    if (o.setup.bench.empty()) return make_error("invalid", "--from-profile runs --bench once to find the hot kernels: give --bench");
+    if (!o.setup.bench_server.empty())
+      return make_error("invalid", "--from-profile times a process of --bench, not a resident --bench-server; profile the program "
+                                   "with `ciq-tuner profile --out DIR -- PROGRAM` and give --from-profile=DIR");
+    std::string dir = join_path(o.out_dir, "profile");
+    std::map<std::string, std::string> values{{"workdir", join_path(dir, "work")},
+                                              {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
+                                              {"controls", "/dev/null"}};
+    if (auto made = make_dirs(values["workdir"]); !made) return made.error();
+    auto argv = command_argv(o.setup.bench, values, o.setup.shell);
+    if (!argv) return argv.error();
+    auto captured = capture_profile(o.setup.build, *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true);
+    if (!captured) return captured.error();
+    if (!captured->program_describe.empty())
+      return make_error("profile", "the profiling run of --bench " + captured->program_describe + ": " + o.setup.bench +
+                                       " (log: " + join_path(dir, "profile.log") + ")");
+    kernel_dir = captured->kernel_dir;
+    build_dir = captured->build_dir;
+  } else {
+    kernel_dir = join_path(c.from_profile, "kernels");
+    build_dir = join_path(c.from_profile, "build-trace");
+    if (!is_directory(kernel_dir))
+      return make_error("invalid", "--from-profile=" + c.from_profile + ": no kernels/ in it (the --out DIR of a `ciq-tuner profile`)");
+  }
+  auto p = read_profile(kernel_dir, is_directory(build_dir) ? build_dir : "");
+  if (!p) return p.error();
+  auto rows = profile_rows(p->trace, p->build);
+  if (auto w = write_file_atomic(join_path(o.out_dir, "profile.json"), profile_json(p->trace, rows) + "\n"); !w) return w.error();
+  std::vector<std::string> chosen;
+  double covered = 0;
+  for (const auto& row : rows) {
+    if (covered >= c.cover) break;
+    const auto& k = *row.kernel;
+    covered += k.share;
+    std::string label = k.demangled.empty() ? k.kernel : k.demangled;
+    if (!o.setup.kernels.empty() && !glob_match(o.setup.kernels, k.kernel) && !glob_match(o.setup.kernels, k.demangled)) {
+      std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: not selected by --kernels\n", 100 * k.share, label.c_str());
+      continue;
+    }
+    if (row.origins.empty()) {
+      std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: not compiled by this build through ciq (a library's, or built elsewhere): left out\n",
+                   100 * k.share, label.c_str());
+      continue;
+    }
+    std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: to tune\n", 100 * k.share, label.c_str());
+    chosen.push_back(k.kernel);
+  }
+  std::fprintf(stderr, "ciq-tuner: the first %.1f%% of the program's GPU time (--cover %.0f%%): %zu kernel(s) to tune\n",
+               100 * std::min(covered, 1.0), 100 * c.cover, chosen.size());
+  return chosen;
+}
+
+// Each kernel's share of the program's GPU time, from <campaign>/profile.json.
+std::map<std::string, double> profiled_shares(const std::string& out_dir) {
+  std::map<std::string, double> shares;
+  auto text = read_file(join_path(out_dir, "profile.json"));
+  if (!text) return shares;
+  auto json = parse_json(*text);
+  if (!json) return shares;
+  for (const auto& k : (*json)["kernels"].array) shares[k["kernel"].string_or("")] = k["share"].number_or(NAN);
+  return shares;
+}
+
 // The campaign's kernels: kernels.txt when resuming, else from a discovery
-// build (saved, with the command line, for a later --resume).
-Result<std::vector<std::string>> campaign_kernels(TuneOptions& o, const std::string& list_path) {
+// build or the program's profile (saved, with the command line, for a
+// later --resume).
+Result<std::vector<std::string>> campaign_kernels(const CampaignOptions& c, TuneOptions& o, const std::string& list_path) {
   std::vector<std::string> kernels;
   if (o.resume) {
     auto text = read_file(list_path);
@@ -144,9 +254,11 @@ Result<std::vector<std::string>> campaign_kernels(TuneOptions& o, const std::str
   std::string saved;
   for (const auto& a : o.command_line) saved += a + "\n";
   if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
-  auto found = discover_kernels(o);
+  auto found = c.from_profile.empty() ? discover_kernels(o) : profiled_kernels(c, o);
   if (!found) return found.error();
-  if (found->empty()) return make_error("invalid", "the discovery build compiled no kernel that --kernels selects");
+  if (found->empty())
+    return make_error("invalid", c.from_profile.empty() ? "the discovery build compiled no kernel that --kernels selects"
+                                                        : "none of the program's hot kernels was compiled by this build through ciq");
   std::string list;
   for (const auto& k : *found) list += k + "\n";
   if (auto w = write_file_atomic(list_path, list); !w) return w.error();
@@ -221,13 +333,16 @@ int run_campaign(CampaignOptions c) {
   struct Unlock {
     ~Unlock() { release_run_directory(); }
   } unlock;
-  auto kernels = campaign_kernels(o, join_path(o.out_dir, "kernels.txt"));
+  if (!(c.cover > 0 && c.cover <= 1)) return fail("--cover must be a percentage above 0 and at most 100");
+  auto kernels = campaign_kernels(c, o, join_path(o.out_dir, "kernels.txt"));
   if (!kernels) return fail(kernels.error().message);
+  auto shares = profiled_shares(o.out_dir);
 
   std::vector<KernelResult> results(kernels->size());
   for (std::size_t i = 0; i < results.size(); ++i) {
     results[i].kernel = (*kernels)[i];
     results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
+    if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
     read_summary(results[i]);
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);

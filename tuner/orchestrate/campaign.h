@@ -7,6 +7,13 @@
 // directory and log, and campaign.json, rewritten as each run ends;
 // `--resume` finishes what is left (done runs are read back, interrupted
 // ones resumed).
+//
+// With --from-profile the list comes from the program's own run instead:
+// its kernels by GPU time (libciq-inject), hottest first, until --cover of
+// the time is reached; a kernel this build did not compile through ciq (a
+// library's, cuBLAS say) is named and left out. The table then shows each
+// kernel's share of the program's GPU time and what its gain is worth to
+// the whole program (share x change).
 #pragma once
 
 #include "tuner/orchestrate/run.h"
@@ -20,6 +27,12 @@ struct CampaignOptions {
   TuneOptions tune;                     // the shared run options (out_dir: the campaign directory)
   std::vector<std::string> run_args;    // the command line each run gets, before its own --kernels/--out
   int concurrent = 1;                   // runs at once
+  // --from-profile: the kernels to tune are the program's hottest, by GPU
+  // time measured in one run of --bench (after --build), until `cover` of
+  // it is reached; "" = off (every compiled kernel), "now" = profile now,
+  // else the directory of an earlier `ciq-tuner profile --out DIR`.
+  std::string from_profile;
+  double cover = 0.9;
 };
 
 /// Runs (or resumes) the campaign; 0 when every run finished, whatever it

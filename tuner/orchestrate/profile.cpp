@@ -129,59 +129,98 @@ std::string profile_json(const profile::KernelTrace& trace, const std::vector<Pr
   return out + "]}";
 }
 
+Result<ProfileCapture> capture_profile(const std::string& build_command, const std::vector<std::string>& argv, bool shell,
+                                       const std::string& out_dir, const std::string& library_given,
+                                       const std::map<std::string, std::string>& placeholders, bool quiet) {
+  if (argv.empty())
+    return make_error("usage", "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
+  std::string library = inject_library(library_given);
+  if (!path_exists(library))
+    return make_error("not-found", "no kernel-timing library at " + library +
+                                       " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
+  auto out = new_out_dir(out_dir);
+  if (!out) return out.error();
+  ProfileCapture c;
+  c.kernel_dir = join_path(*out, "kernels");
+  c.build_dir = join_path(*out, "build-trace");
+  for (const auto& d : {c.kernel_dir, c.build_dir})
+    if (auto made = make_dirs(d); !made) return made.error();
+  std::fprintf(stderr, "ciq-tuner: profiling into %s\n", out->c_str());
+  std::string log = join_path(*out, "profile.log");
+  // Quiet: stdout captured and added to the log after, stderr into it as it comes.
+  auto keep = [&](RunOptions& r) {
+    if (!quiet) return;
+    r.capture_stdout = true;
+    r.stderr_file = log;
+    r.stdin_null = true;
+  };
+  auto kept = [&](const RunResult& r) {
+    if (quiet && !r.out.empty()) (void)append_file(log, r.out);
+  };
+  if (!build_command.empty()) {
+    auto build_argv = command_argv(build_command, placeholders, shell);
+    if (!build_argv) return build_argv.error();
+    RunOptions build;
+    build.argv = *build_argv;
+    build.set_env = {{env_name(Env::trace), c.build_dir}};
+    keep(build);
+    auto ran = run_process(build); // its output is the user's to see
+    if (!ran) return ran.error();
+    kept(*ran);
+    if (!ran->succeeded())
+      return make_error("build", "the build failed (" + ran->describe() + "): " + build_command + (quiet ? " (log: " + log + ")" : ""));
+  }
+  RunOptions program;
+  program.argv = argv;
+  // CIQ_TRACE for the program too: a JIT compiler inside it (Triton,
+  // through ciq-ptxas) is its build, and names its kernels' keys there.
+  program.set_env = {{"CUDA_INJECTION64_PATH", library}, {env_name(Env::kernel_trace), c.kernel_dir},
+                     {env_name(Env::trace), c.build_dir}};
+  keep(program);
+  auto ran = run_process(program);
+  if (!ran) return ran.error();
+  kept(*ran);
+  c.program_status = ran->shell_status();
+  if (!ran->succeeded()) c.program_describe = ran->describe();
+  return c;
+}
+
+Result<Profile> read_profile(const std::string& kernel_dir, const std::string& build_dir) {
+  Profile p;
+  auto trace = profile::read_kernel_trace(kernel_dir);
+  if (!trace) return trace.error();
+  for (const auto& problem : trace->problems)
+    std::fprintf(stderr, "ciq-tuner: warning: %s: %s\n", problem.where.c_str(), problem.message.c_str());
+  if (!trace->timed()) return make_error("no-timing", "no kernel timing: " + trace->no_timing_reason());
+  p.trace = std::move(*trace);
+  if (!build_dir.empty()) {
+    auto modules = read_trace(build_dir);
+    if (!modules) return modules.error();
+    p.build = std::move(*modules);
+  }
+  return p;
+}
+
 Result<int> run_profile(const ProfileOptions& o) {
   std::string kernel_dir = o.trace_dir, build_dir = o.build_trace_dir;
   int program_status = 0;
   if (kernel_dir.empty()) {
-    if (o.argv.empty())
-      return make_error("usage", "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
-    std::string library = inject_library(o.library);
-    if (!path_exists(library))
-      return make_error("not-found", "no kernel-timing library at " + library +
-                                         " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
-    auto out = new_out_dir(o.out_dir);
-    if (!out) return out.error();
-    kernel_dir = join_path(*out, "kernels");
-    build_dir = join_path(*out, "build-trace");
-    for (const auto& d : {kernel_dir, build_dir})
-      if (auto made = make_dirs(d); !made) return made.error();
-    std::fprintf(stderr, "ciq-tuner: profiling into %s\n", out->c_str());
-    if (!o.build.empty()) {
-      auto argv = command_argv(o.build, {}, o.shell);
-      if (!argv) return argv.error();
-      RunOptions build;
-      build.argv = *argv;
-      build.set_env = {{env_name(Env::trace), build_dir}};
-      auto ran = run_process(build); // its output is the user's to see
-      if (!ran) return ran.error();
-      if (!ran->succeeded()) return make_error("build", "the build failed (" + ran->describe() + "): " + o.build);
-    }
-    RunOptions program;
-    program.argv = o.argv;
-    // CIQ_TRACE for the program too: a JIT compiler inside it (Triton,
-    // through ciq-ptxas) is its build, and names its kernels' keys there.
-    program.set_env = {{"CUDA_INJECTION64_PATH", library}, {env_name(Env::kernel_trace), kernel_dir},
-                       {env_name(Env::trace), build_dir}};
-    auto ran = run_process(program);
-    if (!ran) return ran.error();
-    program_status = ran->shell_status();
-    if (!ran->succeeded()) std::fprintf(stderr, "ciq-tuner: warning: the program %s\n", ran->describe().c_str());
+    auto captured = capture_profile(o.build, o.argv, o.shell, o.out_dir, o.library);
+    if (!captured) return captured.error();
+    kernel_dir = captured->kernel_dir;
+    build_dir = captured->build_dir;
+    program_status = captured->program_status;
+    if (!captured->program_describe.empty())
+      std::fprintf(stderr, "ciq-tuner: warning: the program %s\n", captured->program_describe.c_str());
   }
-  auto trace = profile::read_kernel_trace(kernel_dir);
-  if (!trace) return trace.error();
-  for (const auto& p : trace->problems) std::fprintf(stderr, "ciq-tuner: warning: %s: %s (skipped)\n", p.where.c_str(), p.message.c_str());
-  if (!trace->timed()) {
-    std::fprintf(stderr, "ciq-tuner: error: no kernel timing: %s\n", trace->no_timing_reason().c_str());
+  auto p = read_profile(kernel_dir, build_dir);
+  if (!p) {
+    if (p.error().code != "no-timing") return p.error();
+    std::fprintf(stderr, "ciq-tuner: error: %s\n", p.error().message.c_str());
     return 1;
   }
-  std::vector<TracedModule> build;
-  if (!build_dir.empty()) {
-    auto modules = read_trace(build_dir);
-    if (!modules) return modules.error();
-    build = std::move(*modules);
-  }
-  auto rows = profile_rows(*trace, build);
-  std::string text = o.json ? profile_json(*trace, rows) + "\n" : format_profile(*trace, rows, o.top);
+  auto rows = profile_rows(p->trace, p->build);
+  std::string text = o.json ? profile_json(p->trace, rows) + "\n" : format_profile(p->trace, rows, o.top);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return program_status;
 }

@@ -10,6 +10,7 @@
 #include "tuner/profile/kernel_trace.h"
 #include "utils/result.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,32 @@ std::string profile_json(const profile::KernelTrace& trace, const std::vector<Pr
 /// libciq-inject.so: `given`, else $CIQ_INJECT_LIBRARY, else lib/ beside
 /// the bin/ of this ciq-tuner (the build tree and an install alike).
 std::string inject_library(const std::string& given = "");
+
+/// Where one profiling run left its traces, and how the program ended.
+struct ProfileCapture {
+  std::string kernel_dir, build_dir;  // <out>/kernels, <out>/build-trace
+  int program_status = 0;             // as a shell reports it
+  std::string program_describe;       // "exited with status 1", ... ("" when it succeeded)
+};
+
+/// Runs `build` (if not empty; a failure is an error) with CIQ_TRACE, then
+/// the program once with libciq-inject (and CIQ_TRACE, for a JIT inside
+/// it), both under `out_dir` ("" = a new directory under $TMPDIR, said on
+/// stderr). The program's own output is the user's to see.
+/// `placeholders` fill the build command's {workdir}, {gpu}, ...; with
+/// `quiet`, the build's and the program's output go to <out>/profile.log.
+Result<ProfileCapture> capture_profile(const std::string& build, const std::vector<std::string>& argv, bool shell,
+                                       const std::string& out_dir, const std::string& library = "",
+                                       const std::map<std::string, std::string>& placeholders = {}, bool quiet = false);
+
+/// A recorded profile: the kernel trace of `kernel_dir` with the build
+/// trace of `build_dir` ("" = none), and its rows. Fails when there is no
+/// timing ("no-timing", with the reason).
+struct Profile {
+  profile::KernelTrace trace;
+  std::vector<TracedModule> build;
+};
+Result<Profile> read_profile(const std::string& kernel_dir, const std::string& build_dir);
 
 /// Runs the build (if any) and the program, or reads recorded traces, and
 /// prints the table. The exit status: the program's when it ran and the
