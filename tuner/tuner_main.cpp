@@ -1,4 +1,5 @@
 // ciq-tuner: option parsing only; the work is in run.cpp.
+#include "tuner/measure/gpu_monitor.h"
 #include "tuner/orchestrate/campaign.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/run.h"
@@ -47,7 +48,7 @@ static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark t
 static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
 static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
-static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time, kernel-time[:GLOB] (the GPU time of the kernels matching GLOB, default --kernels, inside each benchmark run; no metric needed)"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time, kernel-time[:GLOB] (the GPU time of the kernels matching GLOB, default --kernels, inside each benchmark run; no metric needed), energy (joules per benchmark run, NVML), power (mean watts)"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::list<std::string> params("param", cl::desc("Application parameter NAME=range:S:E:STEP | choice:A,B | literal:V [,knockout=P]; use as {param:NAME}"), cl::value_desc("spec"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::sub(sample_cmd));
 static cl::opt<std::string> kernels("kernels", cl::desc("Tune only the traced kernels matching this glob"), cl::value_desc("glob"), BOTH);
 static cl::opt<std::string> space("space", cl::desc("Knob space (default: that of the traced ptxas; 'none' = parameters only)"), cl::value_desc("name"), BOTH);
@@ -280,6 +281,21 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
                                               o.setup.inject_library + " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
   }
   if (auto r = set_executor(o); !r) return r.error();
+  // energy, power: read here through NVML on the benchmark's GPU; refused
+  // before any work where that cannot be done.
+  for (const auto& obj : o.setup.objectives) {
+    if (!obj.needs_energy()) continue;
+    if (o.setup.slurm)
+      return ciq::make_error("invalid", "--objective " + obj.name + " reads the GPU's energy counter on this machine: not with --executor slurm");
+    std::string why;
+    tn::Nvml* nvml = tn::Nvml::get(&why);
+    if (!nvml)
+      return ciq::make_error("not-found", "--objective " + obj.name + " needs NVML (libnvidia-ml.so.1, from the NVIDIA driver): " + why);
+    std::string gpu = o.setup.gpus.empty() ? "" : o.setup.gpus.front();
+    if (auto e = nvml->energy_mj(gpu); !e)
+      return ciq::make_error("unsupported", "--objective " + obj.name + ": " + e.error().message);
+    break;
+  }
   o.space = space;
   if (stages != "all" && stages != "ptxas" && stages != "nvcc") return ciq::make_error("invalid", "--stages must be all, ptxas or nvcc, not '" + stages + "'");
   o.stages = stages;

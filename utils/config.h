@@ -21,6 +21,7 @@ enum class Env {
   in_ptxas, in_nvcc, in_cicc,                                              // set by a wrapper for the tool it runs
   inject_library, kernel_trace, kernel_trace_verbose, cupti_library,       // kernel timing inside a program
   cupti_no_fallback,                                                       // (libciq-inject reads its own)
+  nvml_library,                                                            // GPU state and energy (the tuner)
 };
 
 struct EnvVariable {

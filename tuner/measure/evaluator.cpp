@@ -70,8 +70,13 @@ std::string EvalRecord::to_json() const {
   j += "],\"reason\":" + json_string(evaluation.reason) + ",\"detail\":" + json_string(detail) + ",\"digest\":" + json_string(digest) +
        ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
        ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) + ",\"gpu_wait_s\":" + number_json(gpu_wait_seconds) +
-       ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir) + "}";
-  return j;
+       ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir);
+  if (!gpu_states.empty()) {
+    j += ",\"gpu\":[";
+    for (std::size_t i = 0; i < gpu_states.size(); ++i) j += (i ? "," : "") + gpu_states[i];
+    j += "]";
+  }
+  return j + "}";
 }
 
 Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
@@ -189,7 +194,8 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
   return read_trace(join_path(workdir, "trace"));
 }
 
-Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait) {
+Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait,
+                                                  GpuState* gpu_state) {
   // kernel-time: the run's kernels timed inside it (libciq-inject, loaded
   // by the CUDA driver), each run into a directory of its own.
   bool kernel_time = std::any_of(setup_.objectives.begin(), setup_.objectives.end(),
@@ -203,8 +209,15 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
     env = {{"CUDA_INJECTION64_PATH", setup_.inject_library}, {env_name(Env::kernel_trace), kernels_dir}};
   }
   std::string gpu = acquire_gpu(gpu_wait);
+  // The GPU's state and energy while the run lasts, where NVML is (a
+  // scheduler's GPUs are not this machine's: not read).
+  std::optional<Nvml::Monitor> monitor;
+  if (!setup_.slurm)
+    if (Nvml* nvml = Nvml::get()) monitor.emplace(*nvml, gpu);
   auto step = run_step(StepKind::bench, setup_.bench, c, workdir, gpu, "bench.log", env);
+  GpuState state = monitor ? monitor->stop() : GpuState{};
   release_gpu(gpu);
+  if (gpu_state) *gpu_state = state;
   if (!step) return step.error();
   const RunResult& run = step->run;
   std::string output = run.out + "\n" + run.err, log = step->log;
@@ -219,6 +232,15 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
   std::vector<double> values;
   for (const auto& o : setup_.objectives) {
     if (!o.needs_benchmark()) continue;
+    if (o.needs_energy()) {
+      if (!state.read || state.energy_j < 0)
+        return make_error("no-energy", "no energy reading for this run (NVML: " + std::string(state.read ? "no energy counter" : "not available") + ")");
+      if (state.energy_j <= 0)
+        return make_error("no-energy", "the GPU's energy counter did not move during the run (" + format_number(state.seconds) +
+                                           " s): the run is too short for NVML's counter; make it longer (more iterations)");
+      values.push_back(o.kind == ObjectiveKind::energy ? state.energy_j : state.energy_j / std::max(state.seconds, 1e-6));
+      continue;
+    }
     if (o.kind == ObjectiveKind::kernel_time) {
       auto v = kernel_time_ms(o, *trace);
       if (!v) return make_error(v.error().code, v.error().message + " (kernel trace: " + kernels_dir + "; log: " + log + ")");
@@ -360,7 +382,9 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
   // objective is ptxas', once, for the trace.
   if (benchmarks || compiles_when_benchmarked()) {
     for (int i = 0; i < (benchmarks ? std::max(1, setup_.repeats) : 1); ++i) {
-      auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds);
+      GpuState state;
+      auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds, &state);
+      if (state.read) r.gpu_states.push_back(state.json());
       if (!v) return v.error().message;
       bench_values.push_back(*v);
     }
@@ -512,7 +536,7 @@ public:
   Result<std::vector<TracedModule>> build(const Candidate&, const std::string&) override {
     return std::vector<TracedModule>{}; // nothing to build
   }
-  Result<std::vector<double>> bench_once(const Candidate& c, const std::string&, double*) override {
+  Result<std::vector<double>> bench_once(const Candidate& c, const std::string&, double*, GpuState*) override {
     std::lock_guard lock(mutex_);
     auto ms = data_->draw(c, rng_);
     if (!ms) return ms.error();

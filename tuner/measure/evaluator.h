@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tuner/measure/executor.h"
+#include "tuner/measure/gpu_monitor.h"
 #include "tuner/measure/setup.h"
 #include "tuner/objectives/objectives.h"
 #include "tuner/search/candidate.h"
@@ -40,6 +41,7 @@ struct EvalRecord {
   double gpu_wait_seconds = 0;                  // of bench_seconds, waiting for a free GPU
   int steps_run = 0, steps_reused = 0; // nvcc steps ciq-nvcc ran and reused from the memo (wrapper/step_memo.h)
   double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
+  std::vector<std::string> gpu_states; // per benchmark run, GpuState::json() (gpu_monitor.h); none without NVML
   std::string workdir;
 
   std::string to_json() const;
@@ -67,7 +69,10 @@ public:
   /// One benchmark run of what was built in `workdir`: the value of every
   /// benchmark objective (as printed, not negated). Adds the seconds spent
   /// waiting for a free GPU to `*gpu_wait` when given.
-  virtual Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait = nullptr);
+  /// One benchmark run: each benchmark objective's value. `state` (if
+  /// given) gets what the GPU ran under (gpu_monitor.h; unread without NVML).
+  virtual Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait = nullptr,
+                                                 GpuState* state = nullptr);
 
   const std::vector<EvalRecord>& records() const { return records_; }
   /// The record of a candidate (by canonical text), or null; call between batches.

@@ -23,10 +23,12 @@ Result<Objective> builtin_objective(const std::string& spec) {
   else if (spec == "kernel-time" || spec.rfind("kernel-time:", 0) == 0) {
     o.kind = ObjectiveKind::kernel_time;
     o.pattern = spec.size() > 12 ? spec.substr(12) : "";
-  } else
+  } else if (spec == "energy") o.kind = ObjectiveKind::energy;
+  else if (spec == "power") o.kind = ObjectiveKind::power;
+  else
     return make_error("invalid", "unknown objective '" + spec +
                                      "' (built-in objectives: ptxas:spill-stores, ptxas:registers, ptxas:stack, "
-                                     "compile-time, kernel-time[:GLOB]; use --metric REGEX for a benchmark's number)");
+                                     "compile-time, kernel-time[:GLOB], energy, power; use --metric REGEX for a benchmark's number)");
   return o;
 }
 

@@ -16,7 +16,9 @@ class RE2;
 
 namespace ciq::tuner {
 
-enum class ObjectiveKind { metric, spill_stores, registers, stack, compile_time, kernel_time };
+// energy: joules per benchmark run; power: mean watts over it (NVML's
+// energy counter on the run's GPU, read by the tuner around the run).
+enum class ObjectiveKind { metric, spill_stores, registers, stack, compile_time, kernel_time, energy, power };
 
 struct Objective {
   ObjectiveKind kind = ObjectiveKind::metric;
@@ -29,14 +31,18 @@ struct Objective {
 
   /// Same code, same value: one evaluation suffices and no significance test.
   bool deterministic() const {
-    return kind != ObjectiveKind::metric && kind != ObjectiveKind::compile_time && kind != ObjectiveKind::kernel_time;
+    return kind == ObjectiveKind::spill_stores || kind == ObjectiveKind::registers || kind == ObjectiveKind::stack;
   }
-  /// Read from what a benchmark run did (its output, or its kernel trace).
-  bool needs_benchmark() const { return kind == ObjectiveKind::metric || kind == ObjectiveKind::kernel_time; }
+  /// Read from what a benchmark run did (its output, its kernel trace, the
+  /// GPU's energy counter).
+  bool needs_benchmark() const {
+    return kind == ObjectiveKind::metric || kind == ObjectiveKind::kernel_time || needs_energy();
+  }
+  bool needs_energy() const { return kind == ObjectiveKind::energy || kind == ObjectiveKind::power; }
 };
 
 /// "ptxas:spill-stores", "ptxas:registers", "ptxas:stack", "compile-time",
-/// "kernel-time[:GLOB]".
+/// "kernel-time[:GLOB]", "energy", "power".
 Result<Objective> builtin_objective(const std::string& spec);
 
 /// kernel-time[:GLOB]: the GPU time, in ms, that the kernels matching GLOB

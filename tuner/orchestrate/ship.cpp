@@ -1,9 +1,9 @@
 #include "tuner/orchestrate/ship.h"
 
 #include "cache/entries.h"
-
 #include "cache/record.h"
 #include "cache/store.h"
+#include "tuner/measure/gpu_monitor.h"
 #include "tuner/objectives/statistics.h"
 #include "utils/files.h"
 #include "utils/hash.h"
@@ -38,7 +38,8 @@ std::pair<std::string, std::string> gpu_and_driver() {
 // so that drift hits both alike) into `a` and `b`, per objective, and
 // writes every value to verify/samples.csv; why it could not, or "".
 std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
-                      const TuneOptions& options, std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& b) {
+                      const TuneOptions& options, std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& b,
+                      std::vector<GpuState> (&states)[2]) {
   const auto& objectives = options.setup.objectives;
   auto dc = space.parse(def.candidate), bc = space.parse(best.candidate);
   if (!dc || !bc) return "cannot read back the candidates to verify";
@@ -55,7 +56,9 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
       const std::string& dir = side == 0 ? dir_a : dir_b;
       if (rebuild)
         if (auto t = evaluator.build(c, dir); !t) return "verification build failed: " + t.error().message;
-      auto values = evaluator.bench_once(c, dir);
+      GpuState state;
+      auto values = evaluator.bench_once(c, dir, nullptr, &state);
+      if (state.read) states[side].push_back(state);
       if (!values) return "verification run failed: " + values.error().message;
       std::size_t m = 0;
       for (std::size_t k = 0; k < objectives.size(); ++k)
@@ -104,6 +107,31 @@ void warn_of_conflicts(const cache::Store& store, const spaces::ControlSet& cont
 
 } // namespace
 
+// How the GPU's state differed between the default's runs and the
+// winner's: slow-down reasons (power cap, thermal, ...) seen on one side
+// only, or SM clocks whose medians differ by more than 2 %. "" when alike
+// or not read.
+std::string compare_conditions(const std::vector<GpuState> (&states)[2]) {
+  if (states[0].empty() || states[1].empty()) return "";
+  std::uint64_t reasons[2] = {0, 0};
+  std::vector<double> clocks[2];
+  for (int side = 0; side < 2; ++side)
+    for (const auto& s : states[side]) {
+      reasons[side] |= slowdown_reasons(s.reasons);
+      clocks[side].push_back(s.sm_mhz_min);
+    }
+  std::string out;
+  if (reasons[0] != reasons[1]) {
+    auto names = [](std::uint64_t r) { return r ? clock_event_names(r) : std::string("none"); };
+    out = "clock slow-downs: default " + names(reasons[0]) + ", winner " + names(reasons[1]);
+  }
+  double c0 = median(clocks[0]), c1 = median(clocks[1]);
+  if (c0 > 0 && c1 > 0 && std::fabs(c0 - c1) / c0 > 0.02)
+    out += (out.empty() ? "" : "; ") + std::string("lowest SM clock (median of runs): default ") + format_number(c0) +
+           " MHz, winner " + format_number(c1) + " MHz";
+  return out;
+}
+
 Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
                const TuneOptions& options) {
   Verdict v;
@@ -128,10 +156,12 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   if (!noisy.empty()) {
     v.how = "welch";
     std::vector<std::vector<double>> a(objectives.size()), b(objectives.size());
-    if (auto why = remeasure(evaluator, space, def, best, options, a, b); !why.empty()) {
+    std::vector<GpuState> states[2];
+    if (auto why = remeasure(evaluator, space, def, best, options, a, b, states); !why.empty()) {
       v.reason = why;
       return v;
     }
+    v.conditions = compare_conditions(states);
     bool first = true;
     for (auto k : noisy) {
       if (!objectives[k].needs_benchmark()) { // compile-time: use the search's samples
@@ -156,10 +186,17 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
     }
   }
   v.better = any_better && !any_worse;
-  if (v.better) v.reason = "better than the default";
+  if (v.better && !v.conditions.empty()) {
+    // The difference may be the GPU's, not the code's: not shipped on it.
+    v.better = false;
+    v.reason = "better than the default, but the two ran under different GPU conditions (" + v.conditions +
+               "), so the difference may be the GPU's: not shipped; tune again when the GPU is steady";
+  } else if (v.better) v.reason = "better than the default";
   else if (any_worse) v.reason = "worse than the default on at least one objective";
   else v.reason = "not significantly better than the default (p = " + format_number(v.p_value) + ", minimum effect " +
                   format_number(options.min_effect * 100) + " %)";
+  if (!v.better && !v.conditions.empty() && v.reason.find("GPU conditions") == std::string::npos)
+    v.reason += "; note: the two ran under different GPU conditions (" + v.conditions + ")";
   return v;
 }
 
@@ -185,6 +222,15 @@ static std::vector<std::pair<std::string, std::string>> provenance_of(const std:
       {"bench_digest", to_hex(xxh128(options.setup.bench))},
       {"check_digest", to_hex(xxh128(options.setup.check))},
   };
+  // The GPU as NVML sees it (where the benchmarks ran on this machine).
+  if (Nvml* nvml = options.setup.slurm ? nullptr : Nvml::get())
+    if (auto id = nvml->identity(options.setup.gpus.empty() ? "" : options.setup.gpus.front())) {
+      if (!id->name.empty()) provenance.emplace_back("gpu_nvml", id->name);
+      if (!id->driver.empty()) provenance.emplace_back("driver_nvml", id->driver);
+      provenance.emplace_back("power_limit_w", format_number(id->power_limit_w));
+      provenance.emplace_back("ecc", id->ecc);
+    }
+  if (!verdict.conditions.empty()) provenance.emplace_back("gpu_conditions", verdict.conditions);
   for (std::size_t k = 0; k < options.setup.objectives.size(); ++k) {
     std::string name = options.setup.objectives[k].name;
     provenance.emplace_back("objective" + std::to_string(k), name);

@@ -18,6 +18,7 @@ struct Verdict {
   std::vector<double> best_values;
   double p_value = 1;                // of the first benchmark objective
   std::string reason;                // why it is (not) better, for people
+  std::string conditions;            // how the GPU's state differed between the sides ("" = alike, or unread)
 };
 
 /// Re-measures `best` against the default: deterministic objectives from

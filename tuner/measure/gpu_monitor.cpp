@@ -1,0 +1,220 @@
+#include "tuner/measure/gpu_monitor.h"
+
+#include "utils/config.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <dlfcn.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+// NVML's C interface, as documented: results are ints (0 = success,
+// 3 = not supported), devices opaque pointers.
+using Device = void*;
+constexpr int nvml_success = 0, nvml_not_supported = 3;
+constexpr int clock_sm = 1, clock_mem = 2, sensor_gpu = 0;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr struct {
+  std::uint64_t bit;
+  const char* name;
+} reason_names[] = {{0x1, "gpu-idle"},          {0x2, "applications-clocks"}, {0x4, "sw-power-cap"},
+                    {0x8, "hw-slowdown"},       {0x10, "sync-boost"},         {0x20, "sw-thermal-slowdown"},
+                    {0x40, "hw-thermal-slowdown"}, {0x80, "hw-power-brake"},  {0x100, "display-clocks"}};
+
+} // namespace
+
+struct Nvml::Api {
+  int (*init)();
+  const char* (*error_string)(int);
+  int (*by_index)(unsigned, Device*);
+  int (*by_uuid)(const char*, Device*);
+  int (*energy)(Device, unsigned long long*);
+  int (*clock)(Device, int, unsigned*);
+  int (*temperature)(Device, int, unsigned*);
+  int (*power)(Device, unsigned*);
+  int (*power_limit)(Device, unsigned*);
+  int (*reasons)(Device, unsigned long long*);
+  int (*name)(Device, char*, unsigned);
+  int (*driver)(char*, unsigned);
+  int (*ecc)(Device, int*, int*);
+
+  std::string describe(int result) const {
+    const char* text = error_string ? error_string(result) : nullptr;
+    return text ? text : "NVML error " + std::to_string(result);
+  }
+};
+
+std::string clock_event_names(std::uint64_t reasons) {
+  std::string out;
+  for (const auto& r : reason_names)
+    if (reasons & r.bit) out += (out.empty() ? "" : ",") + std::string(r.name);
+  return out;
+}
+
+std::uint64_t slowdown_reasons(std::uint64_t reasons) { return reasons & (0x4 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80); }
+
+std::string GpuState::json() const {
+  if (!read) return "null";
+  return "{\"energy_j\":" + (energy_j < 0 ? std::string("null") : format_number(energy_j)) +
+         ",\"seconds\":" + format_number(seconds) + ",\"sm_mhz_min\":" + std::to_string(sm_mhz_min) +
+         ",\"sm_mhz_max\":" + std::to_string(sm_mhz_max) + ",\"mem_mhz\":" + std::to_string(mem_mhz) +
+         ",\"temperature_c\":" + std::to_string(temperature_c) + ",\"power_w\":" + format_number(power_w) +
+         ",\"power_limit_w\":" + format_number(power_limit_w) + ",\"clock_events\":" + json_string(clock_event_names(reasons)) +
+         ",\"samples\":" + std::to_string(samples) + "}";
+}
+
+Nvml* Nvml::get(std::string* why) {
+  static std::once_flag once;
+  static Nvml* nvml = nullptr;
+  static std::string failure;
+  std::call_once(once, [] {
+    std::string path = env(Env::nvml_library);
+    if (path.empty()) path = "libnvidia-ml.so.1";
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* e = dlerror();
+      failure = e ? e : path + ": cannot be loaded";
+      return;
+    }
+    auto* api = new Api{};
+    std::string missing;
+    auto need = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+      if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    };
+    auto may = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name)); };
+    need(api->init, "nvmlInit_v2");
+    need(api->by_index, "nvmlDeviceGetHandleByIndex_v2");
+    need(api->energy, "nvmlDeviceGetTotalEnergyConsumption");
+    may(api->error_string, "nvmlErrorString");
+    may(api->by_uuid, "nvmlDeviceGetHandleByUUID");
+    may(api->clock, "nvmlDeviceGetClockInfo");
+    may(api->temperature, "nvmlDeviceGetTemperature");
+    may(api->power, "nvmlDeviceGetPowerUsage");
+    may(api->power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+    may(api->reasons, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!api->reasons) may(api->reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    may(api->name, "nvmlDeviceGetName");
+    may(api->driver, "nvmlSystemGetDriverVersion");
+    may(api->ecc, "nvmlDeviceGetEccMode");
+    if (!missing.empty()) {
+      failure = path + " lacks " + missing;
+      return;
+    }
+    if (int r = api->init(); r != nvml_success) {
+      failure = "nvmlInit: " + api->describe(r);
+      return;
+    }
+    nvml = new Nvml(api);
+  });
+  if (!nvml && why) *why = failure;
+  return nvml;
+}
+
+Result<void*> Nvml::device(const std::string& gpu) {
+  Device d = nullptr;
+  int r;
+  if (gpu.empty() || std::all_of(gpu.begin(), gpu.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    r = api_->by_index(gpu.empty() ? 0u : unsigned(std::strtoul(gpu.c_str(), nullptr, 10)), &d);
+  } else if (api_->by_uuid) {
+    r = api_->by_uuid(gpu.c_str(), &d);
+  } else {
+    return make_error("nvml", "cannot find GPU " + gpu + " (this NVML has no nvmlDeviceGetHandleByUUID)");
+  }
+  if (r != nvml_success) return make_error("nvml", "GPU " + (gpu.empty() ? std::string("0") : gpu) + ": " + api_->describe(r));
+  return d;
+}
+
+Result<std::uint64_t> Nvml::energy_mj(const std::string& gpu) {
+  auto d = device(gpu);
+  if (!d) return d.error();
+  unsigned long long mj = 0;
+  int r = api_->energy(*d, &mj);
+  if (r == nvml_not_supported) return make_error("unsupported", "this GPU has no total-energy counter (NVML: " + api_->describe(r) + ")");
+  if (r != nvml_success) return make_error("nvml", "nvmlDeviceGetTotalEnergyConsumption: " + api_->describe(r));
+  return std::uint64_t(mj);
+}
+
+Result<GpuIdentity> Nvml::identity(const std::string& gpu) {
+  auto d = device(gpu);
+  if (!d) return d.error();
+  GpuIdentity id;
+  char text[256] = {};
+  if (api_->name && api_->name(*d, text, sizeof text) == nvml_success) id.name = text;
+  text[0] = 0;
+  if (api_->driver && api_->driver(text, sizeof text) == nvml_success) id.driver = text;
+  unsigned mw = 0;
+  if (api_->power_limit && api_->power_limit(*d, &mw) == nvml_success) id.power_limit_w = mw / 1000.0;
+  int current = 0, pending = 0;
+  id.ecc = api_->ecc && api_->ecc(*d, &current, &pending) == nvml_success ? (current ? "on" : "off") : "unknown";
+  return id;
+}
+
+Nvml::Monitor::Monitor(Nvml& nvml, std::string gpu, int period_ms) : nvml_(nvml), gpu_(std::move(gpu)), period_ms_(period_ms) {
+  auto e = nvml_.energy_mj(gpu_);
+  energy_ok_ = bool(e);
+  if (e) energy_start_ = *e;
+  started_ = now_seconds();
+  sample();
+  thread_ = std::thread([this] {
+    while (!stopping_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(period_ms_));
+      if (!stopping_) sample();
+    }
+  });
+}
+
+Nvml::Monitor::~Monitor() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void Nvml::Monitor::sample() {
+  auto d = nvml_.device(gpu_);
+  if (!d) return;
+  const Api& api = *nvml_.api_;
+  unsigned sm = 0, mem = 0, temp = 0, mw = 0, limit = 0;
+  unsigned long long reasons = 0;
+  bool has_sm = api.clock && api.clock(*d, clock_sm, &sm) == nvml_success;
+  bool has_mem = api.clock && api.clock(*d, clock_mem, &mem) == nvml_success;
+  bool has_temp = api.temperature && api.temperature(*d, sensor_gpu, &temp) == nvml_success;
+  bool has_power = api.power && api.power(*d, &mw) == nvml_success;
+  bool has_limit = api.power_limit && api.power_limit(*d, &limit) == nvml_success;
+  bool has_reasons = api.reasons && api.reasons(*d, &reasons) == nvml_success;
+  std::lock_guard lock(mutex_);
+  GpuState& s = state_;
+  s.read = true;
+  if (has_sm) {
+    s.sm_mhz_min = s.samples == 0 || s.sm_mhz_min == 0 ? sm : std::min(s.sm_mhz_min, sm);
+    s.sm_mhz_max = std::max(s.sm_mhz_max, sm);
+  }
+  if (has_mem) s.mem_mhz = std::max(s.mem_mhz, mem);
+  if (has_temp) s.temperature_c = std::max(s.temperature_c, temp);
+  if (has_power) power_sum_ += mw / 1000.0;
+  if (has_limit) s.power_limit_w = limit / 1000.0;
+  if (has_reasons) s.reasons |= reasons;
+  ++s.samples;
+}
+
+GpuState Nvml::Monitor::stop() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+  sample();
+  std::lock_guard lock(mutex_);
+  GpuState s = state_;
+  s.seconds = now_seconds() - started_;
+  if (energy_ok_)
+    if (auto e = nvml_.energy_mj(gpu_); e && *e >= energy_start_) s.energy_j = double(*e - energy_start_) / 1000.0;
+  s.power_w = s.samples ? power_sum_ / s.samples : 0;
+  return s;
+}
+
+} // namespace ciq::tuner

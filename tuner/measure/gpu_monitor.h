@@ -1,0 +1,93 @@
+// The GPU's state around each benchmark run, read through NVML: the energy
+// it used (the total-energy counter, read before and after) and what it ran
+// under (SM and memory clocks, temperature, power draw and limit, and the
+// clock-event, i.e. throttle, reasons), sampled every 20 ms while the run
+// lasts. Only read: nothing here changes a clock, a limit or any setting.
+//
+// libnvidia-ml is loaded at run time (dlopen of "libnvidia-ml.so.1", or
+// $CIQ_NVML_LIBRARY: the tests' fake), never linked: a machine without the
+// driver builds and runs ciq, and simply records no GPU state. The handful
+// of NVML entry points used are declared here by their documented C
+// signatures (nvml.h is not part of the CUDA Toolkit on every machine).
+#pragma once
+
+#include "utils/result.h"
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ciq::tuner {
+
+/// What the GPU ran under during one benchmark run.
+struct GpuState {
+  bool read = false;              // NVML answered
+  double energy_j = -1;           // -1: the counter is not supported
+  double seconds = 0;             // wall time between the two energy reads
+  unsigned sm_mhz_min = 0, sm_mhz_max = 0, mem_mhz = 0;
+  unsigned temperature_c = 0;     // the highest seen
+  double power_w = 0;             // mean of the samples
+  double power_limit_w = 0;
+  std::uint64_t reasons = 0;      // every clock-event reason seen (NVML bits)
+  int samples = 0;
+
+  std::string json() const;       // one object, for the journal
+};
+
+/// The names of NVML's clock-event reason bits in `reasons` ("sw-power-cap",
+/// "hw-thermal-slowdown", ...), comma-separated; "" for none.
+std::string clock_event_names(std::uint64_t reasons);
+/// The reasons that slow the clocks down (all but idle and the settings').
+std::uint64_t slowdown_reasons(std::uint64_t reasons);
+
+/// The GPU named as --gpus names it ("" = the first; an index; a GPU-UUID).
+struct GpuIdentity {
+  std::string name, driver, ecc;  // ecc: "on", "off" or "unknown"
+  double power_limit_w = 0;
+};
+
+class Nvml {
+public:
+  /// The process' NVML, loaded and initialised on first use; null with
+  /// `why` when there is none (no driver, the library cannot load or init).
+  static Nvml* get(std::string* why = nullptr);
+
+  /// Energy used since the driver loaded, in mJ; an error ("unsupported"
+  /// when the GPU has no such counter).
+  Result<std::uint64_t> energy_mj(const std::string& gpu);
+  Result<GpuIdentity> identity(const std::string& gpu);
+
+  /// Samples `gpu` every `period_ms` from start() until stop().
+  class Monitor {
+  public:
+    Monitor(Nvml& nvml, std::string gpu, int period_ms = 20);
+    ~Monitor();
+    GpuState stop();
+
+  private:
+    void sample();
+    Nvml& nvml_;
+    std::string gpu_;
+    int period_ms_;
+    std::uint64_t energy_start_ = 0;
+    bool energy_ok_ = false;
+    double started_ = 0;
+    std::mutex mutex_;
+    GpuState state_;
+    double power_sum_ = 0;
+    std::atomic<bool> stopping_{false};
+    std::thread thread_;
+  };
+
+  struct Api;  // the entry points (gpu_monitor.cpp)
+
+private:
+  explicit Nvml(Api* api) : api_(api) {}
+  Result<void*> device(const std::string& gpu);
+  Api* api_;
+};
+
+} // namespace ciq::tuner
