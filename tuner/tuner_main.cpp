@@ -89,6 +89,7 @@ static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun opti
 static cl::opt<int> slurm_retries("slurm-retries", cl::desc("Resubmissions of a job that Slurm preempted or whose node failed (default 1); a job cancelled or out of time makes the candidate invalid"), cl::init(1), RUN);
 static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run a test build job and benchmark job that must see the run directory (default true)"), cl::init(true), RUN);
 static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd), cl::ZeroOrMore);
+static cl::opt<std::string> prefer("prefer", cl::desc("With several objectives: the one (its name, e.g. energy, or number from 1) whose best point that gives up no other is verified and shipped (default the first)"), cl::value_desc("objective"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<std::string> from_profile("from-profile", cl::desc("Campaign: tune the program's hottest kernels by GPU time, measured in one run of --bench (or read from DIR, a `ciq-tuner profile --out DIR`); objective kernel-time unless given"), cl::value_desc("DIR"), cl::ValueOptional, cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<std::string> cover("cover", cl::desc("Campaign --from-profile: the share of the program's GPU time whose kernels are tuned, hottest first (default 90%)"), cl::value_desc("percent"), cl::init("90%"), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<std::string> report_dir(cl::Positional, cl::desc("<run or campaign directory>"), cl::Required, cl::sub(report_cmd));
@@ -281,6 +282,17 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
                                               o.setup.inject_library + " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
   }
   if (auto r = set_executor(o); !r) return r.error();
+  if (!prefer.empty()) {
+    std::size_t found = SIZE_MAX;
+    for (std::size_t k = 0; k < o.setup.objectives.size(); ++k)
+      if (o.setup.objectives[k].name == prefer || std::to_string(k + 1) == std::string(prefer)) found = k;
+    if (found == SIZE_MAX) {
+      std::string names;
+      for (const auto& obj : o.setup.objectives) names += (names.empty() ? "" : ", ") + obj.name;
+      return ciq::make_error("invalid", "--prefer " + std::string(prefer) + " is none of the objectives (" + names + "; or their number from 1)");
+    }
+    o.prefer = found;
+  }
   // energy, power: read here through NVML on the benchmark's GPU; refused
   // before any work where that cannot be done.
   for (const auto& obj : o.setup.objectives) {

@@ -446,12 +446,12 @@ static std::vector<const EvalRecord*> pareto_front(const TuneOptions& o, const S
   std::sort(front.begin(), front.end(), [](auto a, auto b) { return a->evaluation.objectives < b->evaluation.objectives; });
   std::vector<const Evaluation*> points;
   for (auto* r : front) points.push_back(&r->evaluation);
-  if (std::size_t p = preferred_point(points, &def.evaluation); p != SIZE_MAX && p > 0)
+  if (std::size_t p = preferred_point(points, &def.evaluation, o.prefer); p != SIZE_MAX && p > 0)
     std::rotate(front.begin(), front.begin() + std::ptrdiff_t(p), front.begin() + std::ptrdiff_t(p) + 1);
   if (front.size() > 1) {
     std::fprintf(stderr, "ciq-tuner: Pareto front (%zu points; * the preferred one: the best %s that is no worse than "
                          "the default on the other objectives):\n",
-                 front.size(), o.setup.objectives[0].name.c_str());
+                 front.size(), o.setup.objectives[o.prefer].name.c_str());
     for (auto* r : front) {
       std::string values;
       for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values += (k ? ", " : "") + format_number(shown(o, *r, k));
@@ -598,7 +598,7 @@ int run_tuning(TuneOptions o) {
       if (all[i].candidate == default_key) baseline = &all[i];
       points.push_back(&all[i].evaluation);
     }
-    best_index = preferred_point(points, baseline ? &baseline->evaluation : nullptr); // what the summary will call the best
+    best_index = preferred_point(points, baseline ? &baseline->evaluation : nullptr, o.prefer); // what the summary will call the best
     if (!from_journal) record_evaluation(o, journal_path, r);
     progress.record(r, from_journal, baseline, best_index == SIZE_MAX ? nullptr : &all[best_index]);
   };
@@ -638,8 +638,8 @@ int run_tuning(TuneOptions o) {
 
   std::string publish_error = o.publish.empty() || shipped_keys.empty() ? "" : publish(o, shipped_keys);
 
-  std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[0].name) +
-                        ",\"baseline\":" + format_number(verdict.default_values[0]) + ",\"best\":" + format_number(verdict.best_values[0]) +
+  std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[o.prefer].name) +
+                        ",\"baseline\":" + format_number(verdict.default_values[o.prefer]) + ",\"best\":" + format_number(verdict.best_values[o.prefer]) +
                         ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys.size()) +
                         ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
                         ",\"searched\":" + std::to_string(searched) + ",\"pruning\":" + std::to_string(int(records.size()) - searched) +

@@ -26,6 +26,7 @@ struct TuneOptions {
   std::string out_dir;               // the run directory
   bool resume = false;               // continue the run in out_dir
   double min_effect = 0.01;          // smallest relative gain worth shipping
+  std::size_t prefer = 0;            // several objectives: the one whose best (giving up no other) ships (--prefer)
   double alpha = 0.05;               // significance level
   int verify_runs = 10;              // interleaved runs per side when verifying
   bool allow_unsafe = false;

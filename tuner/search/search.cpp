@@ -244,18 +244,26 @@ std::vector<std::size_t> best_of(const std::vector<Evaluated>& all) {
   return front;
 }
 
-std::size_t preferred_point(const std::vector<const Evaluation*>& points, const Evaluation* reference) {
+std::size_t preferred_point(const std::vector<const Evaluation*>& points, const Evaluation* reference, std::size_t primary) {
   bool use_reference = reference && reference->valid;
+  // The objectives in the order they decide: the primary, then the others.
+  auto ordered = [primary](const std::vector<double>& v) {
+    std::vector<double> out;
+    if (primary < v.size()) out.push_back(v[primary]);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (k != primary) out.push_back(v[k]);
+    return out;
+  };
   std::size_t best = SIZE_MAX;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Evaluation& e = *points[i];
     if (!e.valid || e.objectives.empty()) continue;
     bool acceptable = true;
     if (use_reference)
-      for (std::size_t k = 1; k < e.objectives.size() && k < reference->objectives.size(); ++k)
-        acceptable &= e.objectives[k] <= reference->objectives[k];
+      for (std::size_t k = 0; k < e.objectives.size() && k < reference->objectives.size(); ++k)
+        if (k != primary) acceptable &= e.objectives[k] <= reference->objectives[k];
     if (!acceptable) continue;
-    if (best == SIZE_MAX || e.objectives < points[best]->objectives) best = i;
+    if (best == SIZE_MAX || ordered(e.objectives) < ordered(points[best]->objectives)) best = i;
   }
   return best;
 }

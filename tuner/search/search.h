@@ -95,7 +95,8 @@ std::vector<std::size_t> best_of(const std::vector<Evaluated>& all);
 /// it holds. It lies on the Pareto front (whatever dominates it qualifies
 /// too and would be chosen). Without a reference, the lowest first
 /// objective. The index in `points` (invalid ones skipped); SIZE_MAX if
-/// none is valid.
-std::size_t preferred_point(const std::vector<const Evaluation*>& points, const Evaluation* reference);
+/// none is valid. `primary` (--prefer) names the objective that plays the
+/// first's part (the others keep their order).
+std::size_t preferred_point(const std::vector<const Evaluation*>& points, const Evaluation* reference, std::size_t primary = 0);
 
 } // namespace ciq::tuner
