@@ -7,7 +7,7 @@
 #
 #   bench/gpu/whole-program.sh BIN OUT [STEP...]
 # STEP: env, profile, overhead, torch, torch-caches, tune-wave, campaign-wave,
-# campaign-torch (default: env profile overhead torch torch-caches).
+# confirm-wave (default: env profile overhead torch torch-caches).
 # BIN holds ciq-*; BIN/../lib the library. Everything goes to OUT/log.txt;
 # traces and run directories to OUT/work (tar them for the trip back).
 set -uo pipefail
@@ -112,6 +112,80 @@ for step in $steps; do
       --check "$wave/wave --compare $work/wave-ref.bin {workdir}/out.bin" --objective kernel-time --kernels "${TUNE_KERNELS:-*propagate*}" \
       --budget "${BUDGET:-10}" --repeats 3 --verify-runs "${VERIFY:-6}" --out "$work/tune-wave" --json >"$work/tune-wave.out" 2>"$work/tune-wave.log"
     echo "tuner exit $? in $(since "$t0") s"; tail -n 30 "$work/tune-wave.log"; tail -c 1500 "$work/tune-wave.out"
+    ;;
+  campaign-wave)
+    log "campaign --from-profile on examples/wave: its hottest kernels, each by its own GPU time"
+    build_wave || continue
+    [[ -f $work/wave-ref.bin ]] || "$wave/wave" --steps 100 -o "$work/wave-ref.bin" >/dev/null
+    t0=$(now)
+    ciq-tuner campaign --from-profile --cover "${COVER:-90%}" --build "cmake --build $wave --clean-first" \
+      --bench "$wave/wave --steps 100 -o {workdir}/out.bin" --check "$wave/wave --compare $work/wave-ref.bin {workdir}/out.bin" \
+      --budget "${BUDGET:-16}" --repeats 3 --verify-runs "${VERIFY:-6}" --out "$work/campaign-wave" --json \
+      >"$work/campaign-wave.out" 2>"$work/campaign-wave.log"
+    echo "campaign exit $? in $(since "$t0") s"; grep -E "ciq-tuner: +[0-9.]+%|to tune|\[[0-9]+/[0-9]+\]|share|program" "$work/campaign-wave.log" | tail -n 25
+    ;;
+  confirm-wave)
+    log "confirm: fresh CMake builds with ciq on (the cache applies) and off, 8 interleaved runs each"
+    for side in on off; do
+      rm -rf "/tmp/wave-$side"
+      if [[ $side == off ]]; then export CIQ_DISABLE=1; fi
+      CUDACXX="$bin/ciq-nvcc" cmake -S "$root/examples/wave" -B "/tmp/wave-$side" >/dev/null 2>&1 &&
+        cmake --build "/tmp/wave-$side" >"$work/confirm-build-$side.log" 2>&1 || echo "build $side failed"
+      unset CIQ_DISABLE
+    done
+    ciq-cache stats | grep -E "^ +(hit|applied)"
+    echo "side,run,wall_s,kernel_total_ms,propagate_ms,absorb_ms"
+    for i in 1 2 3 4 5 6 7 8; do
+      for side in off on; do
+        w=$(wall "/tmp/wave-$side/wave" --steps 100 | cut -d' ' -f2)
+        ciq-tuner profile --json --out "$work/confirm/$side-$i" -- "/tmp/wave-$side/wave" --steps 100 2>/dev/null >"$work/confirm-$side-$i.json"
+        python3 - "$work/confirm-$side-$i.json" "$side,$i,$w" <<'PY'
+import json, sys
+j = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+k = {x["kernel"]: x["total_ns"] / 1e6 for x in j["kernels"]}
+pick = lambda s: sum(v for n, v in k.items() if s in n)
+print(f"{sys.argv[2]},{j['total_ns'] / 1e6:.3f},{pick('propagate'):.3f},{pick('absorb'):.3f}")
+PY
+      done
+    done | tee "$work/confirm-wave.csv"
+    python3 - "$work/confirm-wave.csv" <<'PY'
+import csv, statistics as st, sys
+rows = [r.split(",") for r in open(sys.argv[1]).read().split()]
+for col, name in ((2, "wall s"), (3, "kernels ms"), (4, "propagate ms"), (5, "absorb ms")):
+    v = {s: [float(r[col]) for r in rows if r[0] == s] for s in ("off", "on")}
+    m = {s: st.median(v[s]) for s in v}
+    print(f"{name}: off {m['off']:.3f} [{min(v['off']):.3f}-{max(v['off']):.3f}], on {m['on']:.3f} [{min(v['on']):.3f}-{max(v['on']):.3f}], off/on {m['off'] / m['on']:.3f}")
+PY
+    ;;
+  energy)
+    log "NVML's energy counter: how often it moves; energy and time of bench programs (issue 26)"
+    python3 - <<'PY'
+import ctypes, time
+nvml = ctypes.CDLL("libnvidia-ml.so.1")
+assert nvml.nvmlInit_v2() == 0
+dev = ctypes.c_void_p()
+nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(dev))
+e = ctypes.c_ulonglong()
+last, changes, t0 = None, [], time.perf_counter()
+while time.perf_counter() - t0 < 2.0:
+    nvml.nvmlDeviceGetTotalEnergyConsumption(dev, ctypes.byref(e))
+    if last is not None and e.value != last:
+        changes.append(time.perf_counter())
+    last = e.value
+gaps = [b - a for a, b in zip(changes, changes[1:])]
+gaps.sort()
+print(f"idle: the counter moved {len(changes)} times in 2 s; median gap {1000 * gaps[len(gaps) // 2] if gaps else float('nan'):.1f} ms")
+PY
+    for k in stencil3d softmax; do
+      [[ -x /tmp/bench_$k ]] || nvcc -O3 -arch=sm_90a -I "$root/bench/common" "$root/bench/kernels/$k.cu" -o "/tmp/bench_$k"
+      t0=$(now)
+      ciq-tuner run --build "ciq-nvcc -O3 -arch=sm_90a -I $root/bench/common $root/bench/kernels/$k.cu -o {workdir}/bench" \
+        --bench "{workdir}/bench --samples ${SAMPLES:-200}" --metric 'time_ms: ([0-9.]+)' --objective energy \
+        --check "{workdir}/bench --check" --budget "${EBUDGET:-8}" --repeats 2 --verify-runs 4 --no-ship \
+        --out "$work/energy-$k" --json >"$work/energy-$k.out" 2>"$work/energy-$k.log"
+      echo "$k: exit $? in $(since "$t0") s"; grep -E "front|default|verdict" "$work/energy-$k.log" | tail -n 12
+      head -c 700 "$work/energy-$k/journal.jsonl"; echo
+    done
     ;;
   *) echo "unknown step $step" ;;
   esac
