@@ -644,7 +644,8 @@ int run_tuning(TuneOptions o) {
                         ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
                         ",\"searched\":" + std::to_string(searched) + ",\"pruning\":" + std::to_string(int(records.size()) - searched) +
                         ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
-                        ",\"verdict\":" + json_string(verdict.reason) + objective_values(o, verdict, front) + "}";
+                        ",\"verdict\":" + json_string(verdict.reason) + objective_values(o, verdict, front) +
+                        ",\"prefer\":" + std::to_string(o.prefer) + "}";
   auto summary_written = write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";

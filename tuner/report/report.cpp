@@ -196,22 +196,25 @@ std::string convergence_plot(const Run& run, const std::string& id) {
   // the best first objective among evaluations no worse than the default on
   // the others, so that the curve ends where the summary's best is.
   const EvalRecord* def = default_record(run);
+  // --prefer: the objective the run preferred (summary.json), else the first.
+  std::size_t p = std::size_t(run.summary["prefer"].number_or(0));
+  if (p >= run.objectives.size()) p = 0;
   std::vector<const Evaluation*> seen;
   for (const auto& r : run.records) {
     ++index;
     seen.push_back(&r.evaluation);
     if (!r.evaluation.valid || r.evaluation.objectives.empty()) continue;
-    std::size_t best = preferred_point(seen, def ? &def->evaluation : nullptr);
+    std::size_t best = preferred_point(seen, def ? &def->evaluation : nullptr, p);
     if (best == SIZE_MAX) continue;
-    double v = seen[best]->objectives[0];
-    double s = run.maximize[0] ? -v : v;
+    double v = seen[best]->objectives[p];
+    double s = run.maximize[p] ? -v : v;
     steps.emplace_back(index, s);
     lo = std::min(lo, s), hi = std::max(hi, s);
   }
-  if (def && def->evaluation.valid) lo = std::min(lo, shown(run, *def, 0)), hi = std::max(hi, shown(run, *def, 0));
+  if (def && def->evaluation.valid) lo = std::min(lo, shown(run, *def, p)), hi = std::max(hi, shown(run, *def, p));
   if (steps.empty()) return "<p>No valid evaluation to plot.</p>\n";
-  Chart chart(id, "Best so far (" + run.objectives[0] + ")", 1, std::max(2, index), lo, hi, "evaluations",
-              run.objectives[0] + (run.maximize[0] ? " (higher is better)" : " (lower is better)"));
+  Chart chart(id, "Best so far (" + run.objectives[p] + ")", 1, std::max(2, index), lo, hi, "evaluations",
+              run.objectives[p] + (run.maximize[p] ? " (higher is better)" : " (lower is better)"));
   chart.whole_x();
   std::string d;
   for (std::size_t i = 0; i < steps.size(); ++i) {
