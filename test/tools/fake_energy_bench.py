@@ -6,7 +6,8 @@ a front). Options set what the GPU ran under for this run:
 
   fake_energy_bench.py X STATE [--reasons BITS] [--sm MHZ] [--no-energy] [--hot-at X]
 
---hot-at X: the GPU is thermally throttled (1410 MHz) in runs of that X.
+--hot-at X: the GPU is thermally throttled (1410 MHz) in runs of that X;
+--idle-at X: it idles at 345 MHz in them (NVML's gpu-idle reason).
 """
 import os
 import sys
@@ -24,6 +25,8 @@ except FileNotFoundError:
 state["energy_mj"] = state.get("energy_mj", 0) + int(((x - 3) ** 2 + 1) * 1000)
 state["reasons"] = int(args[args.index("--reasons") + 1], 0) if "--reasons" in args else 0
 state["sm_mhz"] = int(args[args.index("--sm") + 1]) if "--sm" in args else 1980
+if "--idle-at" in args and float(args[args.index("--idle-at") + 1]) == x:
+    state["reasons"], state["sm_mhz"] = 0x1, 345  # idle at the lowest clock: says nothing of the kernels
 if "--hot-at" in args and float(args[args.index("--hot-at") + 1]) == x:
     state["reasons"], state["sm_mhz"] = 0x40, 1410
 if "--no-energy" in args:

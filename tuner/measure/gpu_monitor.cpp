@@ -197,8 +197,14 @@ void Nvml::Monitor::sample() {
   std::lock_guard lock(mutex_);
   GpuState& s = state_;
   s.read = true;
-  if (has_sm) {
-    s.sm_mhz_min = s.samples == 0 || s.sm_mhz_min == 0 ? sm : std::min(s.sm_mhz_min, sm);
+  // Clocks while the GPU works: an idle GPU (a process starting up, the
+  // host's share of a run) sits at its lowest clock, which says nothing
+  // about the conditions the kernels met. Idle samples count only when
+  // there is no other.
+  bool idle = has_reasons && (reasons & 0x1);
+  if (has_sm && (!idle || busy_samples_ == 0)) {
+    if (!idle && busy_samples_++ == 0) s.sm_mhz_min = s.sm_mhz_max = 0; // forget the idle ones
+    s.sm_mhz_min = s.sm_mhz_min == 0 ? sm : std::min(s.sm_mhz_min, sm);
     s.sm_mhz_max = std::max(s.sm_mhz_max, sm);
   }
   if (has_mem) s.mem_mhz = std::max(s.mem_mhz, mem);

@@ -27,7 +27,7 @@ struct GpuState {
   bool read = false;              // NVML answered
   double energy_j = -1;           // -1: the counter is not supported
   double seconds = 0;             // wall time between the two energy reads
-  unsigned sm_mhz_min = 0, sm_mhz_max = 0, mem_mhz = 0;
+  unsigned sm_mhz_min = 0, sm_mhz_max = 0, mem_mhz = 0;  // SM: while busy (idle samples only if all were)
   unsigned temperature_c = 0;     // the highest seen
   double power_w = 0;             // mean of the samples
   double power_limit_w = 0;
@@ -78,6 +78,7 @@ public:
     std::mutex mutex_;
     GpuState state_;
     double power_sum_ = 0;
+    int busy_samples_ = 0;  // samples without NVML's gpu-idle reason
     std::atomic<bool> stopping_{false};
     std::thread thread_;
   };

@@ -629,7 +629,11 @@ int run_tuning(TuneOptions o) {
 
   std::vector<Hash128> shipped_keys; // the keys written to the cache
   bool shipped = false;
-  if (o.ship && o.setup.compiler) {
+  // A comparison spoilt by the GPU's conditions says nothing of the code:
+  // nothing is recorded then, not even "tuned, no gain".
+  if (o.ship && o.setup.compiler && !winner && !verdict.conditions.empty())
+    std::fprintf(stderr, "ciq-tuner: nothing written to the cache: the verification ran under different GPU conditions\n");
+  else if (o.ship && o.setup.compiler) {
     auto written = ship_to_cache(o, *space, records, *def, winner, verdict, discovery);
     if (!written) return fail("cannot write to the cache: " + written.error().message);
     shipped_keys = std::move(*written);
