@@ -164,6 +164,7 @@ Result<GpuIdentity> Nvml::identity(const std::string& gpu) {
 }
 
 Nvml::Monitor::Monitor(Nvml& nvml, std::string gpu, int period_ms) : nvml_(nvml), gpu_(std::move(gpu)), period_ms_(period_ms) {
+  if (auto d = nvml_.device(gpu_)) device_ = *d;
   auto e = nvml_.energy_mj(gpu_);
   energy_ok_ = bool(e);
   if (e) energy_start_ = *e;
@@ -183,8 +184,8 @@ Nvml::Monitor::~Monitor() {
 }
 
 void Nvml::Monitor::sample() {
-  auto d = nvml_.device(gpu_);
-  if (!d) return;
+  if (!device_) return;
+  void* const* d = &device_;
   const Api& api = *nvml_.api_;
   unsigned sm = 0, mem = 0, temp = 0, mw = 0, limit = 0;
   unsigned long long reasons = 0;

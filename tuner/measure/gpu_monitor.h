@@ -71,6 +71,7 @@ public:
     void sample();
     Nvml& nvml_;
     std::string gpu_;
+    void* device_ = nullptr;  // gpu_'s NVML handle, found once (null: not found)
     int period_ms_;
     std::uint64_t energy_start_ = 0;
     bool energy_ok_ = false;
