@@ -57,12 +57,15 @@ class Problem:
         self.b = (torch.rand(K, N, generator=gen) * 2 - 1).half()
         self.da, self.db = self.a.cuda(), self.b.cuda()
         self.dc = torch.empty(M, N, dtype=torch.float16, device="cuda")
+        # The launch configuration; bench/triton/resident.py --configs tunes it.
+        self.config = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=8,
+                           num_stages=3)
 
     def launch(self, kernel):
-        grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
+        c = self.config
+        grid = (triton.cdiv(M, c["BLOCK_M"]) * triton.cdiv(N, c["BLOCK_N"]),)
         kernel[grid](self.da, self.db, self.dc, M, N, K, self.da.stride(0), self.da.stride(1), self.db.stride(0),
-                     self.db.stride(1), self.dc.stride(0), self.dc.stride(1), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                     BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=8, num_stages=3)
+                     self.db.stride(1), self.dc.stride(0), self.dc.stride(1), **c)
 
     def check(self, kernel):
         self.dc.zero_()
