@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 27 on the GPU machine: the suite's Triton kernels tuned inside one
 # Python process (bench/triton/resident.py: ciq.tune, ciq.triton_caches)
-# against a process per evaluation (bench/gpu/triton-live.sh), with the
+# against a process per evaluation (as bench/gpu/triton-live.sh), with the
 # GPU's utilisation sampled by nvidia-smi every 200 ms during each run;
 # winners are confirmed in fresh processes that take them from the cache.
 #
 #   bench/gpu/triton-resident.sh BIN OUT [STEP...]
 # STEP: resident-PROGRAM, configs-matmul, process-PROGRAM (PROGRAM: matmul,
 # attention, histogram). BUDGET (default 40) and PBUDGET (default 12, the
-# process-per-evaluation run) from the environment.
+# process-per-evaluation run; PVERIFY its verification pairs, default 4)
+# from the environment.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "$1" && pwd) out=$2
@@ -83,11 +84,15 @@ for step in $steps; do
     [[ $step == resident-* ]] && grep -q '"shipped": true' "$dir/result.json" && confirm "$program" "$dir"
     ;;
   process-*)
+    # As bench/gpu/triton-live.sh tunes: a Python process per evaluation
+    # that compiles the kernel (TRITON_ALWAYS_COMPILE=1) and times it.
     t0=$SECONDS
-    with_util "$dir/util.txt" "$root/bench/gpu/triton-live.sh" "$bin" "$dir" "${PBUDGET:-12}" "$program" >"$dir/live.log" 2>&1
+    with_util "$dir/util.txt" env TRITON_ALWAYS_COMPILE=1 ciq-tuner run --bench "python3 $root/bench/triton/$program.py --samples 30" \
+      --metric 'time_ms: ([0-9.]+)' --repeats 1 --budget "${PBUDGET:-12}" --verify-runs "${PVERIFY:-4}" --no-ship \
+      --seed 1 --out "$dir/run" --json >"$dir/tune.out" 2>"$dir/tune.log"
     echo "exit $? in $((SECONDS - t0)) s"
-    grep -E "tuner_exit|verdict|shipped|confirm|^default|^tuned" "$dir/live.log" | head -n 20
-    per_eval "$dir/triton-$program/run"
+    tail -n 1 "$dir/tune.out"; grep -E "found|verdict|evaluations:" "$dir/tune.log" | tail -n 4
+    per_eval "$dir/run"
     ;;
   *) echo "unknown step $step" ;;
   esac
