@@ -7,7 +7,7 @@
 #
 #   bench/gpu/whole-program.sh BIN OUT [STEP...]
 # STEP: env, profile, overhead, torch, torch-caches, tune-wave, campaign-wave,
-# confirm-wave (default: env profile overhead torch torch-caches).
+# confirm-wave, campaign-torch, energy (default: env profile overhead torch torch-caches).
 # BIN holds ciq-*; BIN/../lib the library. Everything goes to OUT/log.txt;
 # traces and run directories to OUT/work (tar them for the trip back).
 set -uo pipefail
@@ -123,6 +123,19 @@ for step in $steps; do
       --budget "${BUDGET:-16}" --repeats 3 --verify-runs "${VERIFY:-6}" --out "$work/campaign-wave" --json \
       >"$work/campaign-wave.out" 2>"$work/campaign-wave.log"
     echo "campaign exit $? in $(since "$t0") s"; grep -E "ciq-tuner: +[0-9.]+%|to tune|\[[0-9]+/[0-9]+\]|share|program" "$work/campaign-wave.log" | tail -n 25
+    ;;
+  campaign-torch)
+    log "campaign --from-profile on examples/torch/block.py: its hottest Triton kernels, each by its own GPU time"
+    # Fresh Inductor and Triton caches per evaluation: the only way the
+    # program's kernels recompile with a candidate's controls (torch-caches).
+    export TRITON_PTXAS_PATH=$bin/ciq-ptxas
+    t0=$(now)
+    ciq-tuner campaign --from-profile --cover "${TCOVER:-50%}" \
+      --bench "env TORCHINDUCTOR_CACHE_DIR={workdir}/inductor TRITON_CACHE_DIR={workdir}/triton python3 $root/examples/torch/block.py --steps 20" \
+      --budget "${TBUDGET:-4}" --repeats 1 --verify-runs "${TVERIFY:-3}" --out "$work/campaign-torch" --json \
+      >"$work/campaign-torch.out" 2>"$work/campaign-torch.log"
+    echo "campaign exit $? in $(since "$t0") s"; grep -vE "^ciq-tuner: \[gen|ETA" "$work/campaign-torch.log" | tail -n 30
+    unset TRITON_PTXAS_PATH
     ;;
   confirm-wave)
     log "confirm: fresh CMake builds with ciq on (the cache applies) and off, 8 interleaved runs each"

@@ -99,7 +99,7 @@ def main():
         "compiles": len(compiles), "compile_seconds_median": round(statistics.median(compiles), 3) if compiles else None,
         "verdict": result.verdict, "shipped": result.shipped, "default_ms": result.baseline, "best_ms": result.best,
         "best_knobs": result.best_knobs, "best_params": result.best_params, "run_dir": result.run_dir,
-        "invalid": sorted({r["reason"] for r in result.rows if r["status"] != "ok"})[:5]}))
+        "not_measured": sorted({r["reason"] for r in result.rows if r["status"] != "ok"})[:5]}))
     return 0 if result.returncode == 0 else 1
 
 

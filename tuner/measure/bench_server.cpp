@@ -95,6 +95,7 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
   Result<std::string> status = sent ? (*server)->receive("ciq-status: ", limit, &answer) : Result<std::string>(sent.error());
   StepResult done;
   done.log = join_path(step.workdir, step.log_name);
+  done.started_server = fresh;
   RunResult& run = done.run;
   run.out = answer;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -53,6 +53,7 @@ struct Step {
 struct StepResult {
   RunResult run;   // exit status or timeout, the output kept (command.h), seconds
   std::string log; // the log's path, <workdir>/<log_name>
+  bool started_server = false; // a resident benchmark was started for this step: its start-up is in it
 };
 
 class Executor {
