@@ -153,6 +153,7 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   }
   v.how = "deterministic";
 
+  double first_effect = 0; // the first objective's relative gain in the verification
   if (!noisy.empty()) {
     v.how = "welch";
     std::vector<std::vector<double>> a(objectives.size()), b(objectives.size());
@@ -179,7 +180,7 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
       WelchResult w = welch_t_test(bm, am);
       double base = std::fabs(median(am));
       double effect = base > 0 ? (median(am) - median(bm)) / base : 0;
-      if (first) v.p_value = w.p_less;
+      if (first) v.p_value = w.p_less, first_effect = effect;
       first = false;
       if (w.p_less < options.alpha && effect >= options.min_effect) any_better = true;
       if (1 - w.p_less < options.alpha && -effect >= options.min_effect) any_worse = true;
@@ -193,6 +194,10 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
                "), so the difference may be the GPU's: not shipped; tune again when the GPU is steady";
   } else if (v.better) v.reason = "better than the default";
   else if (any_worse) v.reason = "worse than the default on at least one objective";
+  else if (v.how == "welch" && v.p_value < options.alpha && first_effect > 0)
+    v.reason = "better than the default by only " + format_number(std::round(first_effect * 1000) / 10) +
+               " %, less than the minimum effect of " + format_number(options.min_effect * 100) + " % (p = " +
+               format_number(v.p_value) + ")";
   else v.reason = "not significantly better than the default (p = " + format_number(v.p_value) + ", minimum effect " +
                   format_number(options.min_effect * 100) + " %)";
   if (!v.better && !v.conditions.empty() && v.reason.find("GPU conditions") == std::string::npos)
