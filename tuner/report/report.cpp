@@ -265,7 +265,8 @@ std::string pareto_plot(const Run& run) {
     x0 = std::min(x0, shown(run, *r, 0)), x1 = std::max(x1, shown(run, *r, 0));
     y0 = std::min(y0, shown(run, *r, 1)), y1 = std::max(y1, shown(run, *r, 1));
   }
-  Chart chart("pareto", "Pareto front (green) of the first two objectives", x0, x1, y0, y1, run.objectives[0], run.objectives[1]);
+  Chart chart("pareto", "Pareto front (green) of the first two objectives; the default ringed in orange", x0, x1, y0, y1,
+              run.objectives[0], run.objectives[1]);
   for (auto* r : valid) {
     bool dominated = std::any_of(valid.begin(), valid.end(), [&](const EvalRecord* o) {
       bool no_worse = true, better = false;
@@ -276,6 +277,14 @@ std::string pareto_plot(const Run& run) {
       return no_worse && better;
     });
     chart.point(shown(run, *r, 0), shown(run, *r, 1), dominated ? k_ok : k_best, r->candidate, dominated ? 3 : 5);
+  }
+  // Where the default stands: what every point of the front trades against.
+  if (const EvalRecord* def = default_record(run); def && def->evaluation.valid && def->evaluation.objectives.size() >= 2) {
+    double dx = chart.x(shown(run, *def, 0)), dy = chart.y(shown(run, *def, 1));
+    chart.add("<circle class=\"mark\" cx=\"" + num(dx) + "\" cy=\"" + num(dy) + "\" r=\"8\" fill=\"none\" stroke=\"" +
+              k_default + "\" stroke-width=\"2\"><title>default: " + esc(format_number(shown(run, *def, 0))) + ", " +
+              esc(format_number(shown(run, *def, 1))) + "</title></circle>");
+    chart.add("<text x=\"" + num(dx + 11) + "\" y=\"" + num(dy - 9) + "\" fill=\"" + k_default + "\">default</text>");
   }
   return chart.svg();
 }
