@@ -266,10 +266,14 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vec
       if (!trace) return trace.error();
     } else {
       std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
+      // The default controls, and each --param at its default: commands
+      // may name {param:NAME}.
       SearchSpace empty;
       empty.compiler_space = o.space;
+      for (const auto& spec : o.params)
+        if (auto d = parse_param(spec)) empty.dimensions.push_back(std::move(*d));
       Evaluator probe(o.setup, empty);
-      Candidate none;
+      Candidate none = empty.default_candidate();
       ::unlink(complete.c_str());
       trace = probe.build(none, dir);
       if (!trace) return make_error("tuner", "the discovery build failed: " + trace.error().message);
