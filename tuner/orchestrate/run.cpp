@@ -561,12 +561,22 @@ static Result<std::vector<Hash128>> ship_to_cache(const TuneOptions& o, const Se
   if (!trace || trace->empty()) trace = discovery;
   auto written = ship(space, *source, *trace, verdict, o, int(records.size()), winner == nullptr);
   if (!written) return written.error();
-  if (winner)
-    std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", winner->candidate.c_str(), written->size(),
-                 written->size() == 1 ? "y" : "ies", o.cache_dir.c_str());
-  else
+  if (winner) {
+    // Parameters are the program's to apply: only compiler controls reach the cache.
+    std::string knobs, params;
+    for (auto part : split(winner->candidate, ';')) {
+      if (starts_with(part, "param:")) params += (params.empty() ? "" : " ") + std::string(part.substr(6));
+      else knobs += (knobs.empty() ? "" : ";") + std::string(part);
+    }
+    std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", knobs.empty() ? "the default compiler controls" : knobs.c_str(),
+                 written->size(), written->size() == 1 ? "y" : "ies", o.cache_dir.c_str());
+    if (!params.empty())
+      std::fprintf(stderr, "ciq-tuner: the winner's parameters are yours to apply (the cache holds compiler controls only): %s\n",
+                   params.c_str());
+  } else {
     std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %zu entr%s as tuned with no gain\n", written->size(),
                  written->size() == 1 ? "y" : "ies");
+  }
   return written;
 }
 
