@@ -91,7 +91,7 @@ static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run 
 static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd), cl::ZeroOrMore);
 static cl::opt<std::string> prefer("prefer", cl::desc("With several objectives: the one (its name, e.g. energy, or number from 1) whose best point that gives up no other is verified and shipped (default the first)"), cl::value_desc("objective"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<std::string> from_profile("from-profile", cl::desc("Campaign: tune the program's hottest kernels by GPU time, measured in one run of --bench (or read from DIR, a `ciq-tuner profile --out DIR`); objective kernel-time unless given"), cl::value_desc("DIR"), cl::ValueOptional, cl::cat(category), cl::sub(campaign_cmd));
-static cl::opt<std::string> cover("cover", cl::desc("Campaign --from-profile: the share of the program's GPU time whose kernels are tuned, hottest first (default 90%)"), cl::value_desc("percent"), cl::init("90%"), cl::cat(category), cl::sub(campaign_cmd));
+static cl::opt<std::string> cover("cover", cl::desc("Campaign --from-profile: the share of the program's GPU time whose kernels are tuned, hottest first: 90%, 90 or 0.9 (default 90%)"), cl::value_desc("percent"), cl::init("90%"), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<std::string> report_dir(cl::Positional, cl::desc("<run or campaign directory>"), cl::Required, cl::sub(report_cmd));
 static cl::opt<std::string> report_out("o", cl::desc("The HTML file to write (default DIR/report.html)"), cl::value_desc("file"), cl::cat(category), cl::sub(report_cmd));
 static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), cl::sub(sample_cmd));
@@ -409,6 +409,9 @@ int main(int argc, char** argv) {
   // program, unless told otherwise.
   bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
   if (profiled && metrics.empty() && objectives.empty()) {
+    if (bench_server.getNumOccurrences() > 0)
+      return fail("a campaign from the profile tunes each kernel by its time in a process of --bench (kernel-time), which a "
+                  "resident --bench-server is not; give the server's --metric, or drop --bench-server");
     objectives.push_back("kernel-time");
     args.push_back("--objective=kernel-time");
   }
@@ -438,10 +441,13 @@ int main(int argc, char** argv) {
     if (profiled) {
       c.from_profile = from_profile.empty() ? "now" : std::string(from_profile);
       std::string share = cover;
-      if (!share.empty() && share.back() == '%') share.pop_back();
+      bool percent = !share.empty() && share.back() == '%';
+      if (percent) share.pop_back();
       char* end = nullptr;
-      c.cover = std::strtod(share.c_str(), &end) / 100;
+      double value = std::strtod(share.c_str(), &end);
       if (share.empty() || *end) return fail("--cover takes a percentage (e.g. 90%), not '" + std::string(cover) + "'");
+      // 0.9 is read as a fraction (90 %), as 90 and 90% are percentages.
+      c.cover = percent || value > 1 ? value / 100 : value;
     }
     c.run_args = campaign_run_args(args);
     c.tune = std::move(o);

@@ -266,6 +266,10 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
     if (o.needs_energy()) {
       if (!state.read || state.energy_j < 0)
         return make_error("no-energy", "no energy reading for this run (NVML: " + std::string(state.read ? "no energy counter" : "not available") + ")");
+      if (state.energy_j <= 0 && state.seconds >= 2.0) // twenty of the counter's 100 ms steps: it should have moved
+        return make_error("no-energy", "the GPU's energy counter did not move during a run of " + format_number(state.seconds) +
+                                           " s: the benchmark seems not to have used GPU '" + (gpu.empty() ? "0" : gpu) +
+                                           "' (check --gpus and CUDA_VISIBLE_DEVICES)");
       if (state.energy_j <= 0)
         return make_error("no-energy", "the GPU's energy counter did not move during the run (" + format_number(state.seconds) +
                                            " s): the run is too short for NVML's counter; make it longer (more iterations)");

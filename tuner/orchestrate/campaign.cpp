@@ -176,7 +176,8 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
     if (o.setup.bench.empty()) return make_error("invalid", "--from-profile runs --bench once to find the hot kernels: give --bench");
     if (!o.setup.bench_server.empty())
       return make_error("invalid", "--from-profile times a process of --bench, not a resident --bench-server; profile the program "
-                                   "with `ciq-tuner profile --out DIR -- PROGRAM` and give --from-profile=DIR");
+                                   "with `ciq-tuner profile --out DIR -- PROGRAM` and give --from-profile=DIR with a --metric "
+                                   "(kernel-time, the default objective there, needs a process per run)");
     std::string dir = join_path(o.out_dir, "profile");
     std::map<std::string, std::string> values{{"workdir", join_path(dir, "work")},
                                               {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
@@ -186,9 +187,13 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
     if (!argv) return argv.error();
     auto captured = capture_profile(o.setup.build, *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true);
     if (!captured) return captured.error();
-    if (!captured->program_describe.empty())
-      return make_error("profile", "the profiling run of --bench " + captured->program_describe + ": " + o.setup.bench +
-                                       " (log: " + join_path(dir, "profile.log") + ")");
+    if (!captured->program_describe.empty()) {
+      std::string log = join_path(dir, "profile.log");
+      auto output = read_file(log);
+      return make_error("profile", failure_message("the profiling run of --bench (" + o.setup.bench + ") ended with " +
+                                                       captured->program_describe + no_driver_note(),
+                                                   output ? *output : "", log));
+    }
     kernel_dir = captured->kernel_dir;
     build_dir = captured->build_dir;
   } else {

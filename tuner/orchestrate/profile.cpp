@@ -143,8 +143,12 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
   ProfileCapture c;
   c.kernel_dir = join_path(*out, "kernels");
   c.build_dir = join_path(*out, "build-trace");
-  for (const auto& d : {c.kernel_dir, c.build_dir})
+  // An earlier profile into the same --out: its traces would be read with
+  // this run's (twice the time, twice the processes).
+  for (const auto& d : {c.kernel_dir, c.build_dir}) {
+    remove_tree(d);
     if (auto made = make_dirs(d); !made) return made.error();
+  }
   std::fprintf(stderr, "ciq-tuner: profiling into %s\n", out->c_str());
   std::string log = join_path(*out, "profile.log");
   // Quiet: stdout captured and added to the log after, stderr into it as it comes.
@@ -201,8 +205,22 @@ Result<Profile> read_profile(const std::string& kernel_dir, const std::string& b
   return p;
 }
 
+// Why no process here could have written a trace, when the machine has no
+// NVIDIA driver ("" when it has one).
+std::string no_driver_note() {
+  if (path_exists("/proc/driver/nvidia/version")) return "";
+  return "; this machine has no NVIDIA driver loaded (no /proc/driver/nvidia), so no program can use a GPU here";
+}
+
 Result<int> run_profile(const ProfileOptions& o) {
   std::string kernel_dir = o.trace_dir, build_dir = o.build_trace_dir;
+  // The --out DIR of an earlier profile: its kernels/ and build-trace/.
+  if (!kernel_dir.empty() && is_directory(join_path(kernel_dir, "kernels"))) {
+    if (build_dir.empty() && is_directory(join_path(kernel_dir, "build-trace"))) build_dir = join_path(kernel_dir, "build-trace");
+    kernel_dir = join_path(kernel_dir, "kernels");
+  }
+  if (!o.trace_dir.empty() && !o.argv.empty())
+    return make_error("usage", "--trace reads a recorded profile and runs nothing: give either --trace DIR or a program after '--'");
   int program_status = 0;
   if (kernel_dir.empty()) {
     auto captured = capture_profile(o.build, o.argv, o.shell, o.out_dir, o.library);
@@ -211,12 +229,13 @@ Result<int> run_profile(const ProfileOptions& o) {
     build_dir = captured->build_dir;
     program_status = captured->program_status;
     if (!captured->program_describe.empty())
-      std::fprintf(stderr, "ciq-tuner: warning: the program %s\n", captured->program_describe.c_str());
+      std::fprintf(stderr, "ciq-tuner: warning: the program ended with %s\n", captured->program_describe.c_str());
   }
   auto p = read_profile(kernel_dir, build_dir);
   if (!p) {
     if (p.error().code != "no-timing") return p.error();
-    std::fprintf(stderr, "ciq-tuner: error: %s\n", p.error().message.c_str());
+    std::string note = o.trace_dir.empty() ? no_driver_note() : "";
+    std::fprintf(stderr, "ciq-tuner: error: %s%s\n", p.error().message.c_str(), note.c_str());
     return 1;
   }
   auto rows = profile_rows(p->trace, p->build);

@@ -52,6 +52,8 @@ std::string profile_json(const profile::KernelTrace& trace, const std::vector<Pr
 /// libciq-inject.so: `given`, else $CIQ_INJECT_LIBRARY, else lib/ beside
 /// the bin/ of this ciq-tuner (the build tree and an install alike).
 std::string inject_library(const std::string& given = "");
+/// "; this machine has no NVIDIA driver loaded ..." when it has none, else "".
+std::string no_driver_note();
 
 /// Where one profiling run left its traces, and how the program ended.
 struct ProfileCapture {

@@ -292,12 +292,21 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vec
     for (const auto& m : discovery) kernels += m.kernels.size();
     std::fprintf(stderr, "ciq-tuner: found %zu kernel(s) in %zu module(s)%s\n", kernels, discovery.size(),
                  discovery.empty() ? "" : (" (ptxas " + discovery.front().ptxas_version + ", " + discovery.front().target + ")").c_str());
+    std::size_t targeted_count = 0;
     for (const auto& m : discovery)
       for (const auto& k : m.kernels) {
         bool targeted = o.setup.kernels.empty() || glob_match(o.setup.kernels, k.name);
+        targeted_count += targeted;
         std::fprintf(stderr, "  %s %s  key %s  %g registers, %g bytes spilled\n", targeted ? "*" : " ", k.name.c_str(),
                      k.key.substr(0, 12).c_str(), k.registers, k.spill_stores);
       }
+    // A glob that selects nothing would tune nothing: every candidate
+    // invalid, or the default "best". (The names above are the mangled
+    // ones the glob is matched against.)
+    if (kernels > 0 && targeted_count == 0)
+      return make_error("invalid", "--kernels '" + o.setup.kernels + "' matches none of the " + std::to_string(kernels) +
+                                       " kernel(s) the build compiled (listed above; --kernels matches these mangled names, "
+                                       "e.g. '*scale*' for scale(float*, int))");
   }
   return discovery;
 }
@@ -534,9 +543,12 @@ static int report(const TuneOptions& o, const SearchSpace& space, const std::vec
   std::string split = int(records.size()) > searched ? ": " + std::to_string(searched) + " searching (--budget), " +
                                                           std::to_string(int(records.size()) - searched) + " pruning the winner"
                                                      : "";
-  std::fprintf(stderr, "ciq-tuner: %zu evaluations%s (%d invalid); default %s, best found %s%s\n", records.size(), split.c_str(), invalid,
-               format_number(shown(o, def, 0)).c_str(), best ? format_number(shown(o, *best, 0)).c_str() : "-",
-               best ? percent(shown(o, def, 0), shown(o, *best, 0)).c_str() : "");
+  // With several objectives, in the preferred one's terms (named).
+  std::size_t k = o.prefer;
+  std::string named = o.setup.objectives.size() > 1 ? " " + o.setup.objectives[k].name : "";
+  std::fprintf(stderr, "ciq-tuner: %zu evaluations%s (%d invalid); default%s %s, best found %s%s\n", records.size(), split.c_str(),
+               invalid, named.c_str(), format_number(shown(o, def, k)).c_str(), best ? format_number(shown(o, *best, k)).c_str() : "-",
+               best ? percent(shown(o, def, k), shown(o, *best, k)).c_str() : "");
   std::fprintf(stderr, "ciq-tuner: verdict: %s\n", verdict.reason.c_str());
 
   // The best control set, for people and for --seed.
@@ -663,7 +675,7 @@ int run_tuning(TuneOptions o) {
                         ",\"searched\":" + std::to_string(searched) + ",\"pruning\":" + std::to_string(int(records.size()) - searched) +
                         ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
                         ",\"verdict\":" + json_string(verdict.reason) + objective_values(o, verdict, front) +
-                        ",\"prefer\":" + std::to_string(o.prefer) + "}";
+                        ",\"prefer\":" + std::to_string(o.prefer + 1) + "}";
   auto summary_written = write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";

@@ -196,8 +196,10 @@ std::string convergence_plot(const Run& run, const std::string& id) {
   // the best first objective among evaluations no worse than the default on
   // the others, so that the curve ends where the summary's best is.
   const EvalRecord* def = default_record(run);
-  // --prefer: the objective the run preferred (summary.json), else the first.
-  std::size_t p = std::size_t(run.summary["prefer"].number_or(0));
+  // --prefer: the objective the run preferred (summary.json, counted from 1 as
+  // --prefer counts), else the first.
+  double preferred = run.summary["prefer"].number_or(1);
+  std::size_t p = preferred >= 1 ? std::size_t(preferred) - 1 : 0;
   if (p >= run.objectives.size()) p = 0;
   std::vector<const Evaluation*> seen;
   for (const auto& r : run.records) {
