@@ -31,9 +31,16 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(protocol.value_lines({"ms": 1e-05}), ["ciq-value-ms: 1e-05"])
         self.assertEqual(protocol.metric_patterns(1), ["ciq-value: ([-+0-9.eE]+)"])
         self.assertEqual(protocol.metric_patterns(2)[1], "ciq-value-1: ([-+0-9.eE]+)")
-        for bad in (float("nan"), float("inf"), "fast", None, True):
+        for bad in (float("nan"), float("inf"), "fast", "3.5", None, True):
             with self.assertRaises(ValueError):
                 protocol.value_lines(bad)
+
+    def test_the_number_of_values_is_the_number_of_objectives(self):
+        self.assertEqual(protocol.value_lines([2.5], expected=1), ["ciq-value: 2.5"])
+        self.assertEqual(protocol.value_lines((1, 2), expected=2), ["ciq-value-0: 1", "ciq-value-1: 2"])
+        for result, expected in ((3, 2), ((1, 2), 1), ((1, 2, 3), 2)):
+            with self.assertRaisesRegex(ValueError, r"returned \d value\(s\) .*; the tuning has \d objective"):
+                protocol.value_lines(result, expected=expected)
 
     def test_request_words_name_controls_workdir_and_parameters(self):
         r = protocol.parse_request(["check", "--controls=/r/e/candidate.controls", "--workdir=/r/e", "x=1", "z="])

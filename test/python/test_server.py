@@ -51,6 +51,19 @@ class BenchServerTest(unittest.TestCase):
                          "ciq-value: 4.25\nciq-status: 0\n")
         self.assertEqual(self.seen, [({"x": 1.5, "y": 2}, {"maxrregcount": "64"}, path, "/r/e1/trace")])
 
+    def test_sys_exit_in_a_function_is_that_candidate_s_failure(self):
+        def bench(c):
+            sys.exit(3)
+        s = self.server(bench=bench, values=1)
+        answer = s.answer(request("bench", "", "/r/e1"))
+        self.assertIn("ciq-error: benchmark raised SystemExit (sys.exit(3))", answer)
+        self.assertTrue(answer.endswith("ciq-status: 1\n"))
+
+    def test_a_value_count_that_is_not_the_objectives_is_named(self):
+        s = self.server(bench=lambda c: (1.0, 2.0), values=1)
+        self.assertIn("ciq-error: benchmark returned 2 value(s) ((1.0, 2.0)); the tuning has 1 objective(s)",
+                      s.answer(request("bench", "", "/r/e1")))
+
     def test_failures_are_invalid_answers_and_the_server_goes_on(self):
         def bench(c):
             if c.params["x"] == 3:

@@ -17,6 +17,15 @@ class TuneArgumentsTest(unittest.TestCase):
         self.assertEqual(ciq.Choice([64, 128], default=128), "choice:64,128,default=128")
         self.assertEqual(ciq.Literal(7, knockout=0.5), "literal:7,knockout=0.5")
 
+    def test_choice_values_the_param_syntax_cannot_hold_are_refused(self):
+        for bad in ("c,d", "a;b", "", " x"):
+            with self.assertRaises(ValueError):
+                ciq.Choice("ok", bad)
+
+    def test_a_tuner_that_cannot_run_is_a_tune_error(self):
+        with self.assertRaisesRegex(ciq.TuneError, "cannot run ciq-tuner"):
+            ciq.tune(lambda c: 1, params={"x": ciq.Range(1, 2, 1)}, tuner="/nonexistent/ciq-tuner")
+
     def test_space_none_needs_no_build(self):
         args = tuner_arguments("/t/s.sock", params={"x": ciq.Range(1, 3, 1), "y": [1, 2]}, budget=9, python="/py")
         self.assertEqual(args[:4], ["run", "--space=none", "--param=x=range:1:3:1", "--param=y=choice:1,2"])

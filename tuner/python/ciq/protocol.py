@@ -71,7 +71,7 @@ def error_answer(why):
 
 def number_text(value):
     """`value` as the tuner reads it; ValueError for anything not a finite number."""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):
         raise ValueError(f"returned {value!r}, not a number")
     try:
         v = float(value)
@@ -82,9 +82,17 @@ def number_text(value):
     return repr(int(value)) if isinstance(value, int) else repr(v)
 
 
-def value_lines(result):
+def value_lines(result, expected=None):
     """Answer lines for what a benchmark returned: a number, a sequence of
-    numbers or a mapping NAME -> number. ValueError when any is not a finite number."""
+    numbers or a mapping NAME -> number. ValueError when any is not a finite
+    number, or (with `expected`, the number of objectives) when there are not
+    that many: one objective also takes a sequence of one."""
+    if expected is not None and not isinstance(result, dict):
+        count = len(result) if isinstance(result, (list, tuple)) else 1
+        if count != expected:
+            raise ValueError(f"returned {count} value(s) ({result!r}); the tuning has {expected} objective(s)")
+        if expected == 1 and isinstance(result, (list, tuple)):
+            result = result[0]
     if isinstance(result, dict):
         return [f"ciq-value-{name}: {number_text(v)}" for name, v in result.items()]
     if isinstance(result, (list, tuple)):

@@ -12,7 +12,7 @@ controls, so that ciq-ptxas runs (and traces) again; without a `build`
 function it calls `bench` once and discards the value.
 
 Whatever your functions do (raise, return nan, return False from check),
-the answer is a well-formed one: status 1 with a `ciq-error:` line that the
+the answer is a well-formed one (sys.exit() included): status 1 with a `ciq-error:` line that the
 tuner records as the candidate's reason, the traceback on stderr (the
 server log), and the server goes on to the next request.
 
@@ -34,6 +34,8 @@ from .jit import candidate_environment
 
 
 def _describe(error):
+    if isinstance(error, SystemExit):
+        return f"SystemExit (sys.exit({error.code!r}))"
     text = " ".join(str(error).split())
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
@@ -45,8 +47,10 @@ class BenchServer:
     why the benchmark could not be set up; every request is then answered
     with it."""
 
-    def __init__(self, bench=None, check=None, build=None, caches=(), log=None, spaces_dir=None, setup_error=""):
+    def __init__(self, bench=None, check=None, build=None, caches=(), log=None, spaces_dir=None, setup_error="",
+                 values=None):
         self.bench, self.check, self.build = bench, check, build
+        self.values = values  # how many objective values bench must return (None: any)
         self.caches = list(caches)
         self.log = log if log is not None else sys.stderr
         self.spaces_dir = spaces_dir
@@ -84,7 +88,7 @@ class BenchServer:
                     cache.forget(candidate.digest)
             for cache in self.caches:
                 cache.select(candidate)
-        except Exception as e:  # a cache layer of the user's
+        except (Exception, SystemExit) as e:  # a cache layer of the user's
             return self._failed("selecting the candidate's caches", e)
 
         if request.action == "check":
@@ -92,7 +96,7 @@ class BenchServer:
                 return protocol.error_answer("wrong answer: a check was requested but the benchmark has no check function")
             try:
                 verdict = self.check(candidate)
-            except Exception as e:
+            except (Exception, SystemExit) as e:
                 return self._failed("check", e)
             if verdict is False:
                 return protocol.error_answer("wrong answer: check returned False")
@@ -101,7 +105,7 @@ class BenchServer:
         if request.action == "build":
             try:
                 (self.build or self.bench)(candidate)
-            except Exception as e:
+            except (Exception, SystemExit) as e:
                 return self._failed("build" if self.build else "build (a first benchmark run)", e)
             return protocol.format_answer([f"ciq-built: {candidate.digest}"], 0)
 
@@ -109,10 +113,10 @@ class BenchServer:
             return protocol.error_answer("the benchmark has no bench function")
         try:
             result = self.bench(candidate)
-        except Exception as e:
+        except (Exception, SystemExit) as e:
             return self._failed("benchmark", e)
         try:
-            return protocol.format_answer(protocol.value_lines(result), 0)
+            return protocol.format_answer(protocol.value_lines(result, self.values), 0)
         except ValueError as e:
             return protocol.error_answer(f"benchmark {e}")
 
@@ -152,12 +156,12 @@ class SocketListener:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn):
-        with conn, conn.makefile("r", encoding="utf-8", newline="\n") as rd, \
-                conn.makefile("w", encoding="utf-8", newline="\n") as wr:
-            try:
+        try:
+            with conn, conn.makefile("r", encoding="utf-8", newline="\n") as rd, \
+                    conn.makefile("w", encoding="utf-8", newline="\n") as wr:
                 self.server.serve_stream(rd, wr)
-            except (OSError, ValueError):
-                pass  # the client went away
+        except (OSError, ValueError):
+            pass  # the client went away (the tuner timed a request out, or ended)
 
     def close(self):
         try:

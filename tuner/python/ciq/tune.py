@@ -63,6 +63,9 @@ def Choice(*values, default=None, knockout=None):
     """`--param NAME=choice:A,B,C`: one of the values (the first is the default unless given)."""
     if len(values) == 1 and isinstance(values[0], (list, tuple)):
         values = tuple(values[0])
+    for v in values:
+        if any(ch in str(v) for ch in ",;\n") or str(v) != str(v).strip() or not str(v):
+            raise ValueError(f"Choice value {v!r}: a value cannot be empty, hold ',', ';' or a newline, or start or end with a space")
     return _spec("choice:" + ",".join(str(v) for v in values), default, knockout)
 
 
@@ -216,7 +219,7 @@ def tune(objective, space="none", params=None, budget=32, directions=None, check
         directions = [directions]
     workdir = tempfile.mkdtemp(prefix="ciq-tune-")
     socket_path = os.path.join(workdir, "server.sock")
-    server = BenchServer(objective, check, compile, caches)
+    server = BenchServer(objective, check, compile, caches, values=len(directions or ["min"]))
     listener = SocketListener(server, socket_path).start()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH", "")]))
@@ -225,6 +228,8 @@ def tune(objective, space="none", params=None, budget=32, directions=None, check
     try:
         run = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, env=env,
                              text=True)
+    except OSError as e:
+        raise TuneError(f"cannot run ciq-tuner ({program}): {e.strerror or e}") from None
     finally:
         listener.close()
         shutil.rmtree(workdir, ignore_errors=True)
