@@ -399,6 +399,7 @@ int main(int argc, char** argv) {
     p.out_dir = profile_out;
     p.trace_dir = profile_trace;
     p.build_trace_dir = profile_build_trace;
+    if (profile_top < 0) return fail("--top takes a number of kernels, 0 for all; not " + std::to_string(int(profile_top)));
     p.top = profile_top;
     p.json = profile_json;
     auto status = tn::run_profile(p);

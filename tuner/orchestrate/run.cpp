@@ -2,6 +2,7 @@
 
 #include "cache/acf_candidates.h"
 #include "spaces/control_set.h"
+#include "spaces/space.h"
 #include "cache/remote.h"
 #include "tuner/measure/executor.h"
 #include "tuner/search/occupancy.h"
@@ -251,6 +252,9 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
 // Discovery: what does the build compile, with which ptxas?
 static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<TracedUnit>& discovery_units) {
   std::vector<TracedModule> discovery;
+  // A space named that does not exist: said before the build runs.
+  if (!o.space.empty() && o.space != "none")
+    if (auto named = spaces::load_space(spaces_directory(), o.space); !named) return named.error();
   if (o.space != "none" && !o.setup.replay) {
     std::string dir = join_path(o.out_dir, "discovery");
     // A resumed run searches the space the run began with: the one its
