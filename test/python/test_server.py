@@ -198,6 +198,7 @@ class ServeMainTest(unittest.TestCase):
         run = self.run_serve("def setup():\n    raise ImportError('No module named triton')\n", "bench\n\nbench\n\n")
         self.assertEqual(run.stdout.count("ciq-error: the benchmark could not be set up: bench_mod:setup: "
                                           "ImportError: No module named triton"), 2)
+        self.assertEqual(run.returncode, 1)  # alone at a terminal, the status says it too
         run = self.run_serve("", "bench\n\n", spec="no_colon")
         self.assertIn("expected MODULE:FUNC", run.stdout)
 

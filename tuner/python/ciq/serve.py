@@ -83,7 +83,7 @@ def main(argv=None):
     finally:
         if listener:
             listener.close()
-    return 0
+    return 1 if server.setup_error else 0  # every answer was that error: say so in the status too
 
 
 if __name__ == "__main__":
