@@ -9,13 +9,8 @@
 # report (report.html shows the front with the default marked).
 #
 #   bench/gpu/energy.sh BIN OUT KERNEL...     (SAMPLES, default 1000; EBUDGET, default 20)
-set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$(cd "$1" && pwd) out=$2
+source "$(dirname "$0")/common.sh"
 shift 2
-cuda=${CUDA_HOME:-/usr/local/cuda}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 export PATH="$bin:$cuda/bin:$PATH" CIQ_REAL_NVCC="$cuda/bin/nvcc" CIQ_REAL_PTXAS="$cuda/bin/ptxas"
 
 for kernel in "$@"; do

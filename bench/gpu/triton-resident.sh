@@ -10,14 +10,9 @@
 # attention, histogram). BUDGET (default 40) and PBUDGET (default 12, the
 # process-per-evaluation run; PVERIFY its verification pairs, default 4)
 # from the environment.
-set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$(cd "$1" && pwd) out=$2
+source "$(dirname "$0")/common.sh"
 shift 2
 steps=${*:-resident-matmul process-matmul}
-cuda=${CUDA_HOME:-/usr/local/cuda}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 export PATH="$bin:$cuda/bin:$PATH" CIQ_REAL_PTXAS="$cuda/bin/ptxas" TRITON_PTXAS_PATH="$bin/ciq-ptxas"
 export PYTHONPATH="$root/tuner/python${PYTHONPATH:+:$PYTHONPATH}"
 
