@@ -63,13 +63,14 @@ public:
                                       " searched + " + std::to_string(pruned_) + " pruning) "
                                 : "ciq-tuner: [gen " + std::to_string(r.generation) + "] " + std::to_string(done_) + "/" +
                                       std::to_string(budget_) + " ";
+    std::size_t k = o_.prefer; // the objective --prefer names (the first by default): the one "best" is about
     if (r.evaluation.valid) {
-      line += format_number(shown(o_, r, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, r, 0)) : "");
+      line += format_number(shown(o_, r, k)) + (baseline ? percent(shown(o_, *baseline, k), shown(o_, r, k)) : "");
       if (r.status == "same-code") line += " (same code)";
     } else {
       line += "invalid: " + r.evaluation.reason.substr(0, 80);
     }
-    if (best) line += " | best " + format_number(shown(o_, *best, 0)) + (baseline ? percent(shown(o_, *baseline, 0), shown(o_, *best, 0)) : "");
+    if (best) line += " | best " + format_number(shown(o_, *best, k)) + (baseline ? percent(shown(o_, *baseline, k), shown(o_, *best, k)) : "");
     line += " | " + std::to_string(failed_) + " failed";
     if (fresh > 0 && done_ < budget_ && !pruning_) line += " | ETA " + std::to_string(int(eta)) + "s";
     if (from_journal) line += " (from journal)";
