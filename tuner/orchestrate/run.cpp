@@ -275,8 +275,11 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vec
       // may name {param:NAME}.
       SearchSpace empty;
       empty.compiler_space = o.space;
-      for (const auto& spec : o.params)
-        if (auto d = parse_param(spec)) empty.dimensions.push_back(std::move(*d));
+      for (const auto& spec : o.params) {
+        auto d = parse_param(spec);
+        if (!d) return d.error();
+        empty.dimensions.push_back(std::move(*d));
+      }
       Evaluator probe(o.setup, empty);
       Candidate none = empty.default_candidate();
       ::unlink(complete.c_str());
