@@ -64,6 +64,7 @@ static cl::opt<double> server_start("server-start", cl::desc("Seconds a fresh --
 static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expiry its whole process group is killed (default: none; under --executor slurm, --slurm-time's)"), cl::init(0), RUN);
 static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default: half the CPUs, 1 to 8, when the build writes into {workdir}; else 1)"), cl::init(0), RUN);
 static cl::opt<std::string> gpus("gpus", cl::desc("GPUs to benchmark on, e.g. 0,1 (CUDA_VISIBLE_DEVICES per benchmark)"), cl::value_desc("list"), RUN);
+static cl::opt<bool> gpu_baselines("gpu-baselines", cl::desc("With several --gpus: measure the default on each GPU and compare every run with the default of its own GPU (default true; =false: one default for all)"), cl::init(true), RUN);
 static cl::opt<std::string> out("out", cl::desc("Run directory (default ./ciq-tune-<date>-<time>)"), cl::value_desc("dir"), RUN);
 static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this directory with its original options"), cl::value_desc("dir"), RUN);
 static cl::opt<bool> json("json", cl::desc("Print a JSON summary as the last line of stdout"), RUN);
@@ -223,6 +224,10 @@ static ciq::Result<void> set_objectives(tn::TuneOptions& o) {
     if (!obj) return obj.error();
     o.setup.objectives.push_back(*obj);
   }
+  for (std::size_t i = 0; i < o.setup.objectives.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (o.setup.objectives[i].name == o.setup.objectives[j].name)
+        return ciq::make_error("invalid", "objective '" + o.setup.objectives[i].name + "' is given twice (--metric/--objective)");
   for (std::size_t i = 0; i < directions.size(); ++i) {
     if (directions[i] != "min" && directions[i] != "max")
       return ciq::make_error("invalid", "--direction must be min or max, not '" + directions[i] + "'");
@@ -271,8 +276,13 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
   o.setup.jobs = jobs != 0 ? int(jobs) : auto_jobs;
   o.setup.memo = memo;
   std::string gpu_list = gpus;
-  for (auto g : ciq::split(gpu_list, ','))
-    if (!g.empty()) o.setup.gpus.emplace_back(g);
+  for (auto g : ciq::split(gpu_list, ',')) {
+    if (g.empty()) continue;
+    if (std::find(o.setup.gpus.begin(), o.setup.gpus.end(), g) != o.setup.gpus.end())
+      return ciq::make_error("invalid", "--gpus names GPU '" + std::string(g) + "' twice: each benchmark slot is one GPU");
+    o.setup.gpus.emplace_back(g);
+  }
+  o.setup.gpu_baselines = gpu_baselines;
   if (auto r = set_objectives(o); !r) return r.error();
   for (auto& obj : o.setup.objectives) {
     if (obj.kind != tn::ObjectiveKind::kernel_time) continue;

@@ -71,6 +71,11 @@ std::string EvalRecord::to_json() const {
        ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
        ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) + ",\"gpu_wait_s\":" + number_json(gpu_wait_seconds) +
        ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir);
+  if (!run_gpus.empty()) {
+    j += ",\"run_gpus\":[";
+    for (std::size_t i = 0; i < run_gpus.size(); ++i) j += (i ? "," : "") + json_string(run_gpus[i]);
+    j += "]";
+  }
   if (!gpu_states.empty()) {
     j += ",\"gpu\":[";
     for (std::size_t i = 0; i < gpu_states.size(); ++i) j += (i ? "," : "") + gpu_states[i];
@@ -104,18 +109,65 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   r.gpu_wait_seconds = j["gpu_wait_s"].number_or(0);
   r.finished = j["finished"].number_or(0);
   r.workdir = j["workdir"].string_or("");
+  for (const auto& g : j["run_gpus"].array) r.run_gpus.push_back(g.string_or(""));
   if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
   return r;
 }
 
 Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
     : setup_(std::move(setup)), space_(space), executor_(setup_.executor ? setup_.executor : make_executor(setup_)) {
-  idle_gpus_ = executor_->slots();
+  slots_ = idle_gpus_ = executor_->slots();
+}
+
+bool Evaluator::per_gpu_baselines() const {
+  return setup_.gpu_baselines && !setup_.replay && slots_.size() > 1 && !executor_->schedules_gpus() &&
+         std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_benchmark(); });
+}
+
+bool Evaluator::is_default(const Candidate& c) const {
+  return space_.canonical(c) == space_.canonical(space_.default_candidate());
+}
+
+void Evaluator::learn_gpu_defaults(const EvalRecord& def) {
+  std::vector<GpuDefault> defaults;
+  for (const auto& gpu : slots_) {
+    GpuDefault d{gpu, std::vector<double>(setup_.objectives.size(), NAN), 0};
+    for (std::size_t k = 0; k < setup_.objectives.size(); ++k) {
+      if (!setup_.objectives[k].needs_benchmark()) continue;
+      std::vector<double> there;
+      for (std::size_t i = 0; i < def.run_gpus.size() && i < def.samples[k].size(); ++i)
+        if (def.run_gpus[i] == gpu) there.push_back(def.samples[k][i]);
+      d.runs = int(there.size());
+      if (!there.empty()) d.values[k] = median(there);
+    }
+    if (d.runs == 0) {
+      // A journal from a run with other --gpus: its default says nothing of this one.
+      std::fprintf(stderr, "ciq-tuner: warning: the journal's default was not measured on GPU '%s': each run is compared "
+                           "with one default, not with its own GPU's (start a new run for per-GPU baselines)\n", gpu.c_str());
+      return;
+    }
+    defaults.push_back(std::move(d));
+  }
+  gpu_defaults_ = std::move(defaults);
+}
+
+double Evaluator::scale(double value, const std::string& gpu, std::size_t k) const {
+  if (gpu_defaults_.size() < 2) return value;
+  double reference = gpu_defaults_.front().values[k];
+  for (const auto& d : gpu_defaults_)
+    if (d.gpu == gpu) {
+      double here = d.values[k];
+      if (!std::isfinite(here) || !std::isfinite(reference) || here == 0) return value;
+      return value * (reference / here);
+    }
+  return value;
 }
 
 void Evaluator::preload(const std::vector<EvalRecord>& records) {
+  std::string default_key = space_.canonical(space_.default_candidate());
   for (const auto& r : records) {
     if (by_candidate_.count(r.candidate)) continue;
+    if (r.candidate == default_key && r.status == "ok" && per_gpu_baselines()) learn_gpu_defaults(r);
     by_candidate_[r.candidate] = records_.size();
     if (!r.digest.empty() && r.status == "ok") by_digest_.emplace(r.digest, records_.size());
     next_number_ = std::max(next_number_, r.number + 1);
@@ -162,13 +214,18 @@ Result<StepResult> Evaluator::run_step(StepKind kind, const std::string& command
   return executor_->run_step(step);
 }
 
-std::string Evaluator::acquire_gpu(double* waited) {
+std::string Evaluator::acquire_gpu(double* waited, const std::string& wanted) {
   auto started = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
-  gpu_free_.wait(lock, [&] { return !idle_gpus_.empty(); });
+  auto it = idle_gpus_.end();
+  gpu_free_.wait(lock, [&] {
+    it = wanted.empty() ? (idle_gpus_.empty() ? idle_gpus_.end() : idle_gpus_.end() - 1)
+                        : std::find(idle_gpus_.begin(), idle_gpus_.end(), wanted);
+    return it != idle_gpus_.end();
+  });
   if (waited) *waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::string gpu = idle_gpus_.back();
-  idle_gpus_.pop_back();
+  std::string gpu = *it;
+  idle_gpus_.erase(it);
   return gpu;
 }
 
@@ -177,7 +234,7 @@ void Evaluator::release_gpu(const std::string& gpu) {
     std::lock_guard lock(mutex_);
     idle_gpus_.push_back(gpu);
   }
-  gpu_free_.notify_one();
+  gpu_free_.notify_all(); // a waiter may want this GPU and no other
 }
 
 Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std::string& workdir) {
@@ -206,8 +263,7 @@ static void warn_short_energy_run(double seconds) {
                seconds, 100 * 0.1 / std::max(seconds, 0.01));
 }
 
-Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait,
-                                                  GpuState* gpu_state) {
+Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, BenchRun& placed) {
   // kernel-time: the run's kernels timed inside it (libciq-inject, loaded
   // by the CUDA driver), each run into a directory of its own.
   bool kernel_time = std::any_of(setup_.objectives.begin(), setup_.objectives.end(),
@@ -223,7 +279,8 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
   };
   if (kernel_time)
     if (auto made = new_kernels_dir(); !made) return made.error();
-  std::string gpu = acquire_gpu(gpu_wait);
+  std::string gpu = acquire_gpu(&placed.gpu_wait, placed.gpu);
+  placed.gpu = gpu;
   // The GPU's state and energy while the run lasts, where NVML is (a
   // scheduler's GPUs are not this machine's: not read).
   bool energy = std::any_of(setup_.objectives.begin(), setup_.objectives.end(), [](auto& o) { return o.needs_energy(); });
@@ -248,7 +305,7 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
   }
   release_gpu(gpu);
   if (energy && state.read && state.energy_j > 0) warn_short_energy_run(state.seconds);
-  if (gpu_state) *gpu_state = state;
+  placed.state = state;
   if (!step) return step.error();
   const RunResult& run = step->run;
   std::string output = run.out + "\n" + run.err, log = step->log;
@@ -416,12 +473,18 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
   // Without --build the benchmark compiles (a JIT): it runs even when every
   // objective is ptxas', once, for the trace.
   if (benchmarks || compiles_when_benchmarked()) {
-    for (int i = 0; i < (benchmarks ? std::max(1, setup_.repeats) : 1); ++i) {
-      GpuState state;
-      auto v = bench_once(c, r.workdir, &r.gpu_wait_seconds, &state);
-      if (state.read) r.gpu_states.push_back(state.json());
-      if (!v) return v.error().message;
-      bench_values.push_back(*v);
+    if (benchmarks && per_gpu_baselines() && gpu_defaults_.empty() && is_default(c)) {
+      if (auto why = measure_on_every_gpu(c, r, bench_values); !why.empty()) return why;
+    } else {
+      for (int i = 0; i < (benchmarks ? std::max(1, setup_.repeats) : 1); ++i) {
+        BenchRun run;
+        auto v = bench_once(c, r.workdir, run);
+        r.gpu_wait_seconds += run.gpu_wait;
+        if (run.state.read) r.gpu_states.push_back(run.state.json());
+        if (!v) return v.error().message;
+        bench_values.push_back(*v);
+        if (benchmarks) r.run_gpus.push_back(run.gpu);
+      }
     }
     if (compiles_when_benchmarked()) { // the benchmark compiled (JIT): the trace appears now
       auto jit = read_trace(join_path(r.workdir, "trace"));
@@ -446,21 +509,66 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
   return "";
 }
 
-// Each objective's value: the median of the benchmark runs, or what ptxas
-// reported in the trace.
-void Evaluator::score(EvalRecord& r, const std::vector<TracedModule>& trace,
-                      const std::vector<std::vector<double>>& bench_values) const {
+// The default's runs with per-GPU baselines: --repeats on every GPU, the
+// GPUs side by side as in the search; the runs kept in the order run 1 of
+// each GPU, run 2 of each, ...
+std::string Evaluator::measure_on_every_gpu(const Candidate& c, EvalRecord& r, std::vector<std::vector<double>>& bench_values) {
+  struct Done {
+    std::vector<double> values;
+    BenchRun run;
+    std::string error;
+  };
+  std::vector<std::vector<Done>> runs(slots_.size());
+  std::vector<std::thread> threads;
+  for (std::size_t g = 0; g < slots_.size(); ++g)
+    threads.emplace_back([&, g] {
+      for (int i = 0; i < std::max(1, setup_.repeats); ++i) {
+        Done done;
+        done.run.gpu = slots_[g];
+        auto v = bench_once(c, r.workdir, done.run);
+        if (v) done.values = std::move(*v);
+        else done.error = v.error().message;
+        runs[g].push_back(std::move(done));
+        if (!v) return;
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < std::size_t(std::max(1, setup_.repeats)); ++i)
+    for (std::size_t g = 0; g < slots_.size(); ++g) {
+      if (i >= runs[g].size()) continue;
+      const Done& done = runs[g][i];
+      r.gpu_wait_seconds += done.run.gpu_wait;
+      if (done.run.state.read) r.gpu_states.push_back(done.run.state.json());
+      if (!done.error.empty()) return "on GPU '" + slots_[g] + "': " + done.error;
+      bench_values.push_back(done.values);
+      r.run_gpus.push_back(slots_[g]);
+    }
+  return "";
+}
+
+// Each objective's value: the median of the benchmark runs (each on the
+// first GPU's scale, with per-GPU baselines), or what ptxas reported in
+// the trace. The samples stay as measured.
+void Evaluator::score(EvalRecord& r, const std::vector<TracedModule>& trace, const std::vector<std::vector<double>>& bench_values) {
   std::size_t metric = 0;
   for (std::size_t k = 0; k < setup_.objectives.size(); ++k) {
-    const Objective& o = setup_.objectives[k];
-    double value;
-    if (o.needs_benchmark()) {
+    if (setup_.objectives[k].needs_benchmark()) {
       for (const auto& run : bench_values) r.samples[k].push_back(run[metric]);
-      value = median(r.samples[k]);
       ++metric;
     } else {
-      value = trace_objective(o, trace, setup_.kernels);
-      r.samples[k].push_back(value);
+      r.samples[k].push_back(trace_objective(setup_.objectives[k], trace, setup_.kernels));
+    }
+  }
+  if (!r.run_gpus.empty() && gpu_defaults_.empty() && per_gpu_baselines() && r.candidate == space_.canonical(space_.default_candidate()))
+    learn_gpu_defaults(r);
+  for (std::size_t k = 0; k < setup_.objectives.size(); ++k) {
+    const Objective& o = setup_.objectives[k];
+    double value = r.samples[k].empty() ? NAN : r.samples[k].front();
+    if (o.needs_benchmark()) {
+      std::vector<double> scaled;
+      for (std::size_t i = 0; i < r.samples[k].size(); ++i)
+        scaled.push_back(scale(r.samples[k][i], i < r.run_gpus.size() ? r.run_gpus[i] : "", k));
+      value = median(scaled);
     }
     r.evaluation.objectives.push_back(o.maximize ? -value : value);
   }
@@ -571,7 +679,7 @@ public:
   Result<std::vector<TracedModule>> build(const Candidate&, const std::string&) override {
     return std::vector<TracedModule>{}; // nothing to build
   }
-  Result<std::vector<double>> bench_once(const Candidate& c, const std::string&, double*, GpuState*) override {
+  Result<std::vector<double>> bench_once(const Candidate& c, const std::string&, BenchRun&) override {
     std::lock_guard lock(mutex_);
     auto ms = data_->draw(c, rng_);
     if (!ms) return ms.error();

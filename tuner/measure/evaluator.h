@@ -42,10 +42,25 @@ struct EvalRecord {
   int steps_run = 0, steps_reused = 0; // nvcc steps ciq-nvcc ran and reused from the memo (wrapper/step_memo.h)
   double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
   std::vector<std::string> gpu_states; // per benchmark run, GpuState::json() (gpu_monitor.h); none without NVML
+  std::vector<std::string> run_gpus;   // per benchmark run, the GPU (slot) it ran on; samples are as measured there
   std::string workdir;
 
   std::string to_json() const;
   static Result<EvalRecord> from_json(const std::string& line);
+};
+
+/// One benchmark run's placement and what the GPU did meanwhile.
+struct BenchRun {
+  std::string gpu;      // in: the slot to run on ("" = the first free one); out: the slot it ran on
+  GpuState state;       // out: what the GPU ran under (gpu_monitor.h; unread without NVML)
+  double gpu_wait = 0;  // out: seconds spent waiting for the slot
+};
+
+/// The default as measured on one GPU (per-GPU baselines).
+struct GpuDefault {
+  std::string gpu;
+  std::vector<double> values; // per objective, the median of its runs there; NaN for compile-time objectives
+  int runs = 0;
 };
 
 /// Runs the user's build, benchmark and check commands for each candidate
@@ -66,13 +81,26 @@ public:
 
   /// Builds `c` in `workdir` and returns what ciq-ptxas traced, or why not.
   virtual Result<std::vector<TracedModule>> build(const Candidate& c, const std::string& workdir);
-  /// One benchmark run of what was built in `workdir`: the value of every
-  /// benchmark objective (as printed, not negated). Adds the seconds spent
-  /// waiting for a free GPU to `*gpu_wait` when given.
-  /// One benchmark run: each benchmark objective's value. `state` (if
-  /// given) gets what the GPU ran under (gpu_monitor.h; unread without NVML).
-  virtual Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, double* gpu_wait = nullptr,
-                                                 GpuState* state = nullptr);
+  /// One benchmark run of what was built in `workdir`, on `run.gpu` (or the
+  /// first free GPU): the value of every benchmark objective, as printed
+  /// (not negated, not scaled to a baseline).
+  virtual Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, BenchRun& run);
+  Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir) {
+    BenchRun run;
+    return bench_once(c, workdir, run);
+  }
+
+  /// Per-GPU baselines: with several GPUs and a benchmark, the default runs
+  /// --repeats times on each, and every later run's value is scaled by
+  /// (the default on the first GPU) / (the default on the GPU it ran on),
+  /// so that a candidate is compared with the default of the GPU it ran on,
+  /// not with a GPU that happens to be faster. Off with
+  /// setup.gpu_baselines = false.
+  bool per_gpu_baselines() const;
+  /// The default on each GPU, once measured (or read from the journal).
+  const std::vector<GpuDefault>& gpu_defaults() const { return gpu_defaults_; }
+  /// Where the verification runs both sides: one GPU, the first slot.
+  std::string verification_gpu() const { return slots_.empty() ? "" : slots_.front(); }
 
   const std::vector<EvalRecord>& records() const { return records_; }
   /// The record of a candidate (by canonical text), or null; call between batches.
@@ -92,7 +120,14 @@ private:
   bool reuse_same_code(EvalRecord& r);
   std::string measure(const Candidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
                       std::vector<std::vector<double>>& bench_values);
-  void score(EvalRecord& r, const std::vector<TracedModule>& trace, const std::vector<std::vector<double>>& bench_values) const;
+  void score(EvalRecord& r, const std::vector<TracedModule>& trace, const std::vector<std::vector<double>>& bench_values);
+  /// The default's benchmark runs, --repeats on every GPU at once.
+  std::string measure_on_every_gpu(const Candidate& c, EvalRecord& r, std::vector<std::vector<double>>& bench_values);
+  /// Sets gpu_defaults_ from the default's record (its samples and run_gpus).
+  void learn_gpu_defaults(const EvalRecord& def);
+  /// What a run's value on `gpu` of objective `k` is on the first GPU's scale.
+  double scale(double value, const std::string& gpu, std::size_t k) const;
+  bool is_default(const Candidate& c) const;
   /// The digest that identifies what a candidate compiled to (every module's
   /// code plus the parameters); "" when a module has none.
   std::string code_digest(const std::vector<TracedModule>& trace, const Candidate& c) const;
@@ -108,7 +143,7 @@ private:
                               const std::string& gpu, const std::string& log_name,
                               const std::vector<std::pair<std::string, std::string>>& extra_env = {});
   /// A free GPU, waiting for one; adds the wait to `*waited` when given.
-  std::string acquire_gpu(double* waited = nullptr);
+  std::string acquire_gpu(double* waited = nullptr, const std::string& wanted = "");
   void release_gpu(const std::string& gpu);
 
   TuningSetup setup_;
@@ -116,7 +151,8 @@ private:
   std::shared_ptr<Executor> executor_;
   std::mutex mutex_;
   std::condition_variable gpu_free_;
-  std::vector<std::string> idle_gpus_;
+  std::vector<std::string> idle_gpus_, slots_;
+  std::vector<GpuDefault> gpu_defaults_;
   std::vector<EvalRecord> records_;
   std::map<std::string, std::size_t> by_candidate_, by_digest_;
   int next_number_ = 0;

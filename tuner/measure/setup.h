@@ -34,6 +34,7 @@ struct TuningSetup {
   std::string kernels;             // CIQ_KERNELS glob; "" = all
   std::string run_dir;
   std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
+  bool gpu_baselines = true;       // several GPUs: compare each run with the default on its GPU (evaluator.h)
   int jobs = 1;                    // evaluations in flight
   bool compiler = true;            // the space has compiler knobs (else parameters only)
   std::string acf_cache_dir;       // with ACF candidates: the cache holding their blobs

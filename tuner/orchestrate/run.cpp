@@ -541,6 +541,32 @@ static std::string publish(const TuneOptions& o, const std::vector<Hash128>& shi
 
 // Says what the search found and the verdict, and writes best.controls;
 // returns the number of invalid evaluations.
+// The default on each GPU (per-GPU baselines), for the log and summary.json.
+static void say_gpu_defaults(const TuneOptions& o, const Evaluator& evaluator) {
+  const auto& defaults = evaluator.gpu_defaults();
+  if (defaults.size() < 2) return;
+  std::size_t k = o.prefer;
+  std::string line;
+  for (const auto& d : defaults)
+    line += (line.empty() ? "" : ", ") + std::string("GPU ") + d.gpu + " " + format_number(d.values[k]) +
+            (&d == &defaults.front() ? "" : percent(defaults.front().values[k], d.values[k]));
+  std::fprintf(stderr, "ciq-tuner: the default's %s on each GPU (median of %d run%s): %s; each run is compared with the default "
+                       "of the GPU it ran on\n", o.setup.objectives[k].name.c_str(), defaults.front().runs, defaults.front().runs == 1 ? "" : "s", line.c_str());
+}
+
+static std::string gpu_defaults_json(const Evaluator& evaluator) {
+  const auto& defaults = evaluator.gpu_defaults();
+  if (defaults.empty()) return "";
+  std::string j = ",\"gpu_defaults\":[";
+  for (const auto& d : defaults) {
+    j += std::string(&d == &defaults.front() ? "" : ",") + "{\"gpu\":" + json_string(d.gpu) + ",\"runs\":" + std::to_string(d.runs) + ",\"values\":[";
+    for (std::size_t k = 0; k < d.values.size(); ++k)
+      j += (k ? "," : "") + (std::isfinite(d.values[k]) ? format_number(d.values[k]) : std::string("null"));
+    j += "]}";
+  }
+  return j + "]";
+}
+
 static int report(const TuneOptions& o, const SearchSpace& space, const std::vector<EvalRecord>& records, const EvalRecord& def,
                   const std::vector<const EvalRecord*>& front, const EvalRecord* winner, const Verdict& verdict, int searched) {
   int invalid = 0;
@@ -646,6 +672,7 @@ int run_tuning(TuneOptions o) {
     std::string detail = failed && !failed->detail.empty() ? "\n" + failed->detail : "";
     return fail("the default candidate fails, so nothing can be compared with it: " + first[0].reason + detail);
   }
+  say_gpu_defaults(o, evaluator);
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
   SearchResult result = run_search(o, *space, batch, journal);
   progress.finish();
@@ -683,7 +710,7 @@ int run_tuning(TuneOptions o) {
                         ",\"searched\":" + std::to_string(searched) + ",\"pruning\":" + std::to_string(int(records.size()) - searched) +
                         ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
                         ",\"verdict\":" + json_string(verdict.reason) + objective_values(o, verdict, front) +
-                        ",\"prefer\":" + std::to_string(o.prefer + 1) + "}";
+                        ",\"prefer\":" + std::to_string(o.prefer + 1) + gpu_defaults_json(evaluator) + "}";
   auto summary_written = write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
   if (o.json) std::cout << summary << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";

@@ -56,9 +56,10 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
       const std::string& dir = side == 0 ? dir_a : dir_b;
       if (rebuild)
         if (auto t = evaluator.build(c, dir); !t) return "verification build failed: " + t.error().message;
-      GpuState state;
-      auto values = evaluator.bench_once(c, dir, nullptr, &state);
-      if (state.read) states[side].push_back(state);
+      BenchRun run;
+      run.gpu = evaluator.verification_gpu(); // both sides on one GPU: no GPU's difference in the comparison
+      auto values = evaluator.bench_once(c, dir, run);
+      if (run.state.read) states[side].push_back(run.state);
       if (!values) return "verification run failed: " + values.error().message;
       std::size_t m = 0;
       for (std::size_t k = 0; k < objectives.size(); ++k)

@@ -424,6 +424,23 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
     row("Pareto front", std::to_string(run.summary["front"].array.size()) +
                             " points; the best is the one with the best first objective that is no worse than the default on the others");
   }
+  // Per-GPU baselines: the default on each GPU, each run compared with its own GPU's.
+  if (run.summary["gpu_defaults"].array.size() > 1) {
+    std::size_t k = std::size_t(std::max(1.0, run.summary["prefer"].number_or(1))) - 1;
+    std::string text;
+    double first = NAN;
+    for (const auto& d : run.summary["gpu_defaults"].array) {
+      double v = k < d["values"].array.size() ? d["values"].array[k].number_or(NAN) : NAN;
+      if (std::isnan(first)) first = v;
+      text += (text.empty() ? "" : ", ") + std::string("GPU ") + d["gpu"].string_or("?") + ": " + format_number(v);
+      if (&d != &run.summary["gpu_defaults"].array.front() && first != 0 && std::isfinite(v)) {
+        char percent[32];
+        std::snprintf(percent, sizeof percent, " (%+.1f %%)", (v - first) / std::fabs(first) * 100);
+        text += percent;
+      }
+    }
+    row("default on each GPU", text + "; every run was compared with the default of its GPU");
+  }
   row("p-value", run.summary["p_value"].is_null() ? "-" : format_number(run.summary["p_value"].number_or(NAN)));
   int invalid = int(std::count_if(run.records.begin(), run.records.end(), [](auto& r) { return !r.evaluation.valid; }));
   row("evaluations", std::to_string(run.records.size()) + " (" + std::to_string(invalid) + " invalid)");
