@@ -11,11 +11,12 @@ free GPU), and the mean number of nvcc steps
 ciq-nvcc reused from the step memo per build.
 Journals written before `finished` existed are reported as such.
 
---gpu-util CSV (nvidia-smi --query-gpu=timestamp,utilization.gpu
---format=csv,noheader,nounits, as bench/gpu/live.sh records it; run on the
-machine that wrote it, whose local time its timestamps are in) adds the GPU
-utilisation over the search itself: from the first evaluation finishing to
-the last, without the discovery build, verification and shipping around it.
+--gpu-util CSV (nvidia-smi --query-gpu=timestamp,index,utilization.gpu
+--format=csv,noheader,nounits, as bench/gpu/live.sh records it, or without
+the index column as it did before; run on the machine that wrote it, whose
+local time its timestamps are in) adds each GPU's utilisation over the
+search itself: from the first evaluation finishing to the last, without the
+discovery build, verification and shipping around it.
 """
 import json
 import os
@@ -25,19 +26,21 @@ from datetime import datetime
 
 
 def gpu_busy(csv_path, start, end):
-    """Mean utilisation (%) of the samples taken in [start, end] (Unix times)."""
-    values = []
+    """Per GPU index: mean utilisation (%) of the samples taken in [start, end]
+    (Unix times), and their number."""
+    values = {}
     with open(csv_path) as f:
         for line in f:
-            stamp, _, util = line.strip().rpartition(", ")
+            fields = line.strip().split(", ")
+            stamp, gpu, util = (fields[0], "0", fields[-1]) if len(fields) == 2 else (fields[0], fields[1], fields[-1])
             try:
-                t = time.mktime(datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").timetuple())
-                t += datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").microsecond / 1e6
+                parsed = datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f")
+                t = time.mktime(parsed.timetuple()) + parsed.microsecond / 1e6
                 if start <= t <= end:
-                    values.append(float(util))
-            except ValueError:
+                    values.setdefault(gpu, []).append(float(util))
+            except (ValueError, IndexError):
                 continue
-    return (sum(values) / len(values), len(values)) if values else (None, 0)
+    return {g: (sum(v) / len(v), len(v)) for g, v in sorted(values.items())}
 
 
 def stats(path, gpu_util=None):
@@ -64,8 +67,11 @@ def stats(path, gpu_util=None):
     rate = (len(finished) - 1) / span * 60 if span > 0 else float("inf")
     line += f"; first to last {span:.1f} s, {rate:.1f} evaluations/min ({60 / rate:.2f} s/evaluation)"
     if gpu_util:
-        busy, n = gpu_busy(gpu_util, finished[0], finished[-1])
-        line += f"; GPU busy during the search {busy:.1f} % ({n} samples)" if busy is not None else "; no GPU samples in the search"
+        busy = gpu_busy(gpu_util, finished[0], finished[-1])
+        if not busy:
+            line += "; no GPU samples in the search"
+        for gpu, (mean, n) in busy.items():
+            line += f"; GPU {gpu} busy during the search {mean:.1f} % ({n} samples)"
     return line
 
 

@@ -11,8 +11,10 @@
 # benchmark (--bench-server): the program, built once without ciq, serves
 # --cubin requests (timed without a check of their own: the --check request
 # checks), and each candidate's build is `ciq-nvcc -cubin`.
+# GPUS (default 0) is the tuner's --gpus.
 # Writes OUT/KERNEL-jJOBS/: the tuner's run directory, tune.log, gpu-util.csv
-# (nvidia-smi every 200 ms during the tuning), confirm.csv, summary.txt.
+# (nvidia-smi every 200 ms during the tuning: time, GPU index, utilisation),
+# confirm.csv, summary.txt.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "$1" && pwd) out=$2 kernel=$3 budget=${4:-32} jobs=${5:-1}
@@ -35,15 +37,15 @@ if [[ ${SERVER:-0} == 1 ]]; then
 else
   how=(--build "ciq-nvcc $flags -o {workdir}/bench" --bench "{workdir}/bench --samples 30" --check "{workdir}/bench --check")
 fi
-nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$dir/gpu-util.csv" &
+nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$dir/gpu-util.csv" &
 smi=$!
 t0=$SECONDS
 ciq-tuner run "${how[@]}" --metric 'time_ms: ([0-9.]+)' \
-  --repeats 1 --budget "$budget" --jobs "$jobs" --gpus 0 --verify-runs 8 --out "$dir/run" --json ${TUNER_ARGS:-} >"$dir/tune.out" 2>"$dir/tune.log"
+  --repeats 1 --budget "$budget" --jobs "$jobs" --gpus "${GPUS:-0}" --verify-runs 8 --out "$dir/run" --json ${TUNER_ARGS:-} >"$dir/tune.out" 2>"$dir/tune.log"
 rc=$?
 wall=$((SECONDS - t0))
 kill $smi
-busy=$(awk -F', ' '{s += $2; n++} END {if (n) printf "%.1f", s / n}' "$dir/gpu-util.csv")
+busy=$(awk -F', ' '{s[$2] += $3; n[$2]++} END {for (g in s) printf "%sgpu%s=%.1f", (k++ ? "," : ""), g, s[g] / n[g]}' "$dir/gpu-util.csv")
 evals=$(wc -l <"$dir/run/journal.jsonl" 2>/dev/null || echo 0)
 {
   echo "kernel=$kernel budget=$budget jobs=$jobs tuner_exit=$rc wall_s=$wall journal_entries=$evals gpu_busy_pct=$busy"
