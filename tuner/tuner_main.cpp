@@ -420,9 +420,6 @@ int main(int argc, char** argv) {
   // program, unless told otherwise.
   bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
   if (profiled && metrics.empty() && objectives.empty()) {
-    if (bench_server.getNumOccurrences() > 0)
-      return fail("a campaign from the profile tunes each kernel by its time in a process of --bench (kernel-time), which a "
-                  "resident --bench-server is not; give the server's --metric, or drop --bench-server");
     objectives.push_back("kernel-time");
     args.push_back("--objective=kernel-time");
   }

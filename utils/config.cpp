@@ -34,6 +34,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::in_cicc, "CIQ_IN_CICC", "set by ciq-cicc for the cicc it runs: a ciq-cicc under it is a loop"},
       {Env::inject_library, "CIQ_INJECT_LIBRARY", "ciq-tuner profile: libciq-inject.so (default <prefix>/lib/libciq-inject.so)"},
       {Env::kernel_trace, "CIQ_KERNEL_TRACE", "libciq-inject: write the program's kernel timing into this directory"},
+      {Env::kernel_control, "CIQ_KERNEL_CONTROL", "libciq-inject: a FIFO whose `cut DIR` commands write the kernels timed so far (a resident benchmark's, per request)"},
       {Env::kernel_trace_verbose, "CIQ_KERNEL_TRACE_VERBOSE", "1: libciq-inject says on stderr what it loaded and wrote"},
       {Env::cupti_library, "CIQ_CUPTI_LIBRARY", "libciq-inject: the libcupti to load first"},
       {Env::cupti_no_fallback, "CIQ_CUPTI_NO_FALLBACK", "1: libciq-inject tries only CIQ_CUPTI_LIBRARY"},

@@ -19,8 +19,8 @@ enum class Env {
   packs, remote, remote_timeout_ms,                                        // shared results
   controls, trace, kernels, units, memo_dir, campaign_pid,                 // set by the tuner for its builds
   in_ptxas, in_nvcc, in_cicc,                                              // set by a wrapper for the tool it runs
-  inject_library, kernel_trace, kernel_trace_verbose, cupti_library,       // kernel timing inside a program
-  cupti_no_fallback,                                                       // (libciq-inject reads its own)
+  inject_library, kernel_trace, kernel_control, kernel_trace_verbose,      // kernel timing inside a program
+  cupti_library, cupti_no_fallback,                                        // (libciq-inject reads its own)
   nvml_library,                                                            // GPU state and energy (the tuner)
 };
 

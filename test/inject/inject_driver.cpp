@@ -8,6 +8,8 @@
 //   ciq-test-inject-driver LIB sigterm            raise SIGTERM (default action)
 //   ciq-test-inject-driver LIB handled-sigterm N  its own SIGTERM handler, which calls exit(N)
 //   ciq-test-inject-driver LIB _exit N            _exit(N): no atexit, no trace
+//   ciq-test-inject-driver LIB serve              a resident program: echoes stdin's lines
+//                                                 ("answer: LINE") until its end, then returns 0
 //
 // LIB "-" skips loading the library (the uninjected program).
 #include <csignal>
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <iostream>
 #include <string>
 #include <unistd.h>
 
@@ -49,6 +52,10 @@ int main(int argc, char** argv) {
   if (mode == "exit") std::exit(status);
   if (mode == "return") return status;
   if (mode == "_exit") _exit(status);
+  if (mode == "serve") {
+    for (std::string line; std::getline(std::cin, line);) std::cout << "answer: " << line << std::endl;
+    return 0;
+  }
   if (mode == "sigterm" || mode == "handled-sigterm") {
     std::raise(SIGTERM);
     std::printf("program: still here after SIGTERM\n");

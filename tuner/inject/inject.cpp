@@ -25,6 +25,17 @@
 //   and atexit. Written atomically: a hidden temporary file in <dir>, then
 //   rename.
 //
+// A resident program (a --bench-server: one process, many requests) is
+// timed per request: with CIQ_KERNEL_CONTROL=<fifo> also set, a thread of
+// this library reads commands from that FIFO, one a line:
+//   cut DIR   flush CUPTI's buffers, write the launches since the last cut
+//             to DIR/kernels-<pid>.jsonl (same format, same atomic write;
+//             the modules loaded so far are in every cut), forget them
+// The file's appearance is the answer. Only the first process to start
+// CUDA with the variable set takes the channel (an flock on <fifo>.lock,
+// released when it dies); its CUDA children write their trace at exit
+// only. The thread blocks every signal and ends with the process.
+//
 // Not covered: _exit(), abort(), SIGKILL and crashes write nothing; a fork
 // child writes nothing (its parent's kernels are the parent's); exec
 // replaces the library (the new program, if it uses CUDA, is injected
@@ -46,8 +57,11 @@
 #include <cstring>
 #include <fcntl.h>
 #include <mutex>
+#include <pthread.h>
 #include <string>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace ciq::inject {
@@ -149,17 +163,36 @@ void make_dirs(const std::string& path) {
   }
 }
 
+/// Hands every completed record to buffer_completed, on this thread: call
+/// it without holding our lock.
+void flush_cupti(Injection& in) {
+  if (!in.cupti_loaded || in.facts.status != "ok") return;
+  CUptiResult flushed = in.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (flushed != CUPTI_SUCCESS) say(in.cupti.describe("cuptiActivityFlushAll", flushed));
+}
+
+/// Writes `text` as <dir>/kernels-<pid>.jsonl: a hidden temporary file, then rename.
+void write_file(const std::string& dir, pid_t pid, const std::string& text) {
+  make_dirs(dir);
+  std::string path = dir + "/kernels-" + std::to_string(pid) + ".jsonl";
+  std::string temporary = dir + "/.kernels-" + std::to_string(pid) + ".tmp";
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && write_all(fd, text);
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) {
+    say("wrote " + path);
+  } else {
+    say("cannot write " + path + ": " + std::strerror(errno));
+    ::unlink(temporary.c_str());
+  }
+}
+
 /// Flushes CUPTI, renders the table and writes the file; once per process,
 /// and never in a fork child.
 void write_trace() {
   Injection& in = *injection;
   if (in.writing.exchange(true) || ::getpid() != in.pid) return;
-  if (in.cupti_loaded && in.facts.status == "ok") {
-    // Completes every buffer through buffer_completed, on this thread:
-    // not under our lock.
-    CUptiResult flushed = in.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (flushed != CUPTI_SUCCESS) say(in.cupti.describe("cuptiActivityFlushAll", flushed));
-  }
+  flush_cupti(in);
   std::string text;
   if (in.lock.try_lock_for(std::chrono::seconds(2))) {
     in.closed = true;
@@ -171,18 +204,65 @@ void write_trace() {
     facts.reason = "a signal arrived while the kernel table was being updated; its kernels are lost";
     text = KernelTable().render(facts);
   }
-  make_dirs(in.dir);
-  std::string path = in.dir + "/kernels-" + std::to_string(in.pid) + ".jsonl";
-  std::string temporary = in.dir + "/.kernels-" + std::to_string(in.pid) + ".tmp";
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && write_all(fd, text);
-  if (fd >= 0) ok = ::close(fd) == 0 && ok;
-  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) {
-    say("wrote " + path);
-  } else {
-    say("cannot write " + path + ": " + std::strerror(errno));
-    ::unlink(temporary.c_str());
+  write_file(in.dir, in.pid, text);
+}
+
+/// `cut DIR`: the launches since the last cut, written to DIR, then forgotten.
+void cut(const std::string& dir) {
+  Injection& in = *injection;
+  flush_cupti(in);
+  std::string text;
+  {
+    std::lock_guard<std::timed_mutex> hold(in.lock);
+    if (in.closed) return;  // exiting: the exit trace has them
+    text = in.table.render(in.facts);
+    in.table.clear_launches();
   }
+  write_file(dir, in.pid, text);
+}
+
+/// The control thread: reads commands from the FIFO until the process ends.
+void listen(int fd) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the program's signals are for its own threads
+  std::string pending;
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    pending.append(buffer, std::size_t(n));
+    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+      std::string line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      try {
+        if (line.rfind("cut /", 0) == 0 && ::getpid() == injection->pid) cut(line.substr(4));
+        else say("unknown command on the control FIFO: " + line);
+      } catch (...) {
+        say("cannot cut the trace: out of memory");
+      }
+    }
+  }
+}
+
+/// Takes the control channel at `path` unless another process has it.
+void start_control(const std::string& path) {
+  int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    if (lock >= 0) ::close(lock);
+    say("control channel " + path + " is another process': this one writes its trace at exit only");
+    return;
+  }
+  // Read and write, so that no writer closing it ends our reads.
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    say("cannot open the control FIFO " + path + ": " + std::strerror(errno));
+    ::close(lock);
+    return;
+  }
+  std::thread(listen, fd).detach();  // the lock stays held: it is the channel's owner mark
+  say("listening on " + path);
 }
 
 void write_trace_safely() {
@@ -287,6 +367,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       sigaction(signal, &ours, nullptr);
     }
     start_recording(*in);
+    if (const char* control = std::getenv("CIQ_KERNEL_CONTROL"); control && *control == '/') start_control(control);
     say("status " + in->facts.status + (in->facts.reason.empty() ? "" : ": " + in->facts.reason) + "; trace in " + in->dir);
   } catch (...) {
     // Out of memory at start-up: record nothing rather than disturb cuInit.

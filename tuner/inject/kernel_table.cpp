@@ -20,6 +20,12 @@ std::string demangle(const std::string& mangled) {
   return out;
 }
 
+void KernelTable::clear_launches() {
+  groups_.clear();
+  configs_ = durations_ = 0;
+  dropped_launches_ = dropped_records_ = incomplete_ = 0;
+}
+
 void KernelTable::add_launch(const KernelLaunch& launch) {
   if (launch.start_ns == 0 || launch.end_ns <= launch.start_ns) {
     ++incomplete_;

@@ -56,6 +56,9 @@ public:
 
   /// The whole trace file's text (JSON lines, newline-terminated).
   std::string render(const ProcessFacts& facts) const;
+  /// Forgets the launches counted so far (a resident program's trace is
+  /// cut per request: inject.cpp); the modules stay known.
+  void clear_launches();
 
 private:
   struct Config {

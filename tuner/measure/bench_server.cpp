@@ -1,10 +1,17 @@
 #include "tuner/measure/bench_server.h"
 
 #include "tuner/measure/command.h"
+#include "utils/config.h"
 #include "utils/files.h"
 #include "utils/text.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 namespace ciq::tuner {
 
@@ -22,14 +29,12 @@ BenchServerExecutor::BenchServerExecutor(const TuningSetup& setup, std::shared_p
     : builds_(std::move(builds)), command_(setup.bench_server), shell_(setup.shell), run_dir_(setup.run_dir),
       server_start_(setup.server_start) {
   for (const auto& g : builds_->slots()) servers_[g]; // every slot exists before threads start
+  for (const auto& o : setup.objectives)
+    if (o.kind == ObjectiveKind::kernel_time) inject_library_ = setup.inject_library;
 }
 
 Result<void> BenchServerExecutor::check_options(const TuningSetup& setup) {
   if (auto checked = builds_->check_options(setup); !checked) return checked;
-  for (const auto& o : setup.objectives)
-    if (o.kind == ObjectiveKind::kernel_time)
-      return make_error("tuner", "--objective " + o.name + " times the kernels of a process per benchmark run; "
-                                 "a --bench-server is resident (not supported together yet)");
   if (setup.bench.empty())
     return make_error("tuner", "--bench-server needs --bench: the request it answers for every candidate (e.g. --bench '--cubin {workdir}/k.cubin')");
   if (setup.build.empty() && setup.compiler)
@@ -62,7 +67,20 @@ Result<Coprocess*> BenchServerExecutor::server_for(const std::string& gpu) {
   options.argv = *argv;
   options.capture_head_tail = k_kept_output_bytes;
   if (!gpu.empty()) options.set_env.emplace_back("CUDA_VISIBLE_DEVICES", gpu);
-  std::string log = join_path(run_dir_, gpu.empty() ? "bench-server.log" : "bench-server-gpu" + gpu + ".log");
+  std::string suffix = gpu.empty() ? "" : "-gpu" + gpu;
+  if (!inject_library_.empty()) {
+    // Timed per request through its control FIFO; what it times after the
+    // last cut goes to its exit trace.
+    std::string fifo = control_fifo(gpu);
+    struct stat st;
+    if (::lstat(fifo.c_str(), &st) == 0 && !S_ISFIFO(st.st_mode)) ::unlink(fifo.c_str());
+    if (::mkfifo(fifo.c_str(), 0600) != 0 && errno != EEXIST)
+      return make_error("io", "cannot make the kernel-timing control FIFO " + fifo + ": " + std::strerror(errno));
+    options.set_env.emplace_back("CUDA_INJECTION64_PATH", inject_library_);
+    options.set_env.emplace_back(env_name(Env::kernel_trace), join_path(run_dir_, "bench-server-kernels" + suffix));
+    options.set_env.emplace_back(env_name(Env::kernel_control), fifo);
+  }
+  std::string log = join_path(run_dir_, "bench-server" + suffix + ".log");
   auto started = Coprocess::start(options, log);
   if (!started) return started.error();
   server = std::move(*started);
@@ -120,7 +138,54 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
     run.exit_code = int(*code);
   }
   append_log(done.log, log + "[" + run.describe() + "]\n");
+  if (!inject_library_.empty() && servers_.at(step.gpu)) {
+    std::string dir;
+    for (const auto& [name, value] : step.env)
+      if (name == env_name(Env::kernel_trace)) dir = value;
+    bool scratch = dir.empty(); // a check's kernels: cut away, not kept
+    if (scratch) dir = join_path(run_dir_, ".kernels-cut" + (step.gpu.empty() ? "" : "-gpu" + step.gpu));
+    auto cut = cut_kernel_trace(step.gpu, dir, /*needed=*/!scratch);
+    if (scratch) remove_tree(dir);
+    if (!cut) {
+      append_log(done.log, "[" + cut.error().message + "]\n");
+      if (cut.error().message.find("did not answer") != std::string::npos)
+        servers_.at(step.gpu).reset(); // its timing can no longer be cut per request
+      return make_error("no-timing", cut.error().message);
+    }
+  }
   return done;
+}
+
+std::string BenchServerExecutor::control_fifo(const std::string& gpu) const {
+  return join_path(run_dir_, gpu.empty() ? "kernel-control.fifo" : "kernel-control-gpu" + gpu + ".fifo");
+}
+
+Result<void> BenchServerExecutor::cut_kernel_trace(const std::string& gpu, const std::string& dir, bool needed) {
+  std::string fifo = control_fifo(gpu);
+  remove_tree(dir);
+  if (auto made = make_dirs(dir); !made) return made.error();
+  // No reader: the library is not listening (CUDA never started in the
+  // server, or not with the library).
+  int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && !needed) return {};
+  if (fd < 0)
+    return make_error("no-timing", "no kernel timing: the benchmark server's libciq-inject is not listening on " + fifo +
+                                       " (the server never initialised CUDA, or CUDA_INJECTION64_PATH did not reach the "
+                                       "process that did)");
+  std::string command = "cut " + dir + "\n";
+  bool sent = ::write(fd, command.data(), command.size()) == ssize_t(command.size()); // < PIPE_BUF: all or nothing
+  ::close(fd);
+  if (!sent) return make_error("no-timing", "cannot write to the kernel-timing control FIFO " + fifo + ": " + std::strerror(errno));
+  // The library flushes CUPTI and renames the file into place: its
+  // appearance is the answer.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+    if (auto names = list_directory(dir))
+      for (const auto& n : *names)
+        if (n.rfind("kernels-", 0) == 0) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return make_error("no-timing", "the benchmark server's kernel timing (libciq-inject) did not answer `cut` within 20 s on " + fifo);
 }
 
 } // namespace ciq::tuner

@@ -7,6 +7,16 @@
 // does not answer in time (--timeout; a fresh server's first answer gets
 // --server-start seconds more, for its start-up) is started again for the
 // next request.
+//
+// kernel-time: a server is started with libciq-inject (CUDA_INJECTION64_PATH)
+// and a control FIFO of its own (CIQ_KERNEL_CONTROL, <run>/kernel-control[-gpuN].fifo).
+// After every answer the executor writes `cut DIR` to it and waits for the
+// library to write the kernels timed since the last cut into DIR: a
+// benchmark request's into the directory the Evaluator gave the step
+// (CIQ_KERNEL_TRACE in Step::env, read like a process' trace), a check's
+// into a scratch directory that is then emptied. So each request's trace
+// holds that request's launches only; the first request of a fresh server
+// also holds its start-up's (the Evaluator asks it again).
 #pragma once
 
 #include "tuner/measure/executor.h"
@@ -39,12 +49,18 @@ private:
   /// The resident benchmark of `gpu` (held by the caller), started if none runs.
   Result<Coprocess*> server_for(const std::string& gpu);
   Result<StepResult> ask_server(const Step& step);
+  /// kernel-time: has the server of `gpu` write what it timed since the
+  /// last cut into `dir`; an error when its library does not answer, or
+  /// (when `needed`: a benchmark request's) is not listening at all.
+  Result<void> cut_kernel_trace(const std::string& gpu, const std::string& dir, bool needed);
+  std::string control_fifo(const std::string& gpu) const;
 
   std::shared_ptr<Executor> builds_;
   std::string command_;
   bool shell_;
   std::string run_dir_;
   double server_start_;
+  std::string inject_library_; // kernel-time: libciq-inject, loaded into each server; "" = none
   std::map<std::string, std::unique_ptr<Coprocess>> servers_; // per GPU; used only by the GPU's holder
 };
 

@@ -297,8 +297,9 @@ Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std:
   // A resident benchmark that started for this request spent its start-up
   // (a process, CUDA, its inputs: 1.7 s of a 2.7 s request, 1.5x the energy
   // of the next ones, measured on an H100) inside the energy read around
-  // it: ask again, and keep the second.
-  if (energy && step && step->started_server && step->run.succeeded()) {
+  // it, and its kernel trace holds the start-up's launches: ask again, and
+  // keep the second.
+  if ((energy || kernel_time) && step && step->started_server && step->run.succeeded()) {
     if (kernel_time)
       if (auto made = new_kernels_dir(); !made) return made.error();
     step = measure(state);

@@ -175,9 +175,9 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
   if (c.from_profile == "now") {
     if (o.setup.bench.empty()) return make_error("invalid", "--from-profile runs --bench once to find the hot kernels: give --bench");
     if (!o.setup.bench_server.empty())
-      return make_error("invalid", "--from-profile times a process of --bench, not a resident --bench-server; profile the program "
-                                   "with `ciq-tuner profile --out DIR -- PROGRAM` and give --from-profile=DIR with a --metric "
-                                   "(kernel-time, the default objective there, needs a process per run)");
+      return make_error("invalid", "--from-profile runs the program of --bench once, as a process, and with --bench-server "
+                                   "--bench is a request, not a program: profile the program with `ciq-tuner profile --out DIR "
+                                   "-- PROGRAM` and give --from-profile=DIR");
     std::string dir = join_path(o.out_dir, "profile");
     std::map<std::string, std::string> values{{"workdir", join_path(dir, "work")},
                                               {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
