@@ -276,8 +276,10 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
   o.setup.jobs = jobs != 0 ? int(jobs) : auto_jobs;
   o.setup.memo = memo;
   std::string gpu_list = gpus;
-  for (auto g : ciq::split(gpu_list, ',')) {
-    if (g.empty()) continue;
+  for (auto part : ciq::split(gpu_list, ',')) {
+    if (gpu_list.empty()) break;
+    std::string_view g = ciq::trim(part);
+    if (g.empty()) return ciq::make_error("invalid", "--gpus '" + gpu_list + "' has an empty entry: give GPUs as 0,1 (indices or UUIDs)");
     if (std::find(o.setup.gpus.begin(), o.setup.gpus.end(), g) != o.setup.gpus.end())
       return ciq::make_error("invalid", "--gpus names GPU '" + std::string(g) + "' twice: each benchmark slot is one GPU");
     o.setup.gpus.emplace_back(g);

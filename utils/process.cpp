@@ -70,6 +70,7 @@ constexpr int k_child_slots = 256;
 std::atomic<pid_t> g_child_groups[k_child_slots];
 const char* g_interrupt_message = nullptr;
 std::atomic<bool> g_forward_interrupt{false};
+std::atomic<bool> g_interrupt_arrived{false};
 // A command the handler runs before killing the children (run_on_interrupt):
 // built once, outside the handler, and never freed.
 std::atomic<char* const*> g_interrupt_argv{nullptr};
@@ -89,6 +90,7 @@ void untrack_child(pid_t pid) {
 }
 
 extern "C" void on_interrupt(int sig) {
+  g_interrupt_arrived.store(true); // before any child is signalled: whoever sees one end sees this
   if (char* const* argv = g_interrupt_argv.load()) {
     // fork and execve are async-signal-safe; the command (scancel) is short.
     pid_t pid = ::fork();
@@ -132,6 +134,8 @@ void kill_children_on_interrupt(const char* message, bool forward) {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
+
+bool interrupt_arrived() { return g_interrupt_arrived.load(); }
 
 void kill_tracked_children() {
   for (auto& slot : g_child_groups)

@@ -115,6 +115,10 @@ private:
 /// children that clean up after themselves (a ciq-tuner run under a
 /// campaign, cancelling its Slurm jobs) can.
 void kill_children_on_interrupt(const char* message, bool forward = false);
+/// Whether that handler has started: a child that ended after it was ended
+/// by the interrupt, and what it did says nothing of its own work (the
+/// tuner journals no evaluation then: it is run again on --resume).
+bool interrupt_arrived();
 
 /// Kills (SIGKILL) the process groups of the children that run_process()
 /// started with own_process_group and that still run: for a process that

@@ -29,6 +29,8 @@ import os
 import sys
 import time
 
+from server_requests import requests
+
 if sys.argv[1] == "--summary":
     rows = [line.split() for line in open(sys.argv[2])]
     starts = [r for r in rows if r[0] == "start"]
@@ -71,12 +73,7 @@ def log(line):
 log(f"start {os.getpid()} gpu={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
 if "--startup" in sys.argv:  # a slow start (imports, inputs) before any answer
     time.sleep(float(sys.argv[sys.argv.index("--startup") + 1]))
-args = []
-for line in sys.stdin:
-    line = line.rstrip("\n")
-    if line:
-        args.append(line)
-        continue
+for args in requests():
     log(f"request {os.getpid()} " + " ".join(args))
     opts = dict(zip(args[::2], args[1::2]))
     status = 0
@@ -86,7 +83,6 @@ for line in sys.stdin:
         time.sleep(3600)
     if opts.get("--garble") == "11":
         print("ciq-status: maybe", flush=True)
-        args = []
         continue
     if "--check" in opts:
         status = 1 if opts["--check"] == "9" else 0
@@ -95,4 +91,3 @@ for line in sys.stdin:
         x = int(opts["--x"])
         print(f"f={(x - 7) ** 2 + 1}")
     print(f"ciq-status: {status}", flush=True)
-    args = []

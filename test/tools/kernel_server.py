@@ -20,6 +20,8 @@ import os
 import sys
 import threading
 
+from server_requests import requests
+
 lock = threading.Lock()
 launches = []  # (name, demangled, ns)
 
@@ -74,13 +76,7 @@ if control and "--no-listen" not in sys.argv:
     threading.Thread(target=listen, args=(control,), daemon=True).start()
 launch("_Z6targetPf", "target(float*)", 1000, 1)  # start-up
 
-words = []
-for line in sys.stdin:
-    line = line.rstrip("\n")
-    if line:
-        words.append(line)
-        continue
-    request, words = words, []
+for request in requests():
     if request[:1] == ["--x"]:
         x = float(request[1])
         launch("_Z6targetPf", "target(float*)", (x - 7) ** 2 + 1, 4)

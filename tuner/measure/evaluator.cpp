@@ -140,6 +140,13 @@ void Evaluator::learn_gpu_defaults(const EvalRecord& def) {
       d.runs = int(there.size());
       if (!there.empty()) d.values[k] = median(there);
     }
+    for (std::size_t k = 0; k < d.values.size(); ++k)
+      if (setup_.objectives[k].needs_benchmark() && !(d.values[k] > 0) && d.runs > 0) {
+        std::fprintf(stderr, "ciq-tuner: warning: the default's %s on GPU '%s' is %s, which cannot scale other runs: each run is "
+                             "compared with one default, not with its own GPU's\n",
+                     setup_.objectives[k].name.c_str(), gpu.c_str(), format_number(d.values[k]).c_str());
+        return;
+      }
     if (d.runs == 0) {
       // A journal from a run with other --gpus: its default says nothing of this one.
       std::fprintf(stderr, "ciq-tuner: warning: the journal's default was not measured on GPU '%s': each run is compared "

@@ -603,26 +603,38 @@ static Result<std::vector<Hash128>> ship_to_cache(const TuneOptions& o, const Se
                                                       const EvalRecord* winner, const Verdict& verdict,
                                                       const std::vector<TracedModule>& discovery) {
   const EvalRecord* source = winner ? winner : &def;
+  // Parameters are the program's to apply: only compiler controls reach the
+  // cache. A winner that won by its parameters alone has the default's
+  // controls: for the compiler that is "tuned, no gain".
+  std::string knobs, params;
+  if (winner) {
+    auto c = space.parse(winner->candidate);
+    if (!c) return c.error();
+    Candidate controls_only = *c, none = space.default_candidate(); // the winner with its parameters at their defaults
+    for (std::size_t i = 0; i < space.dimensions.size(); ++i)
+      if (space.dimensions[i].kind == DimensionKind::param) {
+        controls_only.genes[i] = none.genes[i];
+        params += (params.empty() ? "" : " ") + space.dimensions[i].knob + "=" + space.param(*c, space.dimensions[i].knob);
+      }
+    if (space.canonical(controls_only) != space.canonical(none)) knobs = space.canonical(controls_only);
+  }
+  bool compiler_gain = winner && !knobs.empty();
   auto trace = read_trace(join_path(source->workdir, "trace"));
   if (!trace || trace->empty()) trace = discovery;
-  auto written = ship(space, *source, *trace, verdict, o, int(records.size()), winner == nullptr);
+  auto written = ship(space, *source, *trace, verdict, o, int(records.size()), !compiler_gain);
   if (!written) return written.error();
-  if (winner) {
-    // Parameters are the program's to apply: only compiler controls reach the cache.
-    std::string knobs, params;
-    for (auto part : split(winner->candidate, ';')) {
-      if (starts_with(part, "param:")) params += (params.empty() ? "" : " ") + std::string(part.substr(6));
-      else knobs += (knobs.empty() ? "" : ";") + std::string(part);
-    }
-    std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", knobs.empty() ? "the default compiler controls" : knobs.c_str(),
-                 written->size(), written->size() == 1 ? "y" : "ies", o.cache_dir.c_str());
-    if (!params.empty())
-      std::fprintf(stderr, "ciq-tuner: the winner's parameters are yours to apply (the cache holds compiler controls only): %s\n",
-                   params.c_str());
+  if (compiler_gain) {
+    std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", knobs.c_str(), written->size(), written->size() == 1 ? "y" : "ies", o.cache_dir.c_str());
+  } else if (winner) {
+    std::fprintf(stderr, "ciq-tuner: the winner differs from the default in its parameters only: recorded %zu entr%s as tuned "
+                         "with no gain from the compiler\n", written->size(), written->size() == 1 ? "y" : "ies");
   } else {
     std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %zu entr%s as tuned with no gain\n", written->size(),
                  written->size() == 1 ? "y" : "ies");
   }
+  if (!params.empty())
+    std::fprintf(stderr, "ciq-tuner: the winner's parameters are yours to apply (the cache holds compiler controls only): %s\n",
+                 params.c_str());
   return written;
 }
 
@@ -652,6 +664,10 @@ int run_tuning(TuneOptions o) {
   std::size_t best_index = SIZE_MAX;
   std::string default_key = space->canonical(space->default_candidate());
   evaluator.on_record = [&](const EvalRecord& r, bool from_journal) {
+    // An evaluation that ended because its commands were killed by the
+    // interrupt is not journalled (it would read "killed by signal 9" for
+    // ever): the resumed run measures it.
+    if (!from_journal && interrupt_arrived()) return;
     const auto& all = evaluator.records();
     std::vector<const Evaluation*> points;
     for (std::size_t i = 0; i < all.size(); ++i) {

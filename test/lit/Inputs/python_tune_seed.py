@@ -1,7 +1,7 @@
 """The seed example of ciq.tune (test/lit/python-tune.test): minimise x^2 + y,
 x in [1, 20] step 0.5, y in {1, 2, 3}, z a literal knocked out half the time.
 The objective raises for y = 3 and x > 10, to show such candidates become
-invalid with the exception as the reason. Usage: python_tune_seed.py RUN_DIR CALLS_LOG"""
+invalid with the exception as the reason. Usage: python_tune_seed.py RUN_DIR CALLS_LOG [--quiet]"""
 import os
 import sys
 
@@ -21,7 +21,7 @@ def objective(c):
 
 result = ciq.tune(objective, budget=60, out=sys.argv[1], seed=2,
                   params={"x": ciq.Range(1, 20, 0.5, default=10), "y": ciq.Choice(1, 2, 3),
-                          "z": ciq.Literal(7, knockout=0.5)})
+                          "z": ciq.Literal(7, knockout=0.5)}, quiet="--quiet" in sys.argv)
 print("best", result.best, "params", result.best_params, "baseline", result.baseline)
 print("verdict", result.verdict, "shipped", result.shipped)
 print("rows", len(result.rows), "invalid", sum(r["status"] == "invalid" for r in result.rows))

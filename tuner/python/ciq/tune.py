@@ -198,6 +198,21 @@ def tuner_arguments(socket_path, space="none", params=None, budget=None, directi
     return args + list(extra_args)
 
 
+class _Tail:
+    """A log that keeps its last `lines` lines: with quiet=True, the
+    objective's tracebacks stay out of the terminal, the last of them for
+    the error."""
+
+    def __init__(self, lines=40):
+        self.lines, self.text = lines, ""
+
+    def write(self, text):
+        self.text = "\n".join((self.text + text).split("\n")[-self.lines:])
+
+    def flush(self):
+        pass
+
+
 def tune(objective, space="none", params=None, budget=32, directions=None, check=None, compile=None, caches=(),
          out=None, ship=True, cache_dir=None, repeats=1, verify_runs=None, seed=None, timeout=None, kernels=None,
          tuner=None, extra_args=(), quiet=False):
@@ -211,7 +226,8 @@ def tune(objective, space="none", params=None, budget=32, directions=None, check
     run directory (default: the CLI's, ./ciq-tune-<date>-<time>).
     verify_runs, seed, timeout, kernels, cache_dir, budget: the CLI's options.
     extra_args: more `ciq-tuner run` arguments. quiet: keep the tuner's
-    progress (stderr) out of the terminal; it is in the error if it fails.
+    progress (stderr) and the objective's tracebacks out of the terminal;
+    their last lines are in the error if it fails.
     Raises TuneError when ciq-tuner is missing or stops without a summary.
     """
     program = find_tuner(tuner)
@@ -219,7 +235,8 @@ def tune(objective, space="none", params=None, budget=32, directions=None, check
         directions = [directions]
     workdir = tempfile.mkdtemp(prefix="ciq-tune-")
     socket_path = os.path.join(workdir, "server.sock")
-    server = BenchServer(objective, check, compile, caches, values=len(directions or ["min"]))
+    log = _Tail() if quiet else None
+    server = BenchServer(objective, check, compile, caches, values=len(directions or ["min"]), log=log)
     listener = SocketListener(server, socket_path).start()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH", "")]))
@@ -242,6 +259,8 @@ def tune(objective, space="none", params=None, budget=32, directions=None, check
             summary = None
     if not isinstance(summary, dict) or "run_dir" not in summary:
         tail = "\n".join((run.stderr or "").strip().splitlines()[-8:]) if quiet else "its error is above"
+        if log is not None and log.text.strip():
+            tail += "\nthe objective's last traceback:\n" + log.text.strip()
         raise TuneError(f"ciq-tuner exited with status {run.returncode} without a result: {tail}")
     run_dir = summary["run_dir"]
     best_controls = ""
