@@ -33,6 +33,15 @@ BenchServerExecutor::BenchServerExecutor(const TuningSetup& setup, std::shared_p
     if (o.kind == ObjectiveKind::kernel_time) inject_library_ = setup.inject_library;
 }
 
+BenchServerExecutor::~BenchServerExecutor() {
+  if (inject_library_.empty()) return;
+  for (auto& [gpu, server] : servers_) {
+    server.reset();
+    ::unlink(control_fifo(gpu).c_str());
+    ::unlink((control_fifo(gpu) + ".lock").c_str());
+  }
+}
+
 Result<void> BenchServerExecutor::check_options(const TuningSetup& setup) {
   if (auto checked = builds_->check_options(setup); !checked) return checked;
   if (setup.bench.empty())

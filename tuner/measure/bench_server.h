@@ -32,6 +32,8 @@ class BenchServerExecutor final : public Executor {
 public:
   /// `builds` runs the build steps, and gives the slots (the GPUs).
   BenchServerExecutor(const TuningSetup& setup, std::shared_ptr<Executor> builds);
+  /// Ends the servers, and removes their kernel-timing FIFOs.
+  ~BenchServerExecutor() override;
 
   /// A server needs --bench (the request) and --build (it loads what the
   /// build wrote; it does not compile), unless the space has no compiler
