@@ -32,7 +32,7 @@ Result<void> build(const std::string& pack_path, const std::string& dir) {
   if (auto names = list_directory(packs))
     for (const auto& name : *names)
       if (starts_with(name, id + ".building.")) remove_tree(join_path(packs, name));
-  auto text = read_regular_file(pack_path);
+  auto text = read_file(pack_path);
   if (!text) return text.error();
   auto pack = parse_pack(*text, pack_path);
   if (!pack) return pack.error();

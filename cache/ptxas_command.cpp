@@ -186,7 +186,7 @@ Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, 
       cmd.uses_options_file = true;
       for (std::string_view file : split(*value, ',')) {
         // A pipe (/dev/stdin, <(...)) is ptxas' to read, not ours.
-        auto text = read_regular_file(std::string(file), 1 << 20);
+        auto text = read_file(std::string(file), 1 << 20);
         if (!text) return text.error();
         if (auto r = scan_into(cmd, words_of(*text), true, depth + 1); !r) return r;
       }

@@ -17,56 +17,10 @@ static Error io_error(const std::string& what, const std::string& path) {
   return make_error("io", what + " '" + path + "': " + std::strerror(errno));
 }
 
-// Reads `fd` to its end and closes it.
-static Result<std::string> read_all_and_close(int fd, const std::string& path) {
-  std::string content;
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) content.reserve(std::size_t(st.st_size));
-  char buffer[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Error e = io_error("cannot read", path);
-      ::close(fd);
-      return e;
-    }
-    if (n == 0) break;
-    content.append(buffer, std::size_t(n));
-  }
-  ::close(fd);
-  return content;
-}
-
-Result<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open", path);
-  return read_all_and_close(fd, path);
-}
-
-Result<int> open_regular_file(const std::string& path, int flags, struct stat* st) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd < 0) return io_error("cannot open", path);
-  struct stat own {};
-  struct stat& s = st ? *st : own;
-  if (::fstat(fd, &s) != 0 || !S_ISREG(s.st_mode)) {
-    ::close(fd);
-    return make_error("not-regular", "'" + path + "' is not a regular file");
-  }
-  return fd;
-}
-
-Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
-  struct stat st {};
-  auto opened = open_regular_file(path, O_RDONLY, &st);
-  if (!opened) return opened.error();
-  int fd = *opened;
-  if (std::uint64_t(st.st_size) > max_bytes) {
-    ::close(fd);
-    return make_error("too-large", "'" + path + "' holds " + std::to_string(st.st_size) + " bytes, more than " +
-                                       std::to_string(max_bytes));
-  }
-  return read_all_and_close(fd, path);
+Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes) {
+  auto fd = open_regular_file(path, O_RDONLY);
+  if (!fd) return fd.error();
+  return read_bounded(*fd, path, max_bytes);
 }
 
 bool write_all(int fd, std::string_view data) {
@@ -82,8 +36,9 @@ bool write_all(int fd, std::string_view data) {
 }
 
 Result<void> append_file(const std::string& path, std::string_view data, bool sync) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("io", "cannot open " + path + ": " + std::strerror(errno));
+  auto opened = open_own_file(path, O_WRONLY | O_APPEND | O_CREAT);
+  if (!opened) return opened.error();
+  int fd = *opened;
   bool ok = write_all(fd, data) && (!sync || ::fdatasync(fd) == 0);
   int saved = errno;
   ::close(fd);

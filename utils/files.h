@@ -5,6 +5,7 @@
 #pragma once
 
 #include "utils/result.h"
+#include "utils/safe_open.h"
 
 #include <cstdint>
 #include <optional>
@@ -16,21 +17,12 @@ struct stat;
 
 namespace ciq {
 
-/// Whole content of `path`; an "io" error names the path and the reason.
-Result<std::string> read_file(const std::string& path);
-
-/// A descriptor of `path` opened with `flags` (O_CLOEXEC and O_NONBLOCK
-/// added: opening a FIFO never waits for a writer) if it is a regular file,
-/// with its stat in `*st` when given; the caller closes it. Errors:
-/// "not-regular" (a FIFO, device, directory planted there) or "io" (with
-/// the system's reason).
-Result<int> open_regular_file(const std::string& path, int flags, struct stat* st = nullptr);
-
 /// Whole content of `path` if it is a regular file (links followed) of at
-/// most `max_bytes`; never blocks on a FIFO or device and never consumes a
-/// stream another program is meant to read (/dev/stdin, `<(...)`). Errors:
-/// "not-regular", "too-large", or "io".
-Result<std::string> read_regular_file(const std::string& path, std::uint64_t max_bytes = UINT64_MAX);
+/// most `max_bytes` (safe_open.h, contract 4); never blocks on a FIFO or
+/// device and never consumes a stream another program is meant to read
+/// (/dev/stdin, `<(...)`). Errors: "not-regular", "too-large", or "io", each
+/// naming the path.
+Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes = default_read_limit);
 
 /// Writes all of `data` to `fd`, retrying short writes and EINTR.
 bool write_all(int fd, std::string_view data);
@@ -38,8 +30,9 @@ bool write_all(int fd, std::string_view data);
 /// Replaces `path` with `content` atomically (same directory temp + rename).
 Result<void> write_file_atomic(const std::string& path, std::string_view content);
 
-/// Appends `data` to `path` (created if missing), in one write(2) with
-/// O_APPEND so that concurrent appenders do not interleave within it;
+/// Appends `data` to `path` (created if missing; an existing one must be the
+/// user's own regular file, never reached through a link: open_own_file), in
+/// one write(2) with O_APPEND so that concurrent appenders do not interleave within it;
 /// `sync`: fdatasync before returning (a crash then loses nothing written).
 Result<void> append_file(const std::string& path, std::string_view data, bool sync = false);
 

@@ -1,12 +1,41 @@
 #include "utils/log.h"
 
 #include "utils/config.h"
+#include "utils/files.h"
+#include "utils/safe_open.h"
 
 #include <cstdlib>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <mutex>
+#include <spdlog/details/null_mutex.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <unistd.h>
 
 namespace ciq {
+namespace {
+
+/// CIQ_LOG_FILE's sink: a descriptor from open_log_destination (a FIFO or
+/// terminal stays non-blocking: a line nobody takes is dropped, the build
+/// goes on). spdlog's file sink opens with fopen, which follows links and
+/// waits for a FIFO's reader.
+class DescriptorSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
+public:
+  explicit DescriptorSink(int fd) : fd_(fd) {}
+  ~DescriptorSink() override { ::close(fd_); }
+
+protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    (void)write_all(fd_, std::string_view(line.data(), line.size()));
+  }
+  void flush_() override {}
+
+private:
+  int fd_;
+};
+
+} // namespace
 
 void setup_logging(std::string_view program, std::string_view default_level) {
   const char* level_env = std::getenv(env_name(Env::log_level));
@@ -16,13 +45,12 @@ void setup_logging(std::string_view program, std::string_view default_level) {
 
   std::shared_ptr<spdlog::logger> logger;
   if (file && *file) {
-    try {
-      logger = std::make_shared<spdlog::logger>(
-          std::string(program), std::make_shared<spdlog::sinks::basic_file_sink_st>(file, false));
+    // An unusable log file must not break a build: the log goes to stderr
+    // at the level asked for (silent for the wrappers by default).
+    if (auto fd = open_log_destination(file)) {
+      logger = std::make_shared<spdlog::logger>(std::string(program), std::make_shared<DescriptorSink>(*fd));
       logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %n[%P] %l: %v");
       if (!level_env || !*level_env) level = spdlog::level::debug;
-    } catch (const spdlog::spdlog_ex&) {
-      logger.reset(); // an unwritable log file must not break a build
     }
   }
   if (!logger) {

@@ -348,8 +348,9 @@ Result<RunResult> run_process(const RunOptions& options) {
   int stderr_fd = err.fd[1];
   Pipe file; // fd[0]: the stderr file, when there is one
   if (!options.capture_stderr && !options.stderr_file.empty()) {
-    file.fd[0] = ::open(options.stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (file.fd[0] < 0) return make_error("exec", "cannot write " + options.stderr_file + ": " + std::strerror(errno));
+    auto opened = open_own_file(options.stderr_file, O_WRONLY | O_CREAT | O_APPEND);
+    if (!opened) return make_error("exec", "cannot write the command's output: " + opened.error().message);
+    file.fd[0] = *opened;
     stderr_fd = file.fd[0];
   }
   auto spawned = spawn_child(options, -1, out.fd[1], stderr_fd);
@@ -407,8 +408,9 @@ Result<std::unique_ptr<Coprocess>> Coprocess::start(const RunOptions& options, c
     return make_error("exec", std::string("cannot create a socket pair: ") + std::strerror(errno));
   Pipe in{{sv[0], sv[1]}}, out;
   if (::pipe2(out.fd, O_CLOEXEC) != 0) return make_error("exec", std::string("cannot create a pipe: ") + std::strerror(errno));
-  int log = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log < 0) return make_error("io", "cannot open " + stderr_path + ": " + std::strerror(errno));
+  auto opened = open_own_file(stderr_path, O_WRONLY | O_CREAT | O_APPEND);
+  if (!opened) return opened.error();
+  int log = *opened;
   RunOptions own = options;
   own.own_process_group = true;
   auto spawned = spawn_child(own, in.fd[1], out.fd[1], log);

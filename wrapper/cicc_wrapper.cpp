@@ -94,7 +94,7 @@ std::optional<RunResult> CiccWrapper::run() {
   bool tuning = !controls_file_.empty();
   if (!tuning && trace_dir_.empty() && !storage_.anything_to_read()) return pass(cache::Pass::no_cache);
 
-  auto input = read_regular_file(command_.input);
+  auto input = read_file(command_.input);
   if (!input) return pass(unread_input_pass(input.error()));
   // cicc lives in <toolkit>/nvvm/bin; the toolkit's nvcc says its version.
   std::string nvcc = join_path(dir_name(dir_name(dir_name(real_))), "bin/nvcc");

@@ -8,7 +8,7 @@
 namespace ciq::wrapper {
 
 std::optional<spaces::ControlSet> read_controls_file(const std::string& path, std::string* error) {
-  auto text = read_regular_file(path, 16 << 20); // never a FIFO's reader
+  auto text = read_file(path, 16 << 20); // never a FIFO's reader
   auto parsed = text ? spaces::parse_control_set(*text, path) : Result<spaces::ControlSet>(text.error());
   if (parsed) return std::move(*parsed);
   *error = parsed.error().message;

@@ -146,7 +146,7 @@ PtxasWrapper::Step PtxasWrapper::identify() {
   if (input.is_stdin) return cache::Pass::input_not_a_file;
   // A pipe or device given as the input is ptxas' to read: reading it here
   // would leave ptxas an empty stream.
-  auto ptx = input.is_string ? Result<std::string>(input.value) : read_regular_file(input.value);
+  auto ptx = input.is_string ? Result<std::string>(input.value) : read_file(input.value);
   if (!ptx) {
     spdlog::debug("{}", ptx.error().message);
     return unread_input_pass(ptx.error());

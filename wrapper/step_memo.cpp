@@ -71,8 +71,9 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
 }
 
 bool write_plain(const std::string& path, std::string_view content) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
+  auto opened = open_own_file(path, O_WRONLY | O_CREAT | O_TRUNC);
+  if (!opened) return false;
+  int fd = *opened;
   bool ok = write_all(fd, content);
   return ::close(fd) == 0 && ok;
 }

@@ -95,3 +95,17 @@ if os.geteuid() == 0 and shutil.which("mount"):
         config.available_features.add("tmpfs-mount")
     os.rmdir(point)
 config.substitutions.append(("%slurm", config.python + " " + os.path.join(tools, "slurm_cluster.py")))
+# Feature `second-user`: the tests run as root and can act as another local
+# user (`nobody`, through setpriv), who prepares directories, links and
+# FIFOs that ciq later meets: %as_other runs a command as that user. Needs
+# the test directory to be reachable by that user.
+second_user = "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+if os.geteuid() != 0:
+    lit_config.note("cross-user tests skipped: they need root, to act as a second user (they run as uid %d)" % os.geteuid())
+elif not shutil.which("setpriv"):
+    lit_config.note("cross-user tests skipped: no setpriv (util-linux)")
+elif subprocess.run(second_user.split() + ["test", "-x", config.test_exec_root], capture_output=True).returncode != 0:
+    lit_config.note("cross-user tests skipped: user nobody cannot reach " + config.test_exec_root)
+else:
+    config.available_features.add("second-user")
+    config.substitutions.append(("%as_other", second_user))

@@ -19,7 +19,7 @@ import time
 
 driver, lib, top = sys.argv[1:4]
 fifo = os.path.join(top, "ctl")
-os.mkfifo(fifo)
+os.mkfifo(fifo, 0o600)
 
 
 def start(name):

@@ -47,6 +47,7 @@
 // callback subscriber and one set of activity buffers.
 #include "tuner/inject/cupti_loader.h"
 #include "tuner/inject/kernel_table.h"
+#include "utils/safe_open.h"
 
 #include <atomic>
 #include <cerrno>
@@ -62,12 +63,14 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 
 namespace ciq::inject {
 namespace {
 
 constexpr std::size_t buffer_bytes = std::size_t(4) << 20;
+constexpr std::size_t max_command_bytes = 8192;  // a `cut DIR` line: a path
 constexpr int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 /// Everything the library knows. Allocated once and never freed: CUPTI may
@@ -156,13 +159,6 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-void make_dirs(const std::string& path) {
-  for (std::size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
-    ::mkdir(path.substr(0, slash).c_str(), 0777);
-    if (slash == std::string::npos) return;
-  }
-}
-
 /// Hands every completed record to buffer_completed, on this thread: call
 /// it without holding our lock.
 void flush_cupti(Injection& in) {
@@ -171,19 +167,25 @@ void flush_cupti(Injection& in) {
   if (flushed != CUPTI_SUCCESS) say(in.cupti.describe("cuptiActivityFlushAll", flushed));
 }
 
-/// Writes `text` as <dir>/kernels-<pid>.jsonl: a hidden temporary file, then rename.
+/// Writes `text` as <dir>/kernels-<pid>.jsonl: a new private temporary
+/// file, then rename (safe_open.h: <dir> must be the user's own, made here
+/// or not writable by anyone else; nothing there is followed or opened).
+/// When it cannot write safely it writes nothing, and says why when verbose.
 void write_file(const std::string& dir, pid_t pid, const std::string& text) {
-  make_dirs(dir);
   std::string path = dir + "/kernels-" + std::to_string(pid) + ".jsonl";
-  std::string temporary = dir + "/.kernels-" + std::to_string(pid) + ".tmp";
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && write_all(fd, text);
+  if (auto made = ciq::make_own_directory(dir); !made) {
+    say("not writing " + path + ": " + made.error().message);
+    return;
+  }
+  std::string temporary = dir + "/.kernels-" + std::to_string(pid) + ".XXXXXX";
+  int fd = ::mkstemp(temporary.data());  // O_CREAT|O_EXCL: never a planted link or FIFO
+  bool ok = fd >= 0 && ::fchmod(fd, 0644) == 0 && write_all(fd, text);
   if (fd >= 0) ok = ::close(fd) == 0 && ok;
   if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) {
     say("wrote " + path);
   } else {
     say("cannot write " + path + ": " + std::strerror(errno));
-    ::unlink(temporary.c_str());
+    if (fd >= 0) ::unlink(temporary.c_str());
   }
 }
 
@@ -227,6 +229,7 @@ void listen(int fd) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the program's signals are for its own threads
   std::string pending;
+  bool overlong = false;  // dropping a line longer than max_command_bytes, up to its newline
   char buffer[4096];
   while (true) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
@@ -236,6 +239,7 @@ void listen(int fd) {
     for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
       std::string line = pending.substr(0, nl);
       pending.erase(0, nl + 1);
+      if (std::exchange(overlong, false)) continue;
       try {
         if (line.rfind("cut /", 0) == 0 && ::getpid() == injection->pid) cut(line.substr(4));
         else say("unknown command on the control FIFO: " + line);
@@ -243,24 +247,36 @@ void listen(int fd) {
         say("cannot cut the trace: out of memory");
       }
     }
+    if (pending.size() > max_command_bytes) {  // memory stays bounded whatever is written
+      say("a command on the control FIFO is longer than " + std::to_string(max_command_bytes) + " bytes: dropped");
+      pending.clear();
+      overlong = true;
+    }
   }
 }
 
-/// Takes the control channel at `path` unless another process has it.
+/// Takes the control channel at `path` unless another process has it. The
+/// FIFO and its lock must be the user's own and closed to everyone else
+/// (safe_open.h): a channel another user could write to, or a path that is
+/// not a FIFO (/dev/stdin, /dev/zero), is refused and the program runs with
+/// an exit trace only.
 void start_control(const std::string& path) {
-  int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
-    if (lock >= 0) ::close(lock);
-    say("control channel " + path + " is another process': this one writes its trace at exit only");
+  auto fifo = ciq::open_own_fifo(path, O_RDWR);  // read and write: no writer's close ends our reads
+  if (!fifo) {
+    say("not listening on the control FIFO: " + fifo.error().message);
     return;
   }
-  // Read and write, so that no writer closing it ends our reads.
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    say("cannot open the control FIFO " + path + ": " + std::strerror(errno));
-    ::close(lock);
+  int fd = *fifo;
+  auto locked = ciq::open_own_file(path + ".lock", O_RDWR | O_CREAT, 0600);
+  if (!locked || ::flock(*locked, LOCK_EX | LOCK_NB) != 0) {
+    if (locked) ::close(*locked);
+    else say("not listening on the control FIFO: " + locked.error().message);
+    if (locked) say("control channel " + path + " is another process': this one writes its trace at exit only");
+    ::close(fd);
     return;
   }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);  // the thread sleeps in read(), never spins
   std::thread(listen, fd).detach();  // the lock stays held: it is the channel's owner mark
   say("listening on " + path);
 }

@@ -255,7 +255,7 @@ Result<std::vector<std::string>> campaign_kernels(const CampaignOptions& c, Tune
     return kernels;
   }
   if (path_exists(list_path)) return make_error("invalid", "'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
-  if (auto made = make_dirs(o.out_dir); !made) return made.error();
+  if (auto made = make_own_directory(o.out_dir); !made) return made.error();
   std::string saved;
   for (const auto& a : o.command_line) saved += a + "\n";
   if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
@@ -333,7 +333,7 @@ int run_campaign(CampaignOptions c) {
   interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
   kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
   // One campaign per directory (each run locks its own as well).
-  if (auto made = make_dirs(o.out_dir); !made) return fail(made.error().message);
+  if (auto made = make_own_directory(o.out_dir); !made) return fail(made.error().message);
   if (auto locked = lock_run_directory(o.out_dir); !locked) return fail(locked.error().message);
   struct Unlock {
     ~Unlock() { release_run_directory(); }

@@ -31,7 +31,7 @@ const profile::ConfigSummary* largest_config(const profile::KernelSummary& k) {
 
 Result<std::string> new_out_dir(const std::string& given) {
   if (!given.empty()) {
-    if (auto made = make_dirs(given); !made) return made.error();
+    if (auto made = make_own_directory(given); !made) return made.error();
     return given;
   }
   const char* tmp = std::getenv("TMPDIR");

@@ -211,7 +211,7 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   // One tuner per run directory: a second one (or a --resume of a running
   // one) would write the same journal and evaluation directories.
   if (o.resume && !is_directory(o.out_dir)) return make_error("tuner", "nothing to resume: '" + o.out_dir + "' is not a run directory");
-  if (auto r = make_dirs(o.out_dir); !r) return r.error();
+  if (auto r = make_own_directory(o.out_dir); !r) return r.error();
   if (auto locked = lock_run_directory(o.out_dir); !locked) return locked.error();
   // What an interrupted memoised build left in its scratch directories (no
   // build runs now: the lock is ours).

@@ -28,8 +28,9 @@ std::string read_fd(int fd) {
 
 Result<void> lock_run_directory(const std::string& dir) {
   std::string path = join_path(dir, "lock");
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("io", "cannot open " + path + ": " + std::strerror(errno));
+  auto opened = open_own_file(path, O_RDWR | O_CREAT);  // never a planted link: we print and overwrite it
+  if (!opened) return opened.error();
+  int fd = *opened;
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int saved = errno;
     std::string owner = read_fd(fd);
@@ -60,8 +61,9 @@ void release_run_directory() {
 }
 
 Result<void> append_whole_line(const std::string& path, const std::string& line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("io", "cannot open " + path + ": " + std::strerror(errno));
+  auto opened = open_own_file(path, O_WRONLY | O_APPEND | O_CREAT);
+  if (!opened) return opened.error();
+  int fd = *opened;
   struct stat before {};
   bool sized = ::fstat(fd, &before) == 0;
   bool ok = write_all(fd, line + "\n") && ::fdatasync(fd) == 0;
@@ -79,8 +81,12 @@ Result<std::size_t> drop_partial_last_line(const std::string& path) {
   if (text->empty() || text->back() == '\n') return std::size_t(0);
   auto nl = text->rfind('\n');
   std::size_t keep = nl == std::string::npos ? 0 : nl + 1;
-  if (::truncate(path.c_str(), off_t(keep)) != 0)
-    return make_error("io", "cannot cut the partial last line off " + path + ": " + std::strerror(errno));
+  auto opened = open_own_file(path, O_WRONLY);
+  if (!opened) return opened.error();
+  bool cut_off = ::ftruncate(*opened, off_t(keep)) == 0;
+  int saved = errno;
+  ::close(*opened);
+  if (!cut_off) return make_error("io", "cannot cut the partial last line off " + path + ": " + std::strerror(saved));
   std::size_t cut = text->size() - keep;
   std::fprintf(stderr, "ciq-tuner: %s ended in a partial line (%zu bytes, written when the run stopped): cut it off\n",
                path.c_str(), cut);

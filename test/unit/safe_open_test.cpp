@@ -1,0 +1,174 @@
+// utils/safe_open.h: what another local user could plant (links, FIFOs,
+// devices, hard links, open directories) is refused, never followed, waited
+// on or read without bound. The cross-user halves (another owner) are in
+// lit/cross-user.test, which runs a second user.
+#include "utils/files.h"
+#include "utils/safe_open.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace ciq;
+
+namespace {
+
+struct SafeOpen : ::testing::Test {
+  ScratchDir dir = ScratchDir::create("ciq-safe-open").value();
+  std::string at(const std::string& name) const { return join_path(dir.path(), name); }
+  void write(const std::string& name, const std::string& text) { ASSERT_TRUE(write_file_atomic(at(name), text)); }
+};
+
+} // namespace
+
+TEST_F(SafeOpen, create_new_file_refuses_anything_already_there) {
+  auto fresh = create_new_file(at("new"), O_WRONLY);
+  ASSERT_TRUE(fresh) << fresh.error().message;
+  ::close(*fresh);
+  auto again = create_new_file(at("new"), O_WRONLY);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, "exists");
+  ASSERT_EQ(::symlink(at("nowhere").c_str(), at("dangling").c_str()), 0);
+  auto through = create_new_file(at("dangling"), O_WRONLY);
+  ASSERT_FALSE(through);
+  EXPECT_EQ(through.error().code, "exists");
+  EXPECT_FALSE(path_exists(at("nowhere"))); // the link's target was not created
+}
+
+TEST_F(SafeOpen, open_own_file_never_writes_through_a_link) {
+  write("victim", "precious\n");
+  ASSERT_EQ(::symlink(at("victim").c_str(), at("lock").c_str()), 0);
+  auto opened = open_own_file(at("lock"), O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, "unsafe");
+  EXPECT_NE(opened.error().message.find("symbolic link"), std::string::npos);
+  EXPECT_EQ(read_file(at("victim")).value(), "precious\n");
+}
+
+TEST_F(SafeOpen, open_own_file_refuses_a_second_hard_link_before_truncating) {
+  write("victim", "precious\n");
+  ASSERT_EQ(::link(at("victim").c_str(), at("journal").c_str()), 0);
+  auto opened = open_own_file(at("journal"), O_WRONLY | O_TRUNC);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, "unsafe");
+  EXPECT_EQ(read_file(at("victim")).value(), "precious\n");
+}
+
+TEST_F(SafeOpen, open_own_file_refuses_a_fifo_without_waiting) {
+  ASSERT_EQ(::mkfifo(at("fifo").c_str(), 0600), 0);
+  auto start = std::chrono::steady_clock::now();
+  auto opened = open_own_file(at("fifo"), O_RDWR | O_APPEND | O_CREAT);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, "not-regular");
+  auto write_only = open_own_file(at("fifo"), O_WRONLY | O_APPEND);  // no reader: ENXIO, not a wait
+  EXPECT_FALSE(write_only);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST_F(SafeOpen, open_own_file_creates_and_truncates_its_own_file) {
+  write("journal", "old\n");
+  auto opened = open_own_file(at("journal"), O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(opened) << opened.error().message;
+  EXPECT_EQ(::fcntl(*opened, F_GETFL) & O_NONBLOCK, 0);
+  ::close(*opened);
+  EXPECT_EQ(read_file(at("journal")).value(), "");
+  auto created = open_own_file(at("results.csv"), O_WRONLY | O_APPEND | O_CREAT);
+  ASSERT_TRUE(created) << created.error().message;
+  ::close(*created);
+  EXPECT_TRUE(path_exists(at("results.csv")));
+}
+
+TEST_F(SafeOpen, open_own_fifo_takes_only_a_private_fifo) {
+  ASSERT_EQ(::mkfifo(at("ctl").c_str(), 0600), 0);
+  auto ok = open_own_fifo(at("ctl"), O_RDWR);
+  ASSERT_TRUE(ok) << ok.error().message;
+  ::close(*ok);
+
+  ASSERT_EQ(::mkfifo(at("open-ctl").c_str(), 0600), 0);
+  ASSERT_EQ(::chmod(at("open-ctl").c_str(), 0622), 0);  // others may write commands into it
+  auto shared = open_own_fifo(at("open-ctl"), O_RDWR);
+  ASSERT_FALSE(shared);
+  EXPECT_EQ(shared.error().code, "unsafe");
+
+  for (const char* not_fifo : {"/dev/zero", "/dev/null"}) {
+    auto device = open_own_fifo(not_fifo, O_RDWR);
+    ASSERT_FALSE(device) << not_fifo;
+    EXPECT_EQ(device.error().code, "unsafe");
+  }
+  write("plain", "");
+  EXPECT_FALSE(open_own_fifo(at("plain"), O_RDWR));
+  ASSERT_EQ(::symlink(at("ctl").c_str(), at("link-ctl").c_str()), 0);
+  auto linked = open_own_fifo(at("link-ctl"), O_RDWR);
+  ASSERT_FALSE(linked);
+  EXPECT_NE(linked.error().message.find("symbolic link"), std::string::npos);
+}
+
+TEST_F(SafeOpen, check_own_directory_refuses_one_others_may_write) {
+  EXPECT_TRUE(check_own_directory(dir.path()));
+  std::string open_dir = at("open");
+  ASSERT_EQ(::mkdir(open_dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
+  auto refused = check_own_directory(open_dir);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "unsafe");
+  EXPECT_NE(refused.error().message.find("chmod go-w"), std::string::npos);
+  write("file", "");
+  EXPECT_FALSE(check_own_directory(at("file")));
+  EXPECT_FALSE(make_own_directory(join_path(open_dir, ".")));
+}
+
+TEST_F(SafeOpen, make_own_directory_makes_every_level) {
+  std::string deep = at("a/b/c");
+  ASSERT_TRUE(make_own_directory(deep));
+  EXPECT_TRUE(is_directory(deep));
+  EXPECT_TRUE(make_own_directory(deep));  // already there and ours
+}
+
+TEST_F(SafeOpen, read_file_refuses_streams_and_bounds_what_it_reads) {
+  ASSERT_EQ(::mkfifo(at("journal.jsonl").c_str(), 0600), 0);
+  auto fifo = read_file(at("journal.jsonl"));
+  ASSERT_FALSE(fifo);
+  EXPECT_EQ(fifo.error().code, "not-regular");
+  auto zero = read_file("/dev/zero");
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().code, "not-regular");
+  write("big", std::string(4096, 'x'));
+  auto big = read_file(at("big"), 4095);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().code, "too-large");
+  EXPECT_EQ(read_file(at("big"), 4096).value().size(), 4096u);
+}
+
+TEST_F(SafeOpen, read_bounded_stops_a_source_without_a_size) {
+  int fd = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto read = read_bounded(fd, "/dev/zero", 1 << 20);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().code, "too-large");
+}
+
+TEST_F(SafeOpen, log_destination_never_waits_for_a_fifo_reader) {
+  ASSERT_EQ(::mkfifo(at("log").c_str(), 0600), 0);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(open_log_destination(at("log")));  // nobody reads it
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+
+  int reader = ::open(at("log").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  auto opened = open_log_destination(at("log"));
+  ASSERT_TRUE(opened) << opened.error().message;
+  EXPECT_NE(::fcntl(*opened, F_GETFL) & O_NONBLOCK, 0);  // a full pipe drops lines, never stalls
+  ::close(*opened);
+  ::close(reader);
+
+  write("victim", "precious\n");
+  ASSERT_EQ(::link(at("victim").c_str(), at("linked.log").c_str()), 0);
+  EXPECT_FALSE(open_log_destination(at("linked.log")));
+  auto fresh = open_log_destination(at("fresh.log"));
+  ASSERT_TRUE(fresh) << fresh.error().message;
+  ::close(*fresh);
+}

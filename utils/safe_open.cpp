@@ -1,0 +1,191 @@
+#include "utils/safe_open.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ciq {
+namespace {
+
+std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+Error io_error(const std::string& what, const std::string& path, int error = errno) {
+  return make_error("io", what + " " + quoted(path) + ": " + std::strerror(error));
+}
+
+std::string mode_text(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", unsigned(mode & 07777));
+  return text;
+}
+
+/// "" when `st` (of something at `path`, opened or looked up) is the
+/// effective user's and, for `no_group_other_write`, writable by nobody
+/// else; otherwise why not, for an "unsafe" error.
+std::string foreign_reason(const struct stat& st, const std::string& what, bool no_group_other_write) {
+  if (st.st_uid != ::geteuid())
+    return what + " belongs to user id " + std::to_string(st.st_uid) + ", not to this user (" +
+           std::to_string(::geteuid()) + ")";
+  if (no_group_other_write && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return what + " is writable by other users (mode " + mode_text(st.st_mode) + "); 'chmod go-w' it if it is yours";
+  return {};
+}
+
+/// Clears O_NONBLOCK: callers of open_own_file expect ordinary blocking I/O
+/// on the regular file they get.
+void make_blocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+Result<int> refuse(int fd, const char* code, const std::string& message) {
+  ::close(fd);
+  return make_error(code, message);
+}
+
+} // namespace
+
+Result<void> check_own_directory(const std::string& dir) {
+  struct stat link {};
+  if (::lstat(dir.c_str(), &link) != 0) return io_error("cannot look at directory", dir);
+  if (S_ISLNK(link.st_mode) && link.st_uid != ::geteuid() && link.st_uid != 0)
+    return make_error("unsafe", quoted(dir) + " is a symbolic link made by user id " + std::to_string(link.st_uid) +
+                                    ": ciq keeps its files only in the user's own directories; name the directory itself");
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return io_error("cannot look at directory", dir);
+  if (!S_ISDIR(st.st_mode)) return make_error("unsafe", quoted(dir) + " is not a directory");
+  if (std::string why = foreign_reason(st, quoted(dir), true); !why.empty())
+    return make_error("unsafe", why + ": ciq keeps its files only in directories no other user can change; "
+                                      "name a new path or one of your own");
+  return {};
+}
+
+Result<void> make_own_directory(const std::string& dir, mode_t mode) {
+  if (dir.empty()) return make_error("io", "an empty directory name");
+  for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    std::string level = dir.substr(0, slash);
+    if (::mkdir(level.c_str(), mode) != 0 && errno != EEXIST) {
+      int saved = errno;
+      struct stat st {};
+      if (::stat(level.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return io_error("cannot create directory", level, saved);
+    }
+    if (slash == std::string::npos) break;
+  }
+  return check_own_directory(dir);
+}
+
+Result<int> create_new_file(const std::string& path, int flags, mode_t mode) {
+  int fd = ::open(path.c_str(), (flags & ~O_TRUNC) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd >= 0) return fd;
+  if (errno == EEXIST) return make_error("exists", quoted(path) + " already exists");
+  return io_error("cannot create", path);
+}
+
+Result<int> open_own_file(const std::string& path, int flags, mode_t mode) {
+  // O_TRUNC only after the checks: never truncate someone else's file.
+  int fd = ::open(path.c_str(), (flags & ~O_TRUNC) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      return make_error("unsafe", quoted(path) + " is a symbolic link: ciq does not write through links there; remove it");
+    return io_error("cannot open", path);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return refuse(fd, "not-regular", quoted(path) + " is not a regular file (a FIFO, device or directory was put there)");
+  if (std::string why = foreign_reason(st, quoted(path), false); !why.empty())
+    return refuse(fd, "unsafe", why + ": ciq does not write into other users' files; remove it");
+  if (st.st_nlink != 1)
+    return refuse(fd, "unsafe", quoted(path) + " has " + std::to_string(st.st_nlink) +
+                                    " hard links: ciq writes only files with one name; remove it");
+  if ((flags & O_TRUNC) && ::ftruncate(fd, 0) != 0) return refuse(fd, "io", "cannot truncate " + quoted(path) + ": " + std::strerror(errno));
+  make_blocking(fd);
+  return fd;
+}
+
+Result<int> open_own_fifo(const std::string& path, int flags) {
+  // Looked at before opening: opening a device can have effects of its own.
+  struct stat before {};
+  if (::lstat(path.c_str(), &before) != 0) return io_error("cannot look at", path);
+  if (!S_ISFIFO(before.st_mode))
+    return make_error("unsafe", quoted(path) + " is not a FIFO" + (S_ISLNK(before.st_mode) ? " (a symbolic link)" : ""));
+  int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open the FIFO", path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno));
+  if (!S_ISFIFO(st.st_mode) || st.st_ino != before.st_ino || st.st_dev != before.st_dev)
+    return refuse(fd, "unsafe", quoted(path) + " changed while it was opened");
+  if (std::string why = foreign_reason(st, quoted(path), true); !why.empty()) return refuse(fd, "unsafe", why);
+  if (st.st_mode & (S_IRGRP | S_IROTH))
+    return refuse(fd, "unsafe", quoted(path) + " is readable by other users (mode " + mode_text(st.st_mode) + ")");
+  return fd;
+}
+
+Result<int> open_log_destination(const std::string& path) {
+  int nofollow = O_NOFOLLOW;
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    if (link.st_uid != ::geteuid() && link.st_uid != 0)
+      return make_error("unsafe", quoted(path) + " is a symbolic link made by user id " + std::to_string(link.st_uid) +
+                                      ": not followed");
+    nofollow = 0;  // /dev/stderr, or the user's own link
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | nofollow, 0644);
+  if (fd < 0) return io_error("cannot open", path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno));
+  if (S_ISREG(st.st_mode)) {
+    if (std::string why = foreign_reason(st, quoted(path), false); !why.empty()) return refuse(fd, "unsafe", why);
+    if (st.st_nlink != 1) return refuse(fd, "unsafe", quoted(path) + " has more than one hard link");
+    make_blocking(fd);
+    return fd;
+  }
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) return fd;  // stays non-blocking
+  return refuse(fd, "unsafe", quoted(path) + " is neither a file nor a stream");
+}
+
+Result<int> open_regular_file(const std::string& path, int flags, struct stat* st) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) return io_error("cannot open", path);
+  struct stat own {};
+  struct stat& s = st ? *st : own;
+  if (::fstat(fd, &s) != 0 || !S_ISREG(s.st_mode))
+    return refuse(fd, "not-regular", quoted(path) + " is not a regular file");
+  return fd;
+}
+
+Result<std::string> read_bounded(int fd, const std::string& path, std::uint64_t max_bytes) {
+  std::string content;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    if (std::uint64_t(st.st_size) > max_bytes) {
+      ::close(fd);
+      return make_error("too-large", quoted(path) + " holds " + std::to_string(st.st_size) + " bytes, more than " +
+                                         std::to_string(max_bytes));
+    }
+    content.reserve(std::size_t(st.st_size));
+  }
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = io_error("cannot read", path);
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    if (content.size() + std::size_t(n) > max_bytes) {  // grew while read, or a size-less /proc file
+      ::close(fd);
+      return make_error("too-large", quoted(path) + " holds more than " + std::to_string(max_bytes) + " bytes");
+    }
+    content.append(buffer, std::size_t(n));
+  }
+  ::close(fd);
+  return content;
+}
+
+} // namespace ciq

@@ -1,0 +1,91 @@
+// Opening paths that another local user may have prepared. Every ciq tool,
+// the wrappers and libciq-inject (a shared object inside the user's program:
+// this file depends on nothing but libc and result.h) open files through
+// these calls, so that a directory, symlink, FIFO or hard link planted by
+// someone else never makes ciq overwrite, read, or wait on what it should
+// not. Linux's protected_symlinks and protected_fifos do not cover this: they
+// guard only sticky world-writable directories, and a 0777 directory another
+// user made (`/tmp/run1` named in an example) is not one.
+//
+// The contract:
+// 1. A directory ciq keeps its own files in (a run directory, a trace
+//    directory) is created by ciq, or accepted only when it is a directory
+//    owned by the effective user that neither group nor others may write
+//    (error "unsafe", naming the owner or the mode and the fix). Reached
+//    through a symlink, the link must be the user's own (or root's).
+// 2. A new file is created with O_CREAT|O_EXCL|O_NOFOLLOW: it cannot be a
+//    link or anything that was there before. To replace a file, write a new
+//    private one and rename it over (rename replaces a link, never its target).
+// 3. An existing file opened for writing (a journal, a lock, a log) is
+//    opened with O_NOFOLLOW|O_NONBLOCK, then checked with fstat: a regular
+//    file owned by the effective user with one link; anything else is
+//    "unsafe" or "not-regular". A FIFO is opened only where one is expected,
+//    the same way, and must be the user's and writable by nobody else.
+// 4. A file read is opened with O_NONBLOCK (a FIFO never makes the reader
+//    wait for a writer), must be a regular file, and is read up to a bound
+//    (error "too-large"): /dev/zero or a runaway file end in the tool's own
+//    message, never an allocation failure.
+// Everything returns a descriptor with O_CLOEXEC set; the caller closes it.
+#pragma once
+
+#include "utils/result.h"
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+
+struct stat;
+
+namespace ciq {
+
+/// What any read of a whole file is bounded by unless the caller says less:
+/// far above any trace, journal or pack ciq writes (the largest measured:
+/// a 35-kernel profile's traces, under 1 MiB).
+inline constexpr std::uint64_t default_read_limit = std::uint64_t(1) << 30;
+
+/// Succeeds when `dir` is a directory ciq may keep private files in
+/// (contract 1). Errors: "io" (absent, unreadable), "unsafe" (not a
+/// directory, another user's, or writable by group or others).
+Result<void> check_own_directory(const std::string& dir);
+
+/// mkdir -p `dir` (new levels with `mode`, less the umask), then
+/// check_own_directory(dir).
+Result<void> make_own_directory(const std::string& dir, mode_t mode = 0755);
+
+/// Creates `path`, which must not exist (contract 2), opened with `flags`
+/// (e.g. O_WRONLY). Errors: "exists" (anything at all is there, a dangling
+/// link included) or "io".
+Result<int> create_new_file(const std::string& path, int flags, mode_t mode = 0644);
+
+/// Opens `path` for writing or appending under contract 3; `flags` may
+/// hold O_CREAT (then a missing file is created, never through a link) and
+/// O_APPEND/O_RDWR/O_WRONLY. The descriptor is blocking again on return.
+/// Errors: "unsafe", "not-regular", "io".
+Result<int> open_own_file(const std::string& path, int flags, mode_t mode = 0644);
+
+/// Opens the FIFO at `path` with `flags` (O_RDONLY, O_WRONLY or O_RDWR),
+/// without waiting for the other end: a FIFO owned by the effective user
+/// that nobody else may write or read, never through a link. The descriptor
+/// stays non-blocking. Errors: "unsafe" (not a FIFO, another user's,
+/// open to others), "io" (ENXIO: no reader for a write-only open).
+Result<int> open_own_fifo(const std::string& path, int flags);
+
+/// Opens a log destination a person named (CIQ_LOG_FILE) for appending: a
+/// regular file under contract 3 (created when missing), or a terminal,
+/// pipe or socket (/dev/stderr, a FIFO someone reads), opened non-blocking so
+/// that a stalled reader drops log lines instead of stopping the build. A
+/// link is followed only when the effective user or root owns it. Errors:
+/// "unsafe", "io" (a FIFO nobody reads: ENXIO).
+Result<int> open_log_destination(const std::string& path);
+
+/// Opens `path` for reading (links followed: the user named it) if it is a
+/// regular file, with O_NONBLOCK and `flags` (O_RDONLY unless given), its
+/// stat in `*st` when given. Errors: "not-regular" (a FIFO, device or
+/// directory there), "io".
+Result<int> open_regular_file(const std::string& path, int flags, struct stat* st = nullptr);
+
+/// Reads `fd` (which it closes) to its end, but no more than `max_bytes`;
+/// `path` names it in errors. Errors: "too-large", "io".
+Result<std::string> read_bounded(int fd, const std::string& path, std::uint64_t max_bytes = default_read_limit);
+
+} // namespace ciq
