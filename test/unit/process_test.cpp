@@ -1,4 +1,5 @@
 #include "utils/process.h"
+#include "utils/files.h"
 
 #include <gtest/gtest.h>
 
@@ -55,7 +56,9 @@ TEST(Coprocess, an_answer_keeps_its_head_and_tail_and_finds_the_marker) {
             "read x; echo FIRST; head -c 5000000 /dev/zero | tr '\\0' a | fold -w 99; echo; head -c 3000000 /dev/zero | tr '\\0' b; "
             "echo; echo LAST; echo 'ciq-status: 0'; read y; echo 'ciq-status: 7'"};
   o.capture_head_tail = 1 << 20;
-  auto started = Coprocess::start(o, "/dev/null");
+  auto scratch = ScratchDir::create("ciq-coprocess");
+  ASSERT_TRUE(scratch.ok());
+  auto started = Coprocess::start(o, join_path(scratch->path(), "server.log"));
   ASSERT_TRUE(started.ok());
   Coprocess& server = **started;
   ASSERT_TRUE(server.send("go\n").ok());
