@@ -220,9 +220,37 @@ def controls(content):
             return {"CIQ_CONTROLS": path, "CIQ_CACHE_DIR": os.path.join(d, "empty")}
         if content == "dir":
             os.mkdir(path)
+        elif content == "fifo":
+            os.mkfifo(path, 0o600)
+        elif content == "zero":
+            os.symlink("/dev/zero", path)
         else:
             open(path, "wb").write(content)
         return {"CIQ_CONTROLS": path, "CIQ_CACHE_DIR": os.path.join(d, "empty")}
+    return setup
+
+
+def log_file(kind):
+    """CIQ_LOG_FILE where a log cannot (or must not) go: the compile is the
+    plain tool's, and never waits for a FIFO's reader."""
+    def setup(d):
+        path = os.path.join(d, "log")
+        if kind in ("fifo", "stalled"):
+            os.mkfifo(path, 0o600)
+            if kind == "stalled":  # a reader that opens it and never reads
+                reader = subprocess.Popen([sys.executable, "-c", "import os, sys, time; os.open(sys.argv[1], os.O_RDONLY | "
+                                           "os.O_NONBLOCK); print('open', flush=True); time.sleep(600)", path],
+                                          stdout=subprocess.PIPE, text=True)
+                HOLDERS.append(reader)
+                assert reader.stdout.readline().strip() == "open"
+        else:
+            other = os.path.join(d, "not-yours")
+            open(other, "w").write("someone else's\n")
+            os.symlink(other, path)
+            if os.geteuid() == 0:  # as root, both are another user's, as an attacker leaves them
+                os.chown(other, 65534, 65534)
+                os.lchown(path, 65534, 65534)
+        return {"CIQ_LOG_FILE": path, "CIQ_CACHE_DIR": os.path.join(d, "empty")}
     return setup
 
 
@@ -604,6 +632,11 @@ def run_matrix():
         ("CIQ_CONTROLS binary (NULs)", None, controls(b"format = ciq-controls/1\0\0\0space = ptxas-13\n")),
         ("CIQ_CONTROLS missing", None, controls(None)),
         ("CIQ_CONTROLS is a directory", None, controls("dir")),
+        ("CIQ_CONTROLS is a FIFO nobody writes", None, controls("fifo")),
+        ("CIQ_CONTROLS is a link to /dev/zero", None, controls("zero")),
+        ("CIQ_LOG_FILE is a FIFO nobody reads", None, log_file("fifo")),
+        ("CIQ_LOG_FILE is a FIFO read by nobody after it opens", None, log_file("stalled")),
+        ("CIQ_LOG_FILE is a link to a file of another user", None, log_file("foreign")),
         ("CIQ_CONTROLS unknown knob", None, controls(b"format = ciq-controls/1\nspace = ptxas-13\noutput-file = /tmp/x\n")),
         ("CIQ_CONTROLS value out of range", None, controls(b"format = ciq-controls/1\nspace = ptxas-13\nmaxrregcount = 100000\n")),
         ("CIQ_CONTROLS unknown space", None, controls(b"format = ciq-controls/1\nspace = ptxas-99\nmaxrregcount = 64\n")),
