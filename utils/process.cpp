@@ -3,8 +3,9 @@
 #include "utils/files.h"
 #include "utils/text.h"
 
-#include <cerrno>
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -430,21 +431,51 @@ std::string Coprocess::finish(double grace_seconds) {
   if (to_child_ >= 0) ::close(std::exchange(to_child_, -1));
   if (from_child_ >= 0) ::close(std::exchange(from_child_, -1));
   if (pid_ <= 0) return "not running";
-  int status = 0;
+  int status = exit_status_.value_or(0);
   // Closing its stdin is the polite "no more requests": give it a moment
   // to leave on its own (a CUDA process tears its context down), then kill
   // the group.
-  pid_t w = 0;
+  pid_t w = exit_status_ ? pid_ : 0;
   auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
-  while ((w = ::waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until) ::usleep(2000);
+  while (w == 0 && (w = ::waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until) ::usleep(2000);
   ::kill(-pid_, SIGKILL); // it, if still running, and anything it left in its group
   if (w == 0)
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
   untrack_child(pid_);
   pid_ = -1;
+  exit_status_.reset();
   RunResult r;
   set_status(r, status);
   return r.describe();
+}
+
+bool Coprocess::running() {
+  if (pid_ <= 0 || exit_status_) return false;
+  int status = 0;
+  pid_t w = ::waitpid(pid_, &status, WNOHANG);
+  if (w == pid_) exit_status_ = status;
+  return w == 0;
+}
+
+bool Coprocess::read_available(int max_reads) {
+  for (int reads = 0; from_child_ >= 0 && reads < max_reads;) {
+    pollfd pfd{from_child_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, 0);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return true;
+    char buffer[65536];
+    ssize_t got = ::read(from_child_, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    pending_.append(buffer, std::size_t(got));
+    ++reads;
+  }
+  return from_child_ >= 0;
+}
+
+std::size_t Coprocess::waiting_output() {
+  if (pending_.empty()) read_available(1);
+  return pending_.size();
 }
 
 Result<void> Coprocess::send(std::string_view data) {
@@ -462,7 +493,11 @@ Result<void> Coprocess::send(std::string_view data) {
 }
 
 Result<std::string> Coprocess::receive(std::string_view marker, double timeout_seconds, std::string* text) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+  auto exit_check_every = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(k_exit_check_seconds));
+  auto next_exit_check = Clock::now() + exit_check_every;
+  bool exited = false; // the child itself: what it wrote before is read, then its end is the answer
   std::size_t scanned = 0; // pending_ before this holds no marker line
   static constexpr std::string_view k_dropped = " [... output dropped ...] ";
   dropped_ = 0;
@@ -478,12 +513,18 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
       }
       line = scanned = nl + 1;
     }
+    std::string_view open_line = std::string_view(pending_).substr(scanned);
+    if (open_line.size() > k_max_marker_line && open_line.substr(0, marker.size()) == marker) {
+      if (text) *text = pending_.substr(0, scanned);
+      finish(0);
+      return make_error("garbled", "wrote a line starting with '" + std::string(trim(marker)) + "' of over " +
+                                       std::to_string(k_max_marker_line >> 10) + " KiB");
+    }
     // Bounded: what cannot hold the marker line (the lines before `scanned`,
     // or an unfinished line that does not start with it) loses its middle,
     // the first and last `limit_` bytes kept. The note has no newline: a
     // line cut in two stays one line.
     if (limit_) {
-      std::string_view open_line = std::string_view(pending_).substr(scanned);
       bool not_marker = open_line.size() >= marker.size() && open_line.substr(0, marker.size()) != marker;
       std::size_t safe = not_marker ? pending_.size() : scanned;
       std::size_t from = limit_ + (dropped_ ? k_dropped.size() : 0);
@@ -496,20 +537,40 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
         scanned = scanned >= to ? scanned - to + now_at : limit_;
       }
     }
-    if (from_child_ < 0) return make_error("exited", "is not running");
-    int wait_ms = -1;
-    if (timeout_seconds > 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      wait_ms = int(std::max<long long>(0, left.count()));
+    if (exited) {
+      if (text) *text = pending_;
+      return make_error("exited", "ended (" + finish() + ") before answering");
     }
-    pollfd pfd{from_child_, POLLIN, 0};
-    int ready = ::poll(&pfd, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
+    if (from_child_ < 0) return make_error("exited", "is not running");
+    auto now = Clock::now();
+    // Checked here, not only when the output pauses: a child that writes
+    // without end (and never the marker) still times out.
+    if (timeout_seconds > 0 && now >= deadline) {
       if (text) *text = pending_;
       finish(0); // hung: no grace
       return make_error("timeout", "did not answer within " + format_number(timeout_seconds) + " s");
     }
+    // Its own exit, not only the end of its stdout: a process it started
+    // (a daemon, a stray child) may hold that open for ever.
+    if (now >= next_exit_check) {
+      next_exit_check = now + exit_check_every;
+      if (!running()) {
+        exited = true;
+        read_available(64); // what it wrote before it exited
+        continue;
+      }
+    }
+    auto until = timeout_seconds > 0 ? std::min(deadline, next_exit_check) : next_exit_check;
+    int wait_ms = int(std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count()) + 1;
+    pollfd pfd{from_child_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      std::string why = std::strerror(errno);
+      if (text) *text = pending_;
+      return make_error("exited", "could not be read (" + why + "); it ended (" + finish(0) + ")");
+    }
+    if (ready == 0) continue;
     char buffer[65536];
     ssize_t got = ::read(from_child_, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;

@@ -85,14 +85,30 @@ public:
   Result<void> send(std::string_view data);
   /// Reads stdout until a whole line starting with `marker` arrives, within
   /// `timeout_seconds` (0: no limit). Returns everything before that line in
-  /// `*text` and the rest of the marker line (without the newline). Fails
-  /// with "timeout" or, when the child closed its stdout, "exited"; the
-  /// message completes "the program ..." ("ended (exit status 3) before
-  /// answering"). Either way the child is gone after.
+  /// `*text` and the rest of the marker line (without the newline); what
+  /// came after it stays for the next call (waiting_output()). Fails with
+  /// "timeout"; with "exited" when the child closed its stdout or itself
+  /// exited (noticed within k_exit_check_seconds even while a process it
+  /// started holds its stdout open); with "garbled" for a marker line
+  /// longer than k_max_marker_line. The message completes "the program
+  /// ..." ("ended (exit status 3) before answering"). On failure the child
+  /// is gone after.
   Result<std::string> receive(std::string_view marker, double timeout_seconds, std::string* text);
+  /// Bytes the child wrote after the last answer receive() returned: those
+  /// already read, and those it can read now without waiting. An answer
+  /// must be the child's only output, so any is a garbled (extra or late)
+  /// answer. The bytes are kept (leftover()).
+  std::size_t waiting_output();
+  const std::string& leftover() const { return pending_; }
+  /// Whether the child has not exited yet (it is reaped if it has).
+  bool running();
   pid_t pid() const { return pid_; }
   /// Bytes dropped from the middle of the last answer (capture_head_tail).
   std::size_t dropped() const { return dropped_; }
+
+  /// How often receive() looks whether the child itself has exited.
+  static constexpr double k_exit_check_seconds = 0.1;
+  static constexpr std::size_t k_max_marker_line = 64 * 1024;
 
 private:
   Coprocess() = default;
@@ -100,7 +116,12 @@ private:
   /// kills the group and reaps it; says how it ended.
   std::string finish(double grace_seconds = 0.1);
 
+  /// Reads what stdout holds now, at most `max_reads` reads of up to 64 KiB,
+  /// without waiting; false at its end.
+  bool read_available(int max_reads);
+
   pid_t pid_ = -1;
+  std::optional<int> exit_status_; // waitpid's status, once reaped
   int to_child_ = -1, from_child_ = -1;
   std::string pending_; // read beyond the last answer
   std::size_t limit_ = 0, dropped_ = 0;

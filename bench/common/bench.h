@@ -16,10 +16,11 @@
 //                               of the linked-in build
 //   bench_NAME --seed N         data seed (default: random, printed)
 //   bench_NAME --serve          stay resident: make the inputs once, then
-//                               read requests on stdin (the options above,
-//                               one per line, an empty line ends each) and
-//                               answer each on stdout, ended by a line
-//                               `ciq-status: N` (ciq-tuner --bench-server)
+//                               read requests on stdin (`ciq-request: ID`,
+//                               the options above one per line, an empty
+//                               line ends each) and answer each on stdout,
+//                               ended by a line `ciq-status: ID N`
+//                               (ciq-tuner --bench-server)
 //
 // Every sample is one launch after the L2 is flushed (a 256 MiB memset),
 // timed with CUDA events on one stream.
@@ -304,27 +305,39 @@ inline int run_request(Problem& problem, Timer& timer, const Request& request, s
   return done(0);
 }
 
-// --serve: the inputs are made once; then every request (its options one
-// per line, ended by an empty line) is one run, answered on stdout with its
-// output and `ciq-status: N` (ciq-tuner --bench-server). A CUDA error still
-// ends the process: the context is not trustworthy after one.
+// --serve: the inputs are made once; then every request (`ciq-request: ID`,
+// its options one per line, ended by an empty line) is one run, answered
+// on stdout with its output and `ciq-status: ID N` (ciq-tuner
+// --bench-server). A CUDA error still ends the process: the context is not
+// trustworthy after one.
 inline int serve(Problem& problem, Timer& timer, std::uint64_t seed) {
+  static constexpr char k_request_prefix[] = "ciq-request: ";
   std::vector<std::string> args;
+  std::string id;
   char line[4096];
   while (std::fgets(line, sizeof line, stdin)) {
     std::string word(line);
     if (!word.empty() && word.back() == '\n') word.pop_back();
+    if (!word.empty() && args.empty() && id.empty() && word.rfind(k_request_prefix, 0) == 0) {
+      id = word.substr(sizeof k_request_prefix - 1);
+      continue;
+    }
     if (!word.empty()) {
       args.push_back(word);
       continue;
     }
-    Request request;
-    std::string error;
-    int status = parse_request(args, request, nullptr, nullptr, error) ? run_request(problem, timer, request, seed, stdout) : 2;
-    if (!error.empty()) std::printf("%s\n", error.c_str());
-    std::printf("ciq-status: %d\n", status);
+    if (id.empty()) { // a tuner from before request ids: it reads this status, and the reason
+      std::printf("error: the request has no first line `ciq-request: ID`; use the ciq-tuner of this ciq\nciq-status: 2\n");
+    } else {
+      Request request;
+      std::string error;
+      int status = parse_request(args, request, nullptr, nullptr, error) ? run_request(problem, timer, request, seed, stdout) : 2;
+      if (!error.empty()) std::printf("%s\n", error.c_str());
+      std::printf("ciq-status: %s %d\n", id.c_str(), status);
+    }
     std::fflush(stdout);
     args.clear();
+    id.clear();
   }
   return 0;
 }

@@ -10,9 +10,9 @@ answers requests on stdin (one option per line, an empty line ends each):
   --check N    prints check: ok, status 0; with N = 9 a wrong answer, status 1
   --crash N    with N = 3: exits (status 3) without answering
   --hang N     with N = 5: never answers
-  --garble N   with N = 11: answers "ciq-status: maybe"
+  --garble N   with N = 11: answers "ciq-status: ID maybe"
 
-Each answer ends with a line `ciq-status: S`; every request is appended to
+Each answer ends with a line `ciq-status: ID S`; every request is appended to
 LOG as "request <pid> <options...>".
 
   bench_server.py --summary LOG
@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from server_requests import requests
+from server_requests import requests, status_line
 
 if sys.argv[1] == "--summary":
     rows = [line.split() for line in open(sys.argv[2])]
@@ -73,7 +73,7 @@ def log(line):
 log(f"start {os.getpid()} gpu={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
 if "--startup" in sys.argv:  # a slow start (imports, inputs) before any answer
     time.sleep(float(sys.argv[sys.argv.index("--startup") + 1]))
-for args in requests():
+for request_id, args in requests():
     log(f"request {os.getpid()} " + " ".join(args))
     opts = dict(zip(args[::2], args[1::2]))
     status = 0
@@ -82,7 +82,7 @@ for args in requests():
     if opts.get("--hang") == "5":
         time.sleep(3600)
     if opts.get("--garble") == "11":
-        print("ciq-status: maybe", flush=True)
+        print(status_line(request_id, "maybe"), flush=True)
         continue
     if "--check" in opts:
         status = 1 if opts["--check"] == "9" else 0
@@ -90,4 +90,4 @@ for args in requests():
     if "--x" in opts:
         x = int(opts["--x"])
         print(f"f={(x - 7) ** 2 + 1}")
-    print(f"ciq-status: {status}", flush=True)
+    print(status_line(request_id, status), flush=True)

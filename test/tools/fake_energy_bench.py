@@ -13,7 +13,7 @@ a front). Options set what the GPU ran under for this run:
 
 the same as a resident benchmark (--bench-server): it 'uses' STARTUP_J
 joules starting up, then answers each request (its words: X and options,
-as above) with the run's output and `ciq-status: 0`.
+as above) with the run's output and `ciq-status: ID 0`.
 """
 import os
 import sys
@@ -60,13 +60,9 @@ if sys.argv[1] == "--serve":
     state = read_state(path)
     state["energy_mj"] = state.get("energy_mj", 0) + int(float(sys.argv[3]) * 1000)
     write_state(path, state)
-    words = []
-    for line in sys.stdin:
-        if line.strip():
-            words.append(line.strip())
-            continue
+    from server_requests import requests, status_line
+    for request_id, words in requests():
         run(float(words[0]), path, words[1:])
-        print("ciq-status: 0", flush=True)
-        words = []
+        print(status_line(request_id, 0), flush=True)
 else:
     run(float(sys.argv[1]), sys.argv[2], sys.argv[3:])

@@ -11,7 +11,7 @@ fake_kernel_program.py stands in for the library in a process per run.
 At start-up it launches `_Z6targetPf` for 1000 ms (a warm-up). Requests:
   --x N      target ((N - 7)^2 + 1) ms over 4 launches, `_Z5otherPf` 50 ms; prints "done"
   --check N  target once, 500 ms; prints "check: ok"
-Each answer ends with `ciq-status: 0`. --no-listen ignores the control
+Each answer ends with `ciq-status: ID 0`. --no-listen ignores the control
 FIFO (a server whose CUDA never started): nothing is ever cut.
 """
 import fcntl
@@ -20,7 +20,7 @@ import os
 import sys
 import threading
 
-from server_requests import requests
+from server_requests import requests, status_line
 
 lock = threading.Lock()
 launches = []  # (name, demangled, ns)
@@ -76,7 +76,7 @@ if control and "--no-listen" not in sys.argv:
     threading.Thread(target=listen, args=(control,), daemon=True).start()
 launch("_Z6targetPf", "target(float*)", 1000, 1)  # start-up
 
-for request in requests():
+for request_id, request in requests():
     if request[:1] == ["--x"]:
         x = float(request[1])
         launch("_Z6targetPf", "target(float*)", (x - 7) ** 2 + 1, 4)
@@ -85,4 +85,4 @@ for request in requests():
     elif request[:1] == ["--check"]:
         launch("_Z6targetPf", "target(float*)", 500, 1)
         print("check: ok")
-    print("ciq-status: 0", flush=True)
+    print(status_line(request_id, 0), flush=True)

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 using namespace ciq;
 
 TEST(RunProcess, captured_output_keeps_its_head_and_tail) {
@@ -76,4 +78,72 @@ TEST(Coprocess, an_answer_keeps_its_head_and_tail_and_finds_the_marker) {
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(*status, "7");
   EXPECT_EQ(server.dropped(), 0u);
+}
+
+TEST(Coprocess, its_exit_is_noticed_while_a_child_it_started_holds_its_stdout) {
+  RunOptions o;
+  o.argv = {"/bin/sh", "-c", "read x; sleep 30 & exit 3"};
+  auto started = Coprocess::start(o, "/dev/null");
+  ASSERT_TRUE(started.ok());
+  ASSERT_TRUE((*started)->send("go\n").ok());
+  auto begin = std::chrono::steady_clock::now();
+  auto status = (*started)->receive("ciq-status: ", 0, nullptr); // no timeout: only its exit can end the wait
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "exited");
+  EXPECT_EQ(status.error().message, "ended (exit status 3) before answering");
+  EXPECT_LT(took, 5.0);
+}
+
+TEST(Coprocess, an_answer_written_just_before_its_exit_is_still_read) {
+  RunOptions o;
+  o.argv = {"/bin/sh", "-c", "read x; sleep 30 & echo out; echo 'ciq-status: 1 0'; exit 0"};
+  auto started = Coprocess::start(o, "/dev/null");
+  ASSERT_TRUE(started.ok());
+  ASSERT_TRUE((*started)->send("go\n").ok());
+  std::string text;
+  auto status = (*started)->receive("ciq-status: ", 20, &text);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(*status, "1 0");
+  EXPECT_EQ(text, "out\n");
+}
+
+TEST(Coprocess, output_without_end_and_without_the_marker_still_times_out) {
+  RunOptions o;
+  o.argv = {"/bin/sh", "-c", "read x; yes"};
+  o.capture_head_tail = 1 << 16;
+  auto started = Coprocess::start(o, "/dev/null");
+  ASSERT_TRUE(started.ok());
+  ASSERT_TRUE((*started)->send("go\n").ok());
+  auto begin = std::chrono::steady_clock::now();
+  auto status = (*started)->receive("ciq-status: ", 1, nullptr);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "timeout");
+  EXPECT_LT(took, 10.0);
+}
+
+TEST(Coprocess, an_endless_marker_line_is_garbled) {
+  RunOptions o;
+  o.argv = {"/bin/sh", "-c", "read x; printf 'ciq-status: '; yes | tr -d '\\n'"};
+  auto started = Coprocess::start(o, "/dev/null");
+  ASSERT_TRUE(started.ok());
+  ASSERT_TRUE((*started)->send("go\n").ok());
+  auto status = (*started)->receive("ciq-status: ", 20, nullptr);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "garbled");
+}
+
+TEST(Coprocess, output_after_an_answer_is_waiting_for_the_next) {
+  RunOptions o;
+  o.argv = {"/bin/sh", "-c", "read x; printf 'ciq-status: 1 0\\nextra\\n'; read y"};
+  auto started = Coprocess::start(o, "/dev/null");
+  ASSERT_TRUE(started.ok());
+  Coprocess& server = **started;
+  ASSERT_TRUE(server.send("go\n").ok());
+  auto status = server.receive("ciq-status: ", 20, nullptr);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(server.waiting_output(), 6u);
+  EXPECT_EQ(server.leftover(), "extra\n");
+  EXPECT_TRUE(server.running());
 }

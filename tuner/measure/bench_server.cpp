@@ -1,5 +1,6 @@
 #include "tuner/measure/bench_server.h"
 
+#include "tuner/measure/bench_protocol.h"
 #include "tuner/measure/command.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -100,28 +101,38 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
   // Split into words first, then filled in: a {workdir} with spaces stays one word.
   auto words = command_argv(step.command, step.placeholders, /*shell=*/false);
   if (!words) return words.error();
-  std::string message, shown;
-  for (const auto& w : *words) {
-    if (w.empty() || w.find('\n') != std::string::npos)
-      return make_error("usage", "a benchmark server request cannot hold an empty word or a newline: " + step.command);
-    message += w + "\n";
-    shown += (shown.empty() ? "" : " ") + w;
-  }
-  message += "\n";
+  std::uint64_t id = next_request_++;
+  auto message = encode_request(id, *words);
+  if (!message) return make_error("usage", message.error().message + ": " + step.command);
+  std::string shown;
+  for (const auto& w : *words) shown += (shown.empty() ? "" : " ") + w;
 
+  StepResult done;
+  done.log = join_path(step.workdir, step.log_name);
+  // A server that wrote anything since its last answer (a second answer, a
+  // late one) is out of step with its requests, and one that exited takes
+  // none: either way a fresh server takes this request.
+  if (auto& last = servers_.at(step.gpu)) {
+    if (std::size_t extra = last->waiting_output()) {
+      append_log(done.log, "[benchmark server: it wrote " + std::to_string(extra) + " bytes after its last answer ('" +
+                               server_text_excerpt(last->leftover()) + "'): an extra or late answer; a fresh server takes this request]\n");
+      last.reset();
+    } else if (!last->running()) {
+      last.reset();
+    }
+  }
   bool fresh = !servers_.at(step.gpu);
   auto server = server_for(step.gpu);
   if (!server) return server.error();
   auto started = std::chrono::steady_clock::now();
   std::string answer;
-  auto sent = (*server)->send(message);
+  auto sent = (*server)->send(*message);
   // A fresh server answers its first request after its own start-up
   // (imports, CUDA, inputs: seconds for a Python benchmark that imports
   // torch), which --timeout, a limit on the benchmark, does not cover.
   double limit = step.timeout > 0 && fresh ? step.timeout + server_start_ : step.timeout;
-  Result<std::string> status = sent ? (*server)->receive("ciq-status: ", limit, &answer) : Result<std::string>(sent.error());
-  StepResult done;
-  done.log = join_path(step.workdir, step.log_name);
+  Result<std::string> status =
+      sent ? (*server)->receive(k_status_prefix, limit, &answer) : Result<std::string>(sent.error());
   done.started_server = fresh;
   RunResult& run = done.run;
   run.out = answer;
@@ -139,12 +150,18 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
     }
     run.timed_out = true;
   } else {
-    auto code = parse_integer(trim(*status));
+    Result<int> code = read_answer_status(*status, id);
+    // An answer is its request's only output: more right after it (a
+    // second answer written with the first) garbles this one.
+    if (std::size_t extra = code ? (*server)->waiting_output() : 0)
+      code = make_error("garbled", "wrote more after its answer (" + std::to_string(extra) + " bytes: '" +
+                                       server_text_excerpt((*server)->leftover()) + "'), an extra or late answer");
     if (!code) {
       servers_.at(step.gpu).reset();
-      return make_error("bench", "the benchmark server answered 'ciq-status: " + *status + "', not a number");
+      append_log(done.log, log + "[benchmark server: " + code.error().message + "]\n");
+      return make_error("bench", "the benchmark server " + code.error().message);
     }
-    run.exit_code = int(*code);
+    run.exit_code = *code;
   }
   append_log(done.log, log + "[" + run.describe() + "]\n");
   if (!inject_library_.empty() && servers_.at(step.gpu)) {

@@ -1,12 +1,14 @@
 // Resident benchmarks (`--bench-server CMD`): a benchmark that stays
 // running, one per GPU, started on that GPU's first request. The build is
 // still a process per step (the local executor's); --bench and --check
-// become requests to the server of the GPU the step holds: their words
-// (placeholders filled in), one per line, then an empty line; the server
-// answers with the output and a line `ciq-status: N`. A server that dies or
-// does not answer in time (--timeout; a fresh server's first answer gets
-// --server-start seconds more, for its start-up) is started again for the
-// next request.
+// become requests to the server of the GPU the step holds: a line
+// `ciq-request: ID`, their words (placeholders filled in), one per line,
+// then an empty line; the server answers with the output and a line
+// `ciq-status: ID N` (bench_protocol.h). A server that dies (noticed by its
+// own exit, even while a child holds its stdout), garbles an answer (a
+// wrong ID, output after the status line) or does not answer in time
+// (--timeout; a fresh server's first answer gets --server-start seconds
+// more, for its start-up) is started again for the next request.
 //
 // kernel-time: a server is started with libciq-inject (CUDA_INJECTION64_PATH)
 // and a control FIFO of its own (CIQ_KERNEL_CONTROL, <run>/kernel-control[-gpuN].fifo).
@@ -21,6 +23,8 @@
 
 #include "tuner/measure/executor.h"
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -64,6 +68,7 @@ private:
   double server_start_;
   std::string inject_library_; // kernel-time: libciq-inject, loaded into each server; "" = none
   std::map<std::string, std::unique_ptr<Coprocess>> servers_; // per GPU; used only by the GPU's holder
+  std::atomic<std::uint64_t> next_request_{1}; // request ids, unique in the run: an answer must echo its request's
 };
 
 } // namespace ciq::tuner

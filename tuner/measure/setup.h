@@ -22,8 +22,9 @@ class Executor;
 struct TuningSetup {
   std::string build, bench, check; // commands; build and check optional
   // A benchmark that stays resident: started once per GPU, it gets --bench
-  // and --check as requests (their words, one per line, then an empty line)
-  // and answers each with its output and a line `ciq-status: N`.
+  // and --check as requests (`ciq-request: ID`, their words, one per line,
+  // then an empty line) and answers each with its output and a line
+  // `ciq-status: ID N` (measure/bench_protocol.h).
   std::string bench_server;
   double server_start = 120;       // seconds a fresh server's first answer may take beyond `timeout`
   std::string inject_library;      // kernel-time: libciq-inject.so, loaded into each benchmark run

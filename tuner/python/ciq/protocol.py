@@ -1,13 +1,16 @@
 """The `ciq-tuner --bench-server` wire protocol, both ends.
 
-A request is the words of `--bench` or `--check` (placeholders filled in),
-one per line, then an empty line. The answer is the benchmark's output
-(where `--metric` looks) and a last line `ciq-status: N`: 0 is success; for
-a check, non-zero means a wrong answer; any non-zero status makes the
-tuner score the candidate invalid, with the first output line that says
-"error" (else the last line) as the reason. The tuner starts the server
-with the request stream on its stdin and reads answers from its stdout;
-the server's stderr goes to `<run dir>/bench-server*.log`.
+A request is a line `ciq-request: ID`, then the words of `--bench` or
+`--check` (placeholders filled in), one per line, then an empty line. The
+answer is the benchmark's output (where `--metric` looks) and a last line
+`ciq-status: ID N` that echoes the request's ID: N = 0 is success; for a
+check, non-zero means a wrong answer; any non-zero status makes the tuner
+score the candidate invalid, with the first output line that says "error"
+(else the last line) as the reason. An answer is its request's only output:
+another ID, or anything written after the status line, is a garbled answer
+(the candidate is invalid and the tuner starts a fresh server). The tuner
+starts the server with the request stream on its stdin and reads answers
+from its stdout; the server's stderr goes to `<run dir>/bench-server*.log`.
 
 ciq's Python servers (`ciq.serve`, `ciq.tune`) give the words a meaning:
 
@@ -21,25 +24,33 @@ word is an application parameter (`NAME={param:NAME}`), and `NAME=` (an
 empty value: the tuner knocked the parameter out) leaves it absent.
 Values the benchmark returns are answered as `ciq-value: V` (one
 objective), `ciq-value-K: V` (the K-th of a sequence) or `ciq-value-NAME: V`
-(a mapping); a failure as one `ciq-error: <why>` line and status 1.
+(a mapping), each a finite number; a failure (an exception, or a value
+that is not a finite number: nan, inf, 10**400) as one `ciq-error: <why>`
+line and status 1.
 """
 import math
 from dataclasses import dataclass, field
 
 STATUS_PREFIX = "ciq-status: "
+REQUEST_PREFIX = "ciq-request: "
 ERROR_PREFIX = "ciq-error: "
 ACTIONS = ("bench", "check", "build")
+NO_REQUEST_ID = ("this request has no first line `ciq-request: ID`: ciq-tuner now sends one with every request and "
+                 "needs `ciq-status: ID N` back (a ciq-tuner and ciq package of the same version speak the same protocol)")
 
 
 class ProtocolError(ValueError):
-    """A request ciq's servers cannot read (unknown action, a stray word)."""
+    """A request ciq's servers cannot read (unknown action, a stray word), or an answer not to the request asked."""
 
 
 def read_request(stream):
-    """The next request's words from a text stream; None at end of input.
+    """(ID, words) of the next request from a text stream; None at end of input.
 
-    Words gathered before an end of input that lacks the empty line are
-    returned as a request (the tuner always ends one; a person typing may not).
+    ID is the text of the request's first line `ciq-request: ID`, echoed in
+    the answer; None when the request has none (a tuner of the protocol
+    before request ids). Words gathered before an end of input that lacks
+    the empty line are returned as a request (the tuner always ends one; a
+    person typing may not).
     """
     words = []
     for line in stream:
@@ -47,36 +58,71 @@ def read_request(stream):
         if line:
             words.append(line)
         elif words:
-            return words
-    return words or None
+            break
+    if not words:
+        return None
+    if words[0].startswith(REQUEST_PREFIX):
+        return words[0][len(REQUEST_PREFIX):].strip(), words[1:]
+    return None, words
 
 
-def encode_request(words):
+def encode_request(words, request_id):
     """The request's bytes as the tuner writes them (no empty word, no newline inside one)."""
     for w in words:
         if not w or "\n" in w:
             raise ProtocolError(f"a request word cannot be empty or hold a newline: {w!r}")
-    return "".join(w + "\n" for w in words) + "\n"
+    return f"{REQUEST_PREFIX}{request_id}\n" + "".join(w + "\n" for w in words) + "\n"
 
 
-def format_answer(lines, status):
-    """An answer's text: the output lines, then `ciq-status: N`."""
-    return "".join(line + "\n" for line in lines) + f"{STATUS_PREFIX}{int(status)}\n"
+def format_answer(lines, status, request_id):
+    """An answer's text: the output lines, then `ciq-status: ID N` (`ciq-status: N`
+    for a request without an ID, which only a tuner before request ids sends)."""
+    echo = "" if request_id is None else f"{request_id} "
+    return "".join(line + "\n" for line in lines) + f"{STATUS_PREFIX}{echo}{int(status)}\n"
 
 
-def error_answer(why):
+def error_lines(why):
+    """(lines, status) of an answer that makes the candidate invalid, with `why` as the tuner's reason."""
+    return [ERROR_PREFIX + " ".join(str(why).split())], 1
+
+
+def error_answer(why, request_id):
     """An answer that makes the candidate invalid, with `why` as the tuner's reason."""
-    return format_answer([ERROR_PREFIX + " ".join(str(why).split())], 1)
+    return format_answer(*error_lines(why), request_id)
+
+
+def read_status(rest, request_id):
+    """The status N of `ciq-status: rest`, an answer to request `request_id`;
+    ProtocolError for another request's ID or anything but `ID N`."""
+    parts = rest.split()
+    if len(parts) != 2 or not parts[1].isdigit() or not parts[1].isascii():
+        raise ProtocolError(f"the answer's status line is {shown(STATUS_PREFIX + rest)}, not `{STATUS_PREFIX}ID N`")
+    if parts[0] != str(request_id):
+        raise ProtocolError(f"an answer to request {shown(parts[0])} came for request {request_id}")
+    return int(parts[1])
+
+
+def shown(value, limit=60):
+    """repr(value) for a message: at most `limit` characters; never raises
+    (a huge int's repr can, and a user's __repr__ may)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a message must not fail
+        return f"<a {type(value).__name__}>"
+    return text if len(text) <= limit else f"{text[:limit // 2]}...({len(text)} characters)"
 
 
 def number_text(value):
-    """`value` as the tuner reads it; ValueError for anything not a finite number."""
+    """`value` as the tuner reads it; ValueError for anything not a finite
+    number (nan, inf, an int too large for a double such as 10**400)."""
     if isinstance(value, (bool, str, bytes)):
-        raise ValueError(f"returned {value!r}, not a number")
+        raise ValueError(f"returned {shown(value)}, not a number")
     try:
         v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"returned {value!r}, not a number") from None
+    except OverflowError:
+        raise ValueError(f"returned {shown(value)}, not a finite number (too large for a double)") from None
+    except Exception:  # noqa: BLE001 - whatever __float__ of the user's object raises
+        raise ValueError(f"returned {shown(value)}, not a number") from None
     if not math.isfinite(v):
         raise ValueError(f"returned {v!r}, not a finite number")
     return repr(int(value)) if isinstance(value, int) else repr(v)
@@ -90,10 +136,13 @@ def value_lines(result, expected=None):
     if expected is not None and not isinstance(result, dict):
         count = len(result) if isinstance(result, (list, tuple)) else 1
         if count != expected:
-            raise ValueError(f"returned {count} value(s) ({result!r}); the tuning has {expected} objective(s)")
+            raise ValueError(f"returned {count} value(s) ({shown(result)}); the tuning has {expected} objective(s)")
         if expected == 1 and isinstance(result, (list, tuple)):
             result = result[0]
     if isinstance(result, dict):
+        for name in result:
+            if not isinstance(name, str) or not name or ":" in name or any(c.isspace() or not c.isprintable() for c in name):
+                raise ValueError(f"returned a value named {shown(name)}: a name is one word without ':'")
         return [f"ciq-value-{name}: {number_text(v)}" for name, v in result.items()]
     if isinstance(result, (list, tuple)):
         return [f"ciq-value-{k}: {number_text(v)}" for k, v in enumerate(result)]

@@ -24,13 +24,14 @@ def _connect(path):
     return s
 
 
-def _read_answer(reader):
-    """(output lines, status) of one answer; ConnectionError if it ends early."""
+def _read_answer(reader, request_id):
+    """(output lines, status) of the answer to request `request_id`;
+    ConnectionError if it ends early, ProtocolError for another request's."""
     lines = []
     for line in reader:
         line = line.rstrip("\n")
         if line.startswith(protocol.STATUS_PREFIX):
-            return lines, line[len(protocol.STATUS_PREFIX):]
+            return lines, protocol.read_status(line[len(protocol.STATUS_PREFIX):], request_id)
         lines.append(line)
     raise ConnectionError("the ciq server closed the connection before answering")
 
@@ -43,18 +44,21 @@ def main(argv):
         conn = _connect(argv[0])
         reader = conn.makefile("r", encoding="utf-8", newline="\n")
         if len(argv) > 1:
-            conn.sendall(protocol.encode_request(argv[1:]).encode())
-            lines, status = _read_answer(reader)
+            conn.sendall(protocol.encode_request(argv[1:], 1).encode())
+            lines, status = _read_answer(reader, 1)
             for line in lines:
                 print(line)
-            return int(status) if status.strip().lstrip("-").isdigit() else 1
+            return status
         while True:
-            words = protocol.read_request(sys.stdin)
-            if words is None:
+            request = protocol.read_request(sys.stdin)
+            if request is None:
                 return 0
-            conn.sendall(protocol.encode_request(words).encode())
-            lines, status = _read_answer(reader)
-            sys.stdout.write("".join(line + "\n" for line in lines) + protocol.STATUS_PREFIX + status + "\n")
+            request_id, words = request
+            if request_id is None:
+                sys.stdout.write(protocol.error_answer(protocol.NO_REQUEST_ID, None))
+            else:
+                conn.sendall(protocol.encode_request(words, request_id).encode())
+                sys.stdout.write(protocol.format_answer(*_read_answer(reader, request_id), request_id))
             sys.stdout.flush()
     except (OSError, ConnectionError, protocol.ProtocolError) as e:
         sys.stderr.write(f"ciq.relay: error: {e} (socket {argv[0]})\n")

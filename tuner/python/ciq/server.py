@@ -11,10 +11,12 @@ A `build` request first forgets what was compiled for the candidate's
 controls, so that ciq-ptxas runs (and traces) again; without a `build`
 function it calls `bench` once and discards the value.
 
-Whatever your functions do (raise, return nan, return False from check),
-the answer is a well-formed one (sys.exit() included): status 1 with a `ciq-error:` line that the
-tuner records as the candidate's reason, the traceback on stderr (the
-server log), and the server goes on to the next request.
+Whatever your functions do (raise, return nan or 10**400, return False
+from check, sys.exit()), the answer is a well-formed one: status 1 with a
+`ciq-error:` line that the tuner records as the candidate's reason, an
+exception's traceback in the server's log (stderr, the tuner's
+bench-server*.log; ciq.tune(quiet=True) keeps it out of the terminal), and
+the server goes on to the next request.
 
 Requests come from the tuner on stdin (`serve_stream`), or from a Unix
 socket (`SocketListener`: ciq.tune, and `ciq.serve --listen` for builds
@@ -35,8 +37,11 @@ from .jit import candidate_environment
 
 def _describe(error):
     if isinstance(error, SystemExit):
-        return f"SystemExit (sys.exit({error.code!r}))"
-    text = " ".join(str(error).split())
+        return f"SystemExit (sys.exit({protocol.shown(error.code)}))"
+    try:
+        text = " ".join(str(error).split())
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        text = ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -59,28 +64,40 @@ class BenchServer:
         self.requests = 0
 
     def _failed(self, what, error):
-        traceback.print_exception(type(error), error, error.__traceback__, file=self.log)
-        self.log.flush()
-        return protocol.error_answer(f"{what} raised {_describe(error)}")
+        try:
+            traceback.print_exception(type(error), error, error.__traceback__, file=self.log)
+            self.log.flush()
+        except Exception:  # noqa: BLE001 - a log that cannot be written costs the log, not the answer
+            pass
+        return protocol.error_lines(f"{what} raised {_describe(error)}")
 
-    def answer(self, words):
-        """The answer's text for one request's words; never raises (but for
-        SystemExit and KeyboardInterrupt from your functions)."""
+    def answer(self, words, request_id):
+        """The answer's text for one request's words, its status line echoing
+        `request_id` (None: the request had no `ciq-request:` line; it is
+        answered with an error that says so). Never raises but for
+        KeyboardInterrupt: whatever goes wrong is the answer's error."""
         with self.lock:
             self.requests += 1
-            return self._answer(words)
+            if request_id is None:
+                return protocol.error_answer(protocol.NO_REQUEST_ID, None)
+            try:
+                lines, status = self._answer(words)
+            except (Exception, SystemExit) as e:  # a bug of ours, or of what the user's objects do in ways not caught below
+                lines, status = self._failed("the ciq server", e)
+            return protocol.format_answer(lines, status, request_id)
 
     def _answer(self, words):
+        """(output lines, status) for one request's words."""
         try:
             request = protocol.parse_request(words)
         except protocol.ProtocolError as e:
-            return protocol.error_answer(f"bad request: {e}")
+            return protocol.error_lines(f"bad request: {e}")
         if self.setup_error:
-            return protocol.error_answer(f"the benchmark could not be set up: {self.setup_error}")
+            return protocol.error_lines(f"the benchmark could not be set up: {self.setup_error}")
         try:
             candidate = candidate_from_request(request, self.spaces_dir)
         except OSError as e:
-            return protocol.error_answer(f"cannot read the candidate's controls: {e}")
+            return protocol.error_lines(f"cannot read the candidate's controls: {e}")
         candidate_environment(candidate)
         try:
             if request.action == "build":
@@ -93,40 +110,43 @@ class BenchServer:
 
         if request.action == "check":
             if self.check is None:
-                return protocol.error_answer("wrong answer: a check was requested but the benchmark has no check function")
+                return protocol.error_lines("wrong answer: a check was requested but the benchmark has no check function")
             try:
                 verdict = self.check(candidate)
             except (Exception, SystemExit) as e:
                 return self._failed("check", e)
             if verdict is False:
-                return protocol.error_answer("wrong answer: check returned False")
-            return protocol.format_answer(["ciq-check: ok"], 0)
+                return protocol.error_lines("wrong answer: check returned False")
+            return ["ciq-check: ok"], 0
 
         if request.action == "build":
             try:
                 (self.build or self.bench)(candidate)
             except (Exception, SystemExit) as e:
                 return self._failed("build" if self.build else "build (a first benchmark run)", e)
-            return protocol.format_answer([f"ciq-built: {candidate.digest}"], 0)
+            return [f"ciq-built: {candidate.digest}"], 0
 
         if self.bench is None:
-            return protocol.error_answer("the benchmark has no bench function")
+            return protocol.error_lines("the benchmark has no bench function")
         try:
             result = self.bench(candidate)
         except (Exception, SystemExit) as e:
             return self._failed("benchmark", e)
         try:
-            return protocol.format_answer(protocol.value_lines(result, self.values), 0)
+            return protocol.value_lines(result, self.values), 0
         except ValueError as e:
-            return protocol.error_answer(f"benchmark {e}")
+            return protocol.error_lines(f"benchmark {e}")
+        except (Exception, SystemExit) as e:  # the returned object's own methods (__len__, __float__) raised
+            return self._failed("reading the benchmark's value", e)
 
     def serve_stream(self, instream, outstream):
         """Answers requests from `instream` on `outstream` until end of input."""
         while True:
-            words = protocol.read_request(instream)
-            if words is None:
+            request = protocol.read_request(instream)
+            if request is None:
                 return
-            outstream.write(self.answer(words))
+            request_id, words = request
+            outstream.write(self.answer(words, request_id))
             outstream.flush()
 
 
@@ -162,6 +182,8 @@ class SocketListener:
                 self.server.serve_stream(rd, wr)
         except (OSError, ValueError):
             pass  # the client went away (the tuner timed a request out, or ended)
+        except Exception as e:  # noqa: BLE001 - to the server's log, never a thread's traceback on the terminal
+            self.server._failed("the ciq server's connection", e)
 
     def close(self):
         try:
