@@ -7,6 +7,15 @@
 
 using namespace ciq;
 
+namespace {
+/// Where a test server's stderr goes: a file of this process' own (a run
+/// log is only ever the user's regular file: utils/safe_open.h).
+std::string server_log() {
+  static ciq::ScratchDir dir = ciq::ScratchDir::create("ciq-coprocess").value();
+  return ciq::join_path(dir.path(), "server.log");
+}
+} // namespace
+
 TEST(RunProcess, captured_output_keeps_its_head_and_tail) {
   RunOptions o;
   // 5 MB of 'a' between a first and a last line.
@@ -58,9 +67,7 @@ TEST(Coprocess, an_answer_keeps_its_head_and_tail_and_finds_the_marker) {
             "read x; echo FIRST; head -c 5000000 /dev/zero | tr '\\0' a | fold -w 99; echo; head -c 3000000 /dev/zero | tr '\\0' b; "
             "echo; echo LAST; echo 'ciq-status: 0'; read y; echo 'ciq-status: 7'"};
   o.capture_head_tail = 1 << 20;
-  auto scratch = ScratchDir::create("ciq-coprocess");
-  ASSERT_TRUE(scratch.ok());
-  auto started = Coprocess::start(o, join_path(scratch->path(), "server.log"));
+  auto started = Coprocess::start(o, server_log());
   ASSERT_TRUE(started.ok());
   Coprocess& server = **started;
   ASSERT_TRUE(server.send("go\n").ok());
@@ -83,7 +90,7 @@ TEST(Coprocess, an_answer_keeps_its_head_and_tail_and_finds_the_marker) {
 TEST(Coprocess, its_exit_is_noticed_while_a_child_it_started_holds_its_stdout) {
   RunOptions o;
   o.argv = {"/bin/sh", "-c", "read x; sleep 30 & exit 3"};
-  auto started = Coprocess::start(o, "/dev/null");
+  auto started = Coprocess::start(o, server_log());
   ASSERT_TRUE(started.ok());
   ASSERT_TRUE((*started)->send("go\n").ok());
   auto begin = std::chrono::steady_clock::now();
@@ -98,7 +105,7 @@ TEST(Coprocess, its_exit_is_noticed_while_a_child_it_started_holds_its_stdout) {
 TEST(Coprocess, an_answer_written_just_before_its_exit_is_still_read) {
   RunOptions o;
   o.argv = {"/bin/sh", "-c", "read x; sleep 30 & echo out; echo 'ciq-status: 1 0'; exit 0"};
-  auto started = Coprocess::start(o, "/dev/null");
+  auto started = Coprocess::start(o, server_log());
   ASSERT_TRUE(started.ok());
   ASSERT_TRUE((*started)->send("go\n").ok());
   std::string text;
@@ -112,7 +119,7 @@ TEST(Coprocess, output_without_end_and_without_the_marker_still_times_out) {
   RunOptions o;
   o.argv = {"/bin/sh", "-c", "read x; yes"};
   o.capture_head_tail = 1 << 16;
-  auto started = Coprocess::start(o, "/dev/null");
+  auto started = Coprocess::start(o, server_log());
   ASSERT_TRUE(started.ok());
   ASSERT_TRUE((*started)->send("go\n").ok());
   auto begin = std::chrono::steady_clock::now();
@@ -126,7 +133,7 @@ TEST(Coprocess, output_without_end_and_without_the_marker_still_times_out) {
 TEST(Coprocess, an_endless_marker_line_is_garbled) {
   RunOptions o;
   o.argv = {"/bin/sh", "-c", "read x; printf 'ciq-status: '; yes | tr -d '\\n'"};
-  auto started = Coprocess::start(o, "/dev/null");
+  auto started = Coprocess::start(o, server_log());
   ASSERT_TRUE(started.ok());
   ASSERT_TRUE((*started)->send("go\n").ok());
   auto status = (*started)->receive("ciq-status: ", 20, nullptr);
@@ -137,7 +144,7 @@ TEST(Coprocess, an_endless_marker_line_is_garbled) {
 TEST(Coprocess, output_after_an_answer_is_waiting_for_the_next) {
   RunOptions o;
   o.argv = {"/bin/sh", "-c", "read x; printf 'ciq-status: 1 0\\nextra\\n'; read y"};
-  auto started = Coprocess::start(o, "/dev/null");
+  auto started = Coprocess::start(o, server_log());
   ASSERT_TRUE(started.ok());
   Coprocess& server = **started;
   ASSERT_TRUE(server.send("go\n").ok());

@@ -192,12 +192,14 @@ Result<void> BenchServerExecutor::cut_kernel_trace(const std::string& gpu, const
   if (auto made = make_dirs(dir); !made) return made.error();
   // No reader: the library is not listening (CUDA never started in the
   // server, or not with the library).
-  int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 && !needed) return {};
-  if (fd < 0)
+  auto opened = open_own_fifo(fifo, O_WRONLY);  // never a FIFO someone else put there
+  if (!opened && !needed) return {};
+  if (!opened && opened.error().code == "unsafe") return make_error("no-timing", "no kernel timing: " + opened.error().message);
+  if (!opened)
     return make_error("no-timing", "no kernel timing: the benchmark server's libciq-inject is not listening on " + fifo +
                                        " (the server never initialised CUDA, or CUDA_INJECTION64_PATH did not reach the "
                                        "process that did)");
+  int fd = *opened;
   std::string command = "cut " + dir + "\n";
   bool sent = ::write(fd, command.data(), command.size()) == ssize_t(command.size()); // < PIPE_BUF: all or nothing
   ::close(fd);
