@@ -3,6 +3,7 @@
 #include "tuner/orchestrate/campaign.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/run.h"
+#include "tuner/orchestrate/run_dir.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
 #include "utils/cli/parse.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <csignal>
 #include <sys/prctl.h>
@@ -203,6 +205,25 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
   return args;
 }
 
+// --publish URL. A run directory keeps it with its password masked (***),
+// so a resumed run, or a campaign's run, finds it so: the password then
+// comes from CIQ_PUBLISH, the same URL in full (a campaign sets it for its
+// runs), which is taken out of the environment of the commands the tuner runs.
+static ciq::Result<std::string> publish_url(const std::string& given, const std::string& full) {
+  auto url = ciq::parse_redis_url(given);
+  if (!url) return ciq::make_error("invalid", url.error().message);
+  bool masked = ciq::redact_secrets(given) == given && given.find("***@") != std::string::npos;
+  if (!masked) return given;
+  if (full.empty())
+    return ciq::make_error("invalid", "--publish " + given + ": the run directory keeps this URL without its password; give it "
+                                      "again after --resume DIR (--publish URL), or set CIQ_PUBLISH to the URL");
+  if (auto f = ciq::parse_redis_url(full); !f) return ciq::make_error("invalid", "CIQ_PUBLISH: " + f.error().message);
+  if (ciq::redact_secrets(full) != given)
+    return ciq::make_error("invalid", "CIQ_PUBLISH is " + ciq::redact_secrets(full) + ", not the URL of --publish " + given +
+                                          ": set it to that URL with its password");
+  return full;
+}
+
 // `ciq-tuner NOSUCH ...`: LLVM's parser would print the top-level help for
 // `NOSUCH --help` and exit 0. The subcommand's name, when there is one.
 static std::string unknown_subcommand(int argc, char** argv) {
@@ -341,10 +362,14 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
   o.json = json;
   o.cache_dir = cache_dir;
   o.replay = replay;
-  o.publish = publish;
   o.acf_candidates = acf_candidates;
-  if (!o.publish.empty())
-    if (auto url = ciq::parse_redis_url(o.publish); !url) return ciq::make_error("invalid", url.error().message);
+  std::string publish_in_env = ciq::env(ciq::Env::publish);
+  ::unsetenv(ciq::env_name(ciq::Env::publish));
+  if (!publish.empty()) {
+    auto url = publish_url(publish, publish_in_env);
+    if (!url) return url.error();
+    o.publish = *url;
+  }
   if (strategy != "genetic" && strategy != "generational" && strategy != "random")
     return ciq::make_error("invalid", "--strategy must be genetic, generational or random, not '" + strategy + "'");
   o.random_search = strategy == "random";
@@ -459,7 +484,7 @@ int main(int argc, char** argv) {
       // 0.9 is read as a fraction (90 %), as 90 and 90% are percentages.
       c.cover = percent || value > 1 ? value / 100 : value;
     }
-    c.run_args = campaign_run_args(args);
+    c.run_args = tn::without_publish_password(campaign_run_args(args)); // the URL goes in CIQ_PUBLISH
     c.tune = std::move(o);
     return tn::run_campaign(std::move(c));
   }

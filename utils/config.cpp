@@ -23,6 +23,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::packs, "CIQ_PACKS", "pack files consulted read-only on a local miss, ':'-separated"},
       {Env::remote, "CIQ_REMOTE", "the team's Redis, redis://[:password@]host[:port][/db], read on a miss"},
       {Env::remote_timeout_ms, "CIQ_REMOTE_TIMEOUT_MS", "MS or CONNECT_MS,IO_MS for CIQ_REMOTE (default 100,250)"},
+      {Env::publish, "CIQ_PUBLISH", "ciq-tuner: the --publish URL with its password, for a --publish given with *** in its place (as run directories keep it)"},
       {Env::controls, "CIQ_CONTROLS", "tuning builds: the candidate's control set, applied instead of the cache"},
       {Env::trace, "CIQ_TRACE", "write a JSON record of every ptxas and cicc step into this directory"},
       {Env::kernels, "CIQ_KERNELS", "tuning builds: apply CIQ_CONTROLS only to kernels matching this glob"},

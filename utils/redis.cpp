@@ -12,6 +12,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -56,32 +57,52 @@ bool parse_int(std::string_view s, long long& out) {
   return errno == 0 && *end == '\0';
 }
 
+// %XX escapes decoded, as in any URL's credentials (a '%' that starts no
+// escape stays as it is: a password written raw keeps working).
+std::string percent_decoded(std::string_view text) {
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) && hex(text[i + 2])) {
+      out += char(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 std::string redact_secrets(std::string_view text) {
+  // A password may hold '/', '@', ':' and '%' (parse_redis_url splits the
+  // credentials at the URL's last '@'), so a URL's credentials end at the
+  // last '@' before the next URL (its scheme) or the end of the text, not at
+  // the first '/' or space. Where a text holds a URL without credentials and
+  // a stray '@' later, more is hidden than needed: never less.
+  auto is_scheme_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; };
   std::string out;
   std::size_t at = 0;
-  while (true) {
-    std::size_t scheme = text.find("://", at);
-    if (scheme == std::string_view::npos) break;
+  std::size_t scheme = text.find("://");
+  while (scheme != std::string_view::npos) {
     std::size_t start = scheme + 3;
-    // The authority ends at the first '/', whitespace or quote.
-    std::size_t end = start;
-    while (end < text.size() && text[end] != '/' && text[end] != ' ' && text[end] != '\t' && text[end] != '\n' &&
-           text[end] != '\'' && text[end] != '"')
-      ++end;
-    std::string_view authority = text.substr(start, end - start);
+    std::size_t next = text.find("://", start);
+    std::size_t end = next == std::string_view::npos ? text.size() : next;
+    while (next != std::string_view::npos && end > start && is_scheme_char(text[end - 1])) --end; // the next URL's scheme
     out.append(text.substr(at, start - at));
-    if (auto amp = authority.rfind('@'); amp != std::string_view::npos) {
-      std::string_view auth = authority.substr(0, amp);
-      auto colon = auth.find(':');
-      out.append(colon == std::string_view::npos ? std::string_view() : auth.substr(0, colon + 1));
+    std::string_view rest = text.substr(start, end - start);
+    if (auto amp = rest.rfind('@'); amp != std::string_view::npos) {
+      std::string_view credentials = rest.substr(0, amp);
+      auto colon = credentials.find(':'); // user:password, :password, or password alone
+      out.append(colon == std::string_view::npos ? std::string_view() : credentials.substr(0, colon + 1));
       out.append("***");
-      out.append(authority.substr(amp));
+      out.append(rest.substr(amp));
     } else {
-      out.append(authority);
+      out.append(rest);
     }
     at = end;
+    scheme = next;
   }
   out.append(text.substr(at));
   return out;
@@ -98,7 +119,7 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
   if (auto at = rest.rfind('@'); at != std::string_view::npos) {
     std::string_view auth = rest.substr(0, at);
     if (auto colon = auth.find(':'); colon != std::string_view::npos) auth = auth.substr(colon + 1);
-    out.password = std::string(auth);
+    out.password = percent_decoded(auth);
     rest = rest.substr(at + 1);
   }
   std::string_view hostport = rest;

@@ -4,7 +4,9 @@
 // timeouts, replies are size-limited, and any surprise is an error (the
 // caller then compiles as if Redis did not exist).
 //
-// URL: redis://[:PASSWORD@]HOST[:PORT][/DB]   (default port 6379, db 0)
+// URL: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]   (default port 6379, db 0;
+// the password ends at the URL's last '@', so it may hold '/', '@' and ':';
+// its %XX escapes are decoded; the user name is ignored)
 #pragma once
 
 #include "utils/result.h"
@@ -30,7 +32,10 @@ struct RedisUrl {
 Result<RedisUrl> parse_redis_url(std::string_view url);
 
 /// `text` with the password of every URL in it (`scheme://[user]:PASS@host`,
-/// `scheme://PASS@host`) replaced by `***`: for anything printed or logged.
+/// `scheme://PASS@host`) replaced by `***`: for anything printed, logged or
+/// saved. A password ends at the last '@' before the next URL or the end of
+/// `text` (as parse_redis_url reads it), so '/', '@', ':', spaces and %XX
+/// escapes in it are hidden too. The one masker of URLs in ciq.
 std::string redact_secrets(std::string_view text);
 
 struct RedisTimeouts {

@@ -23,6 +23,14 @@ TEST(RedisUrl, parts_and_defaults) {
   auto p = parse_redis_url("redis://:s3cret@h:1/0");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->password, "s3cret");
+  auto slash = parse_redis_url("redis://:p/w@d@h:2/5");
+  ASSERT_TRUE(slash.ok());
+  EXPECT_EQ(slash->password, "p/w@d");
+  EXPECT_EQ(slash->host, "h");
+  EXPECT_EQ(slash->db, 5);
+  auto escaped = parse_redis_url("redis://user:p%40w%2Fd%3a%zz@h");
+  ASSERT_TRUE(escaped.ok());
+  EXPECT_EQ(escaped->password, "p@w/d:%zz"); // %XX decoded; a '%' that starts no escape kept
   EXPECT_EQ(p->host, "h");
 }
 
@@ -41,6 +49,14 @@ TEST(RedisUrl, passwords_are_never_shown) {
   EXPECT_EQ(redact_secrets("redis://host:6379/0"), "redis://host:6379/0");
   EXPECT_EQ(redact_secrets("to redis://:a@b:1 and redis://:c@d/1, done"), "to redis://:***@b:1 and redis://:***@d/1, done");
   EXPECT_EQ(redact_secrets("no url here"), "no url here");
+  // Passwords holding what ends a URL's parts elsewhere: all of it is hidden.
+  EXPECT_EQ(redact_secrets("redis://:pa/ss@host:1/0"), "redis://:***@host:1/0");
+  EXPECT_EQ(redact_secrets("redis://:p@ss:w/rd@host/0"), "redis://:***@host/0");
+  EXPECT_EQ(redact_secrets("redis://user:a:b/c@host"), "redis://user:***@host");
+  EXPECT_EQ(redact_secrets("redis://:p%40s%2Fs@host:6379/0"), "redis://:***@host:6379/0");
+  EXPECT_EQ(redact_secrets("redis://:my pass/word@h:1 down"), "redis://:***@h:1 down");
+  EXPECT_EQ(redact_secrets("bad URL 'redis://:it's/x@h:0/0': port"), "bad URL 'redis://:***@h:0/0': port");
+  EXPECT_EQ(redact_secrets("--publish=redis://:s/1@a,redis://:s/2@b"), "--publish=redis://:***@a,redis://:***@b");
   auto bad = parse_redis_url("redis://:secret@host:0/0");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message.find("secret"), std::string::npos);

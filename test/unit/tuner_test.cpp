@@ -11,6 +11,7 @@
 #include "wrapper/trace.h"
 
 #include <cmath>
+#include <cstdio>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -72,7 +73,51 @@ TEST(Command, placeholders) {
   EXPECT_FALSE(fill_placeholders("{param:y}", v).ok());
   auto sh = command_argv("make -C {workdir} && ./run", v, true);
   ASSERT_TRUE(sh.ok());
-  EXPECT_EQ(*sh, (std::vector<std::string>{"/bin/sh", "-c", "make -C /w && ./run"}));
+  EXPECT_EQ(*sh, (std::vector<std::string>{"/bin/sh", "-c", "make -C '/w' && ./run"}));
+}
+
+TEST(Command, shell_quoted_values_are_one_literal_word) {
+  EXPECT_EQ(shell_quoted("/w"), "'/w'");
+  EXPECT_EQ(shell_quoted(""), "''");
+  EXPECT_EQ(shell_quoted("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quoted("$(touch PWNED) `id` \"x\" \\ a\nb"), "'$(touch PWNED) `id` \"x\" \\ a\nb'");
+}
+
+// Each value, wherever the template puts it, reaches the shell as literal
+// text: the shell's own reading of the filled command (printf '[%s]' per
+// word) gives back exactly the value, and nothing in it runs.
+static std::string shell_words(const std::string& command) {
+  FILE* p = ::popen(("/bin/sh -c " + shell_quoted("printf '[%s]' " + command)).c_str(), "r");
+  std::string out;
+  char buf[256];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+TEST(Command, shell_placeholders_are_quoted_for_their_context) {
+  const std::string nasty = "a b'c\"d$(echo RAN)`echo RAN`\\e\n$HOME *";
+  std::map<std::string, std::string> v{{"workdir", "/w d"}, {"param:x", nasty}, {"param:n", "41"}};
+  auto words = [&](const std::string& t) {
+    auto filled = fill_shell_placeholders(t, v);
+    EXPECT_TRUE(filled.ok()) << t;
+    return filled ? shell_words(*filled) : "";
+  };
+  EXPECT_EQ(words("{param:x}"), "[" + nasty + "]");
+  EXPECT_EQ(words("--out={workdir}/x"), "[--out=/w d/x]");                // inside a word
+  EXPECT_EQ(words("'{workdir}/x'"), "[/w d/x]");                          // already single-quoted
+  EXPECT_EQ(words("'--x={param:x}!'"), "[--x=" + nasty + "!]");
+  EXPECT_EQ(words("\"{param:x} $((1+1))\""), "[" + nasty + " 2]");         // already double-quoted
+  EXPECT_EQ(words("\"$(printf %s '{param:x}')\""), "[" + nasty + "]");    // quotes inside $( ) inside "..."
+  EXPECT_EQ(words("$(printf %s {param:x} | wc -c)"), "[" + std::to_string(nasty.size()) + "]");
+  EXPECT_EQ(words("'{print $1}' {workdir}"), "[{print $1}][/w d]");                  // not a placeholder
+  EXPECT_EQ(words("x # it's a comment {workdir}\nprintf '[%s]' {workdir}"), "[x][/w d]"); // its quote opens nothing
+  EXPECT_EQ(words("$(( {param:n} + (1) )) \"$(({param:n}*2))\""), "[42][82]");    // arithmetic: numbers as they are
+  EXPECT_FALSE(fill_shell_placeholders("$(( {param:x} + 1 ))", v).ok());          // and nothing else
+  EXPECT_FALSE(fill_shell_placeholders("`ls {workdir}`", v).ok());
+  EXPECT_FALSE(fill_shell_placeholders("${X:-{workdir}}", v).ok());
+  EXPECT_FALSE(fill_shell_placeholders("echo '{workdir}", v).ok());
+  EXPECT_FALSE(fill_shell_placeholders("echo {param:nope}", v).ok());
 }
 
 TEST(Params, kinds_defaults_and_errors) {

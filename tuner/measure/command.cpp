@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <optional>
+#include <utility>
 
 namespace ciq::tuner {
 
@@ -47,32 +50,156 @@ Result<std::vector<std::string>> split_words(const std::string& command) {
   return words;
 }
 
+namespace {
+
+// The placeholder that starts at text[i] (a '{'): its name and the index of
+// its '}'; std::nullopt for any other brace (a shell's, awk's, JSON's).
+std::optional<std::pair<std::string, std::size_t>> placeholder_at(const std::string& text, std::size_t i) {
+  if (text[i] != '{') return std::nullopt;
+  auto close = text.find('}', i);
+  if (close == std::string::npos) return std::nullopt;
+  std::string name = text.substr(i + 1, close - i - 1);
+  if (name == "controls" || name == "workdir" || name == "gpu" || name.rfind("param:", 0) == 0)
+    return std::make_pair(std::move(name), close);
+  return std::nullopt;
+}
+
+// `value` with every ' written as '\'' (close, an escaped quote, reopen):
+// what may stand between two single quotes.
+std::string inside_single_quotes(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string shell_quoted(std::string_view value) { return "'" + inside_single_quotes(value) + "'"; }
+
 Result<std::string> fill_placeholders(const std::string& text, const std::map<std::string, std::string>& values) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '{') {
+    auto placeholder = placeholder_at(text, i);
+    if (!placeholder) {
       out += text[i];
       continue;
     }
-    auto close = text.find('}', i);
-    std::string name = close == std::string::npos ? "" : text.substr(i + 1, close - i - 1);
-    bool known_form = name == "controls" || name == "workdir" || name == "gpu" || name.rfind("param:", 0) == 0;
-    if (!known_form) { // not a placeholder (e.g. a shell brace or JSON): keep it
-      out += text[i];
-      continue;
-    }
-    auto it = values.find(name);
-    if (it == values.end()) return make_error("invalid", "unknown placeholder {" + name + "} in: " + text);
+    auto it = values.find(placeholder->first);
+    if (it == values.end()) return make_error("invalid", "unknown placeholder {" + placeholder->first + "} in: " + text);
     out += it->second;
-    i = close;
+    i = placeholder->second;
   }
+  return out;
+}
+
+Result<std::string> fill_shell_placeholders(const std::string& text, const std::map<std::string, std::string>& values) {
+  // What the shell is reading at each point of the template. `parens` counts
+  // the open '(' of a $( ) (or a subshell) inside that context, so that the
+  // ')' that ends the $( ) is told from theirs.
+  enum class Quoting { none, single, double_, backquote, brace, arithmetic };
+  struct Context {
+    Quoting quoting;
+    int parens = 0;
+  };
+  std::vector<Context> stack{{Quoting::none}};
+  std::string out;
+  auto refuse = [&](const std::string& name, const char* where) {
+    return make_error("invalid", "{" + name + "} stands inside " + where + " in a --shell command, where its value cannot be "
+                                 "quoted safely; use $(...) or a plain word instead: " + text);
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    Context& top = stack.back();
+    if (auto placeholder = placeholder_at(text, i)) {
+      auto it = values.find(placeholder->first);
+      if (it == values.end()) return make_error("invalid", "unknown placeholder {" + placeholder->first + "} in: " + text);
+      const std::string& value = it->second;
+      switch (top.quoting) {
+      case Quoting::none: out += shell_quoted(value); break;
+      case Quoting::single: out += inside_single_quotes(value); break;          // '...{x}...'
+      case Quoting::double_: out += "\"" + shell_quoted(value) + "\""; break;  // "...{x}...": close, quote, reopen
+      case Quoting::backquote: return refuse(placeholder->first, "`...`");
+      case Quoting::brace: return refuse(placeholder->first, "${...}");
+      case Quoting::arithmetic: // no quotes there: a number or a variable's name only
+        if (value.empty() || value.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.+-") !=
+                                 std::string::npos)
+          return make_error("invalid", "{" + placeholder->first + "} inside $((...)) in a --shell command must be a number, not '" +
+                                           value + "'");
+        out += value;
+        break;
+      }
+      i = placeholder->second;
+      continue;
+    }
+    out += c;
+    bool next_is = i + 1 < text.size();
+    switch (top.quoting) {
+    case Quoting::single:
+      if (c == '\'') stack.pop_back();
+      break;
+    case Quoting::backquote:
+      if (c == '\\' && next_is) out += text[++i];
+      else if (c == '`') stack.pop_back();
+      break;
+    case Quoting::brace:
+      if (c == '}') stack.pop_back();
+      break;
+    case Quoting::double_:
+    case Quoting::none:
+    case Quoting::arithmetic: {
+      bool quoted = top.quoting == Quoting::double_;
+      if (c == '\\' && next_is) {
+        out += text[++i];
+      } else if (c == '$' && text.compare(i + 1, 2, "((") == 0) {
+        out += "((";
+        i += 2;
+        stack.push_back({Quoting::arithmetic});
+      } else if (top.quoting == Quoting::arithmetic && c == ')' && top.parens == 0) {
+        if (next_is && text[i + 1] == ')') out += text[++i]; // the end of $(( ))
+        stack.pop_back();
+      } else if (c == '$' && next_is && text[i + 1] == '(') {
+        out += text[++i];
+        stack.push_back({Quoting::none});
+      } else if (c == '$' && next_is && text[i + 1] == '{' && !placeholder_at(text, i + 1)) {
+        out += text[++i];
+        stack.push_back({Quoting::brace});
+      } else if (c == '`') {
+        stack.push_back({Quoting::backquote});
+      } else if (quoted) {
+        if (c == '"') stack.pop_back();
+      } else if (c == '\'') {
+        stack.push_back({Quoting::single});
+      } else if (c == '"') {
+        stack.push_back({Quoting::double_});
+      } else if (c == '(') {
+        ++top.parens;
+      } else if (c == ')') {
+        if (top.parens > 0) --top.parens;
+        else if (stack.size() > 1) stack.pop_back(); // the end of a $( )
+      } else if (c == '#' && (i == 0 || std::strchr(" \t\n;&|()", text[i - 1]))) {
+        // A comment: nothing in it is read (a quote in it opens nothing).
+        auto nl = text.find('\n', i);
+        std::size_t end = nl == std::string::npos ? text.size() : nl;
+        out.append(text, i + 1, end - i - 1);
+        i = end - 1;
+      }
+      break;
+    }
+    }
+  }
+  if (stack.back().quoting == Quoting::single || stack.back().quoting == Quoting::double_ ||
+      stack.back().quoting == Quoting::backquote)
+    return make_error("invalid", "unterminated quote in --shell command: " + text);
   return out;
 }
 
 Result<std::vector<std::string>> command_argv(const std::string& command, const std::map<std::string, std::string>& values,
                                               bool shell) {
   if (shell) {
-    auto filled = fill_placeholders(command, values);
+    auto filled = fill_shell_placeholders(command, values);
     if (!filled) return filled.error();
     return std::vector<std::string>{"/bin/sh", "-c", *filled};
   }

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::tuner {
@@ -20,8 +21,21 @@ Result<std::vector<std::string>> split_words(const std::string& command);
 /// unknown placeholders fail (a typo must not run a wrong command).
 Result<std::string> fill_placeholders(const std::string& text, const std::map<std::string, std::string>& values);
 
+/// `value` as one /bin/sh word that means exactly `value`, whatever it holds
+/// ($, `, \, quotes, spaces, newlines): single-quoted, each ' as '\''.
+std::string shell_quoted(std::string_view value);
+
+/// fill_placeholders for a command run by /bin/sh -c: each value arrives as
+/// literal text, quoted for where it stands in `text`: a plain word or part of
+/// one (`--out={workdir}/x`) gets shell_quoted(value); inside '...' its quotes
+/// are escaped; inside "..." the double quotes are closed around it. Quoting
+/// inside $(...) is followed. Fails for an unknown placeholder, for one inside
+/// `...` or ${...} (no quoting there is safe: use $(...)), and for a quote
+/// that is never closed.
+Result<std::string> fill_shell_placeholders(const std::string& text, const std::map<std::string, std::string>& values);
+
 /// The argv to run `command`: its words with placeholders filled in, or
-/// {"/bin/sh", "-c", filled} when `shell`.
+/// {"/bin/sh", "-c", fill_shell_placeholders(command)} when `shell`.
 Result<std::vector<std::string>> command_argv(const std::string& command, const std::map<std::string, std::string>& values,
                                               bool shell);
 

@@ -256,9 +256,7 @@ Result<std::vector<std::string>> campaign_kernels(const CampaignOptions& c, Tune
   }
   if (path_exists(list_path)) return make_error("invalid", "'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
   if (auto made = make_own_directory(o.out_dir); !made) return made.error();
-  std::string saved;
-  for (const auto& a : o.command_line) saved += a + "\n";
-  if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
+  if (auto w = save_command_line(o.out_dir, o.command_line); !w) return w.error();
   auto found = c.from_profile.empty() ? discover_kernels(o) : profiled_kernels(c, o);
   if (!found) return found.error();
   if (found->empty())
@@ -287,6 +285,9 @@ RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std
   run.stderr_file = r.run_dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
   run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
   run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // and it ends if the campaign dies
+  // Its argv (c.run_args, and the command-line it saves) shows --publish
+  // without the password, which anyone may read in ps: the URL comes here.
+  if (!c.tune.publish.empty()) run.set_env.emplace_back(env_name(Env::publish), c.tune.publish);
   return run;
 }
 

@@ -237,9 +237,7 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
     std::fprintf(stderr, "ciq-tuner: resuming %s: %zu evaluations in the journal\n", o.out_dir.c_str(), journal.size());
   } else {
     if (path_exists(journal_path)) return make_error("tuner", "'" + o.out_dir + "' already holds a run; continue it with --resume " + o.out_dir);
-    std::string saved;
-    for (const auto& a : o.command_line) saved += a + "\n";
-    if (auto w = write_file_atomic(join_path(o.out_dir, "command-line"), saved); !w) return w.error();
+    if (auto w = save_command_line(o.out_dir, o.command_line); !w) return w.error();
     // A resume from elsewhere runs the commands (relative paths in them) here.
     if (auto w = write_file_atomic(join_path(o.out_dir, "working-directory"), current_directory() + "\n"); !w) return w.error();
     if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), csv_header(o)); !w) return w.error();

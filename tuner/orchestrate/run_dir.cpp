@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/run_dir.h"
 
 #include "utils/files.h"
+#include "utils/redis.h"
 #include "utils/text.h"
 
 #include <cerrno>
@@ -25,6 +26,40 @@ std::string read_fd(int fd) {
   return std::string(trim(text));
 }
 } // namespace
+
+std::vector<std::string> without_publish_password(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  bool value_next = false; // the previous argument was --publish: this is its URL
+  for (const auto& a : args) {
+    std::string name = a.substr(0, a.find('='));
+    bool named = name == "--publish" || name == "-publish";
+    if (value_next) out.push_back(redact_secrets(a));
+    else if (named && a.size() > name.size()) out.push_back(name + "=" + redact_secrets(a.substr(name.size() + 1)));
+    else out.push_back(a);
+    value_next = named && a == name;
+  }
+  return out;
+}
+
+Result<void> save_command_line(const std::string& dir, const std::vector<std::string>& args) {
+  std::string saved;
+  for (const auto& a : without_publish_password(args)) saved += a + "\n";
+  // write_file_atomic()'s way, but the file stays 0600 (mkstemp's mode) from
+  // its first byte to its rename: no moment in which others could open it.
+  std::string path = join_path(dir, "command-line");
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return make_error("io", "cannot create a temporary file next to " + path + ": " + std::strerror(errno));
+  bool written = write_all(fd, saved) && ::fchmod(fd, 0600) == 0 && ::fsync(fd) == 0;
+  int saved_errno = errno;
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (written) saved_errno = errno;
+    ::unlink(tmp.c_str());
+    return make_error("io", "cannot write " + path + ": " + std::strerror(saved_errno));
+  }
+  return {};
+}
 
 Result<void> lock_run_directory(const std::string& dir) {
   std::string path = join_path(dir, "lock");
