@@ -95,8 +95,15 @@ bool read_summary(KernelResult& r) {
 
 std::string change_text(const KernelResult& r) { return percent(change(r), "%+.1f %%"); }
 
-// A kernel's name in the table: printable(), at most 48 bytes.
-std::string table_name(const std::string& kernel) { return printable(kernel).substr(0, 48); }
+// A kernel's name in the table: printable(), at most 48 bytes, cut at the
+// start of a character (never inside its UTF-8 bytes).
+std::string table_name(const std::string& kernel) {
+  std::string shown = printable(kernel);
+  if (shown.size() <= 48) return shown;
+  std::size_t cut = 48;
+  while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xc0) == 0x80) --cut;
+  return shown.substr(0, cut);
+}
 
 void print_table(const std::vector<KernelResult>& results) {
   std::size_t width = 6;
