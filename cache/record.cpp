@@ -15,6 +15,36 @@ std::string Record::provenance_value(std::string_view key) const {
   return {};
 }
 
+namespace {
+
+// The fields that name things (a kernel, a target, a knob, a space, ...)
+// are shown in listings and passed to tools: no control characters in them
+// (an escape sequence in a shared pack's kernel name would act on the
+// terminal of whoever lists it). Provenance values are free text, shown
+// escaped (utils/text.h printable()).
+Result<void> check_names(const Record& r, std::string_view origin) {
+  auto bad = [&](std::string_view field, std::string_view value) -> Result<void> {
+    return make_error("parse", std::string(origin) + ": " + std::string(field) + " '" + printable(value) +
+                                   "' holds control characters or bytes that are not UTF-8");
+  };
+  for (auto [field, value] : {std::pair<std::string_view, std::string_view>{"kernel", r.kernel}, {"unit", r.unit},
+                              {"nvcc", r.nvcc}, {"target", r.target}, {"ptxas", r.ptxas}, {"flags", r.flags},
+                              {"created", r.created}, {"source", r.source}, {"space", r.controls.space}})
+    if (!is_printable(value)) return bad(field, value);
+  for (const auto& [key, value] : r.provenance)
+    if (!is_printable(key)) return bad("provenance key", key);
+  for (const auto& [knob, value] : r.controls.options)
+    if (!is_printable(knob) || !is_printable(value)) return bad("knob", knob + " = " + value);
+  for (const auto& [kernel, knobs] : r.controls.kernels) {
+    if (!is_printable(kernel)) return bad("kernel", kernel);
+    for (const auto& [knob, value] : knobs)
+      if (!is_printable(knob) || !is_printable(value)) return bad("knob", kernel + ":" + knob + " = " + value);
+  }
+  return {};
+}
+
+} // namespace
+
 Result<Record> parse_record(std::string_view text, std::string_view origin) {
   auto marker = text.find("\n[controls]");
   if (marker == std::string_view::npos) return make_error("parse", std::string(origin) + ": no [controls] section");
@@ -49,6 +79,7 @@ Result<Record> parse_record(std::string_view text, std::string_view origin) {
   if (record.kind == "unit" && (!controls->kernels.empty() || controls->acf))
     return make_error("parse", std::string(origin) + ": a unit record holds NVVM-stage options only");
   record.controls = std::move(*controls);
+  if (auto named = check_names(record, origin); !named) return named.error();
   return record;
 }
 

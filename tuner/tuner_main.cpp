@@ -152,7 +152,7 @@ Results: <run dir>/journal.jsonl, results.csv, best.controls, summary.json.
 )";
 
 static int fail(const std::string& message) {
-  std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
+  std::fprintf(stderr, "ciq-tuner: error: %s\n", ciq::printable_lines(message).c_str());
   return 1;
 }
 

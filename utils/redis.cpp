@@ -34,7 +34,8 @@ long long now_ms() {
   return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-Error redis_error(std::string message) { return make_error("redis", std::move(message)); }
+// printable(): the text of a server reply must not act on a terminal.
+Error redis_error(const std::string& message) { return make_error("redis", printable(message)); }
 
 // Waits until `fd` is ready for `events` or the deadline passes.
 Result<void> wait_for(int fd, short events, long long deadline_ms, const char* what) {

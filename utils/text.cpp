@@ -171,10 +171,73 @@ std::string format_number(double value) {
 }
 
 std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
+
+namespace {
+
+/// Length of the valid UTF-8 sequence at the start of `s` (2 to 4) and its
+/// code point; 0 when it is not one (a stray continuation byte, a truncated
+/// sequence, an overlong form, a surrogate, past U+10FFFF).
+std::size_t utf8_sequence(std::string_view s, char32_t& code_point) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char lead = byte(0);
+  std::size_t length = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead <= 0xdf ? 2 : 0;
+  if (length == 0 || s.size() < length) return 0;
+  char32_t c = lead & (0x7f >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+    c = (c << 6) | (byte(i) & 0x3f);
+  }
+  if ((length == 3 && c < 0x800) || (length == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+    return 0;
+  code_point = c;
+  return length;
+}
+
+std::string escaped(std::string_view s, bool keep_newlines) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  auto hex_byte = [&](unsigned char b) { out += {'\\', 'x', digits[b >> 4], digits[b & 15]}; };
+  for (std::size_t i = 0; i < s.size();) {
+    unsigned char b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      ++i;
+      if (b >= 0x20 && b != 0x7f) out += char(b);
+      else if (b == '\n') out += keep_newlines ? "\n" : "\\n";
+      else if (b == '\r') out += "\\r";
+      else if (b == '\t') out += "\\t";
+      else hex_byte(b);
+      continue;
+    }
+    char32_t c = 0;
+    std::size_t length = utf8_sequence(s.substr(i), c);
+    if (length == 0) {
+      hex_byte(b);
+      ++i;
+      continue;
+    }
+    if (c <= 0x9f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += digits[(c >> shift) & 15];
+    } else {
+      out.append(s.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string printable(std::string_view s) { return escaped(s, false); }
+
+std::string printable_lines(std::string_view s) { return escaped(s, true); }
+
+bool is_printable(std::string_view s) { return printable(s) == s; }
 
 } // namespace ciq

@@ -45,7 +45,8 @@ Result<std::vector<KeyValue>> parse_key_values(std::string_view text, std::strin
 /// `key = value` with the value quoted when it needs to be.
 std::string format_key_value(std::string_view key, std::string_view value);
 
-/// A CSV field: quoted (with "" for ") when it holds a comma, quote or newline.
+/// A CSV field (RFC 4180): quoted (with "" for ") when it holds a comma, quote
+/// or line break; the bytes are kept (CSV is for programs).
 std::string csv_field(std::string_view s);
 
 /// A number for people and CSV: up to 6 significant digits ("1.2345", "264").
@@ -56,5 +57,23 @@ std::string format_number(double value);
 /// become U+FFFD, so that what is written can be read back.
 std::string json_escape(std::string_view s);
 inline std::string json_string(std::string_view s) { return "\"" + json_escape(s) + "\""; }
+
+/// `s` made safe to show on a terminal or in one log line: a name, a record
+/// field, another program's text. Valid UTF-8 text is kept as it is; what a
+/// terminal would act on instead of showing becomes a visible escape: C0
+/// controls and DEL (\x1b, \n, \r, \t, \x7f), C1 controls U+0080-U+009F
+/// and the bidirectional overrides U+202A-U+202E, U+2066-U+2069 (\u009b,
+/// \u202e), and each byte that is not part of valid UTF-8 (\xff). Not for
+/// --json or CSV meant for programs: they keep the bytes.
+std::string printable(std::string_view s);
+
+/// As printable(), but keeping '\n': for text shown as lines on purpose
+/// (the tail of a command's output, a multi-line error message).
+std::string printable_lines(std::string_view s);
+
+/// True when printable(s) == s: no control character, C1 control,
+/// bidirectional override or invalid UTF-8 in `s`. For fields that must be
+/// identifiers (a kernel name, a knob, a target), refused otherwise.
+bool is_printable(std::string_view s);
 
 } // namespace ciq

@@ -3,6 +3,7 @@
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
+#include "utils/text.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +43,7 @@ void guard_against_loops(Env mark, const char* wrapper, const std::string& real)
 }
 
 void fatal(const char* tool, const std::string& message) {
-  std::fprintf(stderr, "%s: error: %s\n", tool, message.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", tool, printable_lines(message).c_str());
   std::exit(127);
 }
 

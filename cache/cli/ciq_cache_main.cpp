@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   std::cout.flush();
   if (creating && ciq::is_directory(dir)) std::cerr << "ciq-cache: created the cache directory " << dir << "\n";
   if (!result) {
-    std::cerr << "ciq-cache: error: " << result.error().message << "\n";
+    std::cerr << "ciq-cache: error: " << ciq::printable_lines(result.error().message) << "\n";
     return 1;
   }
   return 0;

@@ -174,7 +174,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
     out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":\"unit\",\"controls\":"
         << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
   else
-    out << "stored " << to_hex(key) << "  unit  " << spaces::summarise_control_set(record.controls) << "\n";
+    out << "stored " << to_hex(key) << "  unit  " << printable(spaces::summarise_control_set(record.controls)) << "\n";
   return {};
 }
 
@@ -251,8 +251,8 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
           << ",\"kernel\":" << json_string(record.kernel) << ",\"controls\":"
           << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
     else
-      out << "stored " << to_hex(key) << "  " << record.kind << (record.kernel.empty() ? "" : " " + record.kernel)
-          << "  " << spaces::summarise_control_set(record.controls) << "\n";
+      out << "stored " << to_hex(key) << "  " << record.kind << printable(record.kernel.empty() ? "" : " " + record.kernel)
+          << "  " << printable(spaces::summarise_control_set(record.controls)) << "\n";
   }
   return {};
 }
@@ -284,7 +284,7 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
     }
     out << "}}\n";
   } else {
-    out << "cache directory   " << cache_dir << "\n"
+    out << "cache directory   " << printable(cache_dir) << "\n"
         << "records           " << records << "\n"
         << "ACF blobs         " << blobs << "\n"
         << "quarantined       " << quarantined << "\n"
@@ -303,7 +303,8 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
       if (counters->count("tuning") && !counters->count("tuning.applied") && count("applied") > 0)
         out << "  (this stats file is older than tuning.applied: its 'applied' also counts tuning candidates)\n";
     }
-    for (const auto& [k, v] : *counters) out << "  " << k << std::string(k.size() < 32 ? 32 - k.size() : 1, ' ') << v << "\n";
+    for (const auto& [k, v] : *counters)
+      out << "  " << printable(k) << std::string(k.size() < 32 ? 32 - k.size() : 1, ' ') << v << "\n";
   }
   if (zero) return reset_counters(cache_dir);
   return {};
@@ -313,7 +314,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
   auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   if (!*store) {
-    if (!json) std::cerr << "ciq-cache: no entries yet in " << cache_dir << "\n"; // stdout: entries only
+    if (!json) std::cerr << "ciq-cache: no entries yet in " << printable(cache_dir) << "\n"; // stdout: entries only
     return {};
   }
   std::set<std::string> quarantined;
@@ -337,10 +338,11 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
     bool bad = quarantined.count(std::string(k)) > 0;
     if (json) out << record_json(k, *r, bad) << "\n";
     else
-      out << bytes_to_hex(k) << "  " << r->kind << "  " << r->target
-          << (r->kind == "unit" ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
-                                : "  ptxas " + r->ptxas + "  " + (r->kernel.empty() ? "(module)" : r->kernel))
-          << "  " << describe_controls(*r)
+      out << bytes_to_hex(k) << "  "
+          << printable(r->kind + "  " + r->target +
+                       (r->kind == "unit" ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
+                                          : "  ptxas " + r->ptxas + "  " + (r->kernel.empty() ? "(module)" : r->kernel)) +
+                       "  " + describe_controls(*r))
           << (bad ? "  [quarantined]" : "") << "\n";
     return true;
   });
@@ -363,9 +365,11 @@ Result<void> show_record(const std::string& cache_dir, const std::string& prefix
     return {};
   }
   out << "# key " << bytes_to_hex(*key) << "\n";
-  if (*q) out << "# quarantined: " << **q << "\n";
-  if (r && r->controls.empty()) out << "# controls: " << describe_controls(*r) << "\n";
-  out << **text;
+  // The record's text as stored, with what a terminal would act on escaped
+  // (a record that did not parse may hold anything).
+  if (*q) out << "# quarantined: " << printable(**q) << "\n";
+  if (r && r->controls.empty()) out << "# controls: " << printable(describe_controls(*r)) << "\n";
+  out << printable_lines(**text);
   return {};
 }
 
@@ -452,7 +456,7 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
       out << (i ? "," : "") << "{\"entry\":" << json_string(problems[i].first) << ",\"problem\":" << json_string(problems[i].second) << "}";
     out << "],\"fixed\":" << (fix ? "true" : "false") << "}\n";
   } else {
-    for (const auto& [entry, what] : problems) out << entry << ": " << what << (fix ? " (removed)" : "") << "\n";
+    for (const auto& [entry, what] : problems) out << printable(entry) << ": " << printable(what) << (fix ? " (removed)" : "") << "\n";
     out << "checked " << records << " records and " << blobs << " blobs: " << problems.size() << " problem"
         << (problems.size() == 1 ? "" : "s") << "\n";
   }
@@ -534,7 +538,7 @@ Result<void> show_environment(bool json, std::ostream& out) {
       out << "{\"name\":" << json_string(v.name) << ",\"set\":" << (value.empty() ? "false" : "true")
           << ",\"value\":" << json_string(value) << ",\"meaning\":" << json_string(v.meaning) << "}\n";
     else
-      out << v.name << (value.empty() ? "  (unset)" : "=" + value) << "\n    " << v.meaning << "\n";
+      out << v.name << (value.empty() ? "  (unset)" : "=" + printable(value)) << "\n    " << v.meaning << "\n";
   }
   return {};
 }

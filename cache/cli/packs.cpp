@@ -194,7 +194,7 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
         out << "{\"key\":" << json_string(l.key) << ",\"action\":" << json_string(l.action) << ",\"reason\":"
             << json_string(l.reason) << "}\n";
       else
-        out << l.key << "  " << l.action << " (" << l.reason << ")\n";
+        out << l.key << "  " << l.action << " (" << printable(l.reason) << ")\n";
     }
   };
 
@@ -274,7 +274,7 @@ Result<void> push_cache(const std::string& cache_dir, const std::string& url, bo
   }
   for (const auto& why : report->refused) {
     if (json) out << "{\"refused\":" << json_string(with_unsafe_hint(why)) << "}\n";
-    else out << "not pushed: " << with_unsafe_hint(why) << "\n";
+    else out << "not pushed: " << printable(with_unsafe_hint(why)) << "\n";
   }
   if (json)
     out << "{\"pushed\":" << report->pushed << ",\"blobs\":" << report->blobs << ",\"same\":" << report->same
@@ -301,11 +301,13 @@ Result<void> import_acfs(const std::string& cache_dir, const std::string& path, 
     out << "]}\n";
     return {};
   }
-  out << "imported " << set->acfs.size() << " ACF" << (set->acfs.size() == 1 ? "" : "s") << " as candidate set '" << set->name << "'";
-  if (!set->cuda_version.empty()) out << " (CUDA " << set->cuda_version << ", stage " << (set->controls_stage.empty() ? "?" : set->controls_stage) << ")";
+  out << "imported " << set->acfs.size() << " ACF" << (set->acfs.size() == 1 ? "" : "s") << " as candidate set '"
+      << printable(set->name) << "'";
+  if (!set->cuda_version.empty())
+    out << printable(" (CUDA " + set->cuda_version + ", stage " + (set->controls_stage.empty() ? "?" : set->controls_stage) + ")");
   out << "\n";
-  for (const auto& a : set->acfs) out << "  " << a.sha256.substr(0, 16) << "  " << a.size << " bytes  " << a.file << "\n";
-  out << "use with: ciq-tuner run --acf-candidates " << set->name << " ...\n";
+  for (const auto& a : set->acfs) out << "  " << a.sha256.substr(0, 16) << "  " << a.size << " bytes  " << printable(a.file) << "\n";
+  out << "use with: ciq-tuner run --acf-candidates " << printable(set->name) << " ...\n";
   return {};
 }
 

@@ -10,6 +10,9 @@ flood<MiB>   prints `f=9` first, then MiB mebibytes of progress lines, then
              `f=1.5` (the result is in the tail)
 backtrack    a long run of x (catastrophic for a backtracking regex like
              `(?:x+x+)+y=([0-9]+)`), then `xxy=7`
+escapes      fails (exit 1) after printing terminal control sequences: a
+             window title (OSC), clear screen (CSI), a C1 CSI (U+009B), a
+             carriage return that overwrites, a byte that is not UTF-8
 """
 import sys
 
@@ -29,6 +32,12 @@ elif mode.startswith("flood"):
     out.write("\nf=1.5\n")
 elif mode == "backtrack":
     out.write("x" * 5000 + "z\nxxy=7\n")
+elif mode == "escapes":
+    out.buffer.write(b"starting \x1b[31mred\x1b[0m\n")
+    out.flush()
+    sys.stderr.buffer.write(b"\x1b]0;pwned\x07error: \x1b[2J\x1b[Hcleared\rover \xc2\x9b31m c1 \xff\n")
+    sys.stderr.flush()
+    sys.exit(1)
 else:
     sys.exit("unknown mode " + mode)
 out.flush()

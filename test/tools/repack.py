@@ -2,7 +2,8 @@
 """Makes hostile or damaged variants of a ciq pack for tests.
 
   repack.py IN OUT replace OLD NEW   body edit, checksum recomputed (a "valid" hostile pack);
-                                     a literal \\n in NEW is a line break
+                                     a literal \\n in NEW is a line break, \\xNN that byte
+                                     (\\x1b: ESC)
   repack.py IN OUT tamper OLD NEW    body edit, checksum left stale
   repack.py IN OUT truncate N        keep the first N bytes
   repack.py IN OUT bigblob N         add an N-byte blob (digest and checksum valid)
@@ -11,10 +12,11 @@
 """
 import base64
 import hashlib
+import re
 import sys
 
 src, dst, op = sys.argv[1:4]
-text = open(src).read()
+text = open(src, encoding="utf-8", errors="surrogateescape").read()
 head, body = text.split("\n--- ", 1)
 body = "--- " + body
 
@@ -23,7 +25,7 @@ def header(body, entries_delta=0, blobs_delta=0):
     lines = []
     for line in head.splitlines():
         if line.startswith("checksum = "):
-            line = "checksum = sha256:" + hashlib.sha256(body.encode()).hexdigest()
+            line = "checksum = sha256:" + hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()
         elif line.startswith("blobs = "):
             line = f"blobs = {int(line.split('=')[1]) + blobs_delta}"
         lines.append(line)
@@ -31,7 +33,8 @@ def header(body, entries_delta=0, blobs_delta=0):
 
 
 if op == "replace":
-    body = body.replace(sys.argv[4], sys.argv[5].replace("\\n", "\n"))
+    new = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), sys.argv[5].replace("\\n", "\n").encode())
+    body = body.replace(sys.argv[4], new.decode("utf-8", "surrogateescape"))
     out = header(body) + body
 elif op == "tamper":
     out = head + "\n" + body.replace(sys.argv[4], sys.argv[5])
@@ -50,4 +53,4 @@ elif op == "mark-tuned":
     out = header(body) + body
 else:
     sys.exit("unknown operation " + op)
-open(dst, "w").write(out)
+open(dst, "w", encoding="utf-8", errors="surrogateescape").write(out)

@@ -189,6 +189,47 @@ TEST(KernelTrace, malformed_lines_are_reported_with_file_and_line_and_skipped) {
   EXPECT_NE(not_a_trace.problems[0].message.find("not a kernel trace"), std::string::npos);
 }
 
+TEST(KernelTrace, figures_over_2_to_the_53_are_refused_and_sums_never_wrap) {
+  std::string header = R"T({"ciq_kernel_trace": 1, "pid": 9, "status": "ok"})T" "\n";
+  auto line = [](const char* name, const std::string& launches, const std::string& total, const char* extra = "") {
+    return std::string(R"T({"kernel": ")T") + name + R"T(", "grid": [1,1,1], "block": [1,1,1], "launches": )T" + launches +
+           R"T(, "total_ns": )T" + total + extra + "}\n";
+  };
+  std::string at_bound = std::to_string(k_max_trace_count);
+  std::string text = header + line("huge", "1", "9223372036854775808") + line("huge", "1", "9223372036854775808") +
+                     line("many", "18446744073709551615", "5") + line("slow", "1", "5", R"T(, "durations_ns": [18446744073709551615])T") +
+                     line("small", "1", "1000000") + line("zero", "0", "77777");
+  KernelTrace trace;
+  add_kernel_trace_text(trace, text, "kernels-9.jsonl");
+  summarise_kernels(trace);
+  ASSERT_EQ(trace.problems.size(), 4u);
+  EXPECT_EQ(trace.problems[0].where, "kernels-9.jsonl:2");
+  EXPECT_EQ(trace.problems[0].message, "kernel huge: total_ns 9223372036854775808 is above 2^53, not a measurement; skipped");
+  EXPECT_EQ(trace.problems[2].message, "kernel many: launches 18446744073709551615 is above 2^53, not a measurement; skipped");
+  EXPECT_EQ(trace.problems[3].message,
+            "kernel slow: a duration of 18446744073709551615 ns is above 2^53, not a measurement; skipped");
+  // A line without launches has no time either: shares over what ran.
+  EXPECT_EQ(trace.total_ns, 1000000u);
+  ASSERT_EQ(trace.kernels.size(), 2u);
+  EXPECT_EQ(trace.kernels[0].kernel, "small");
+  EXPECT_DOUBLE_EQ(trace.kernels[0].share, 1.0);
+  EXPECT_DOUBLE_EQ(trace.kernels[1].share, 0.0);
+
+  // At the bound, over many lines: the sum saturates, shares stay exact.
+  KernelTrace big;
+  std::string lines = header;
+  for (int i = 0; i < 3300; ++i) lines += line(i % 3 ? "a" : "b", at_bound, at_bound);
+  add_kernel_trace_text(big, lines, "kernels-10.jsonl");
+  summarise_kernels(big);
+  EXPECT_TRUE(big.problems.empty());
+  EXPECT_EQ(big.total_ns, UINT64_MAX);
+  ASSERT_EQ(big.kernels.size(), 2u);
+  EXPECT_EQ(big.kernels[0].stats.total_ns, UINT64_MAX);
+  EXPECT_EQ(big.kernels[1].stats.total_ns, 1100 * k_max_trace_count);
+  EXPECT_NEAR(big.kernels[0].share, 2.0 / 3, 1e-12);
+  EXPECT_NEAR(big.kernels[1].share, 1.0 / 3, 1e-12);
+}
+
 TEST(KernelTrace, median) {
   EXPECT_DOUBLE_EQ(median_of({}), 0);
   EXPECT_DOUBLE_EQ(median_of({7}), 7);

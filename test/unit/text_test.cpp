@@ -1,4 +1,6 @@
 #include "utils/config.h"
+#include "utils/files.h"
+#include "utils/log.h"
 #include "utils/text.h"
 
 #include <cstdlib>
@@ -92,4 +94,63 @@ TEST(Integers, canonical_spelling_only) {
   for (const char* bad : {"", "-", "017", "+2", "0002", "-0", "-07", " 1", "1 ", "1e3", "0x10", "1234567890123456789"})
     EXPECT_FALSE(parse_canonical_integer(bad).has_value()) << bad;
   EXPECT_EQ(parse_integer("+2"), 2); // the lenient parser, for ciq's own files, is unchanged
+}
+
+TEST(Printable, keeps_text_and_utf8) {
+  EXPECT_EQ(printable("heavy_a(float const*, float*, int)"), "heavy_a(float const*, float*, int)");
+  EXPECT_EQ(printable("k\xc3\xa9rnel \xe2\x82\xac \xf0\x9f\x98\x80"), "k\xc3\xa9rnel \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(printable(""), "");
+  EXPECT_EQ(printable("a\\x1b"), "a\\x1b");  // a backslash is text
+}
+
+TEST(Printable, escapes_what_a_terminal_acts_on) {
+  // A title-setting OSC sequence and a clear-screen CSI.
+  EXPECT_EQ(printable("k\x1b]0;owned\x07\x1b[2J"), "k\\x1b]0;owned\\x07\\x1b[2J");
+  EXPECT_EQ(printable("a\nb\rc\td"), "a\\nb\\rc\\td");
+  EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(printable("del\x7f"), "del\\x7f");
+  // C1 controls as UTF-8: U+009B is a one-character CSI on some terminals.
+  EXPECT_EQ(printable("\xc2\x9b" "2J \xc2\x80 \xc2\x9f \xc2\xa0"), "\\u009b2J \\u0080 \\u009f \xc2\xa0");
+  // Bidirectional overrides reorder what is shown.
+  EXPECT_EQ(printable("a\xe2\x80\xae" "b\xe2\x81\xa6"), "a\\u202eb\\u2066");
+}
+
+TEST(Printable, escapes_bytes_that_are_not_utf8) {
+  EXPECT_EQ(printable("\x9b" "2J"), "\\x9b2J");                 // a raw C1 byte
+  EXPECT_EQ(printable("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(printable("\xc3"), "\\xc3");                        // truncated
+  EXPECT_EQ(printable("\xc0\x80"), "\\xc0\\x80");               // overlong NUL
+  EXPECT_EQ(printable("\xe0\x80\x9b"), "\\xe0\\x80\\x9b");      // overlong CSI
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");      // a surrogate
+  EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); // past U+10FFFF
+  EXPECT_EQ(printable("\xe2\x82" "a"), "\\xe2\\x82a");
+}
+
+TEST(Printable, lines_keep_newlines_only) {
+  EXPECT_EQ(printable_lines("one\ntwo\r\n\x1b[31mred\t"), "one\ntwo\\r\n\\x1b[31mred\\t");
+}
+
+TEST(Csv, quotes_separators_quotes_and_line_breaks) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("a\nb"), "\"a\nb\"");
+  EXPECT_EQ(csv_field("a\rb"), "\"a\rb\"");
+}
+
+TEST(Log, messages_are_printable_one_line_each) {
+  auto dir = ScratchDir::create("ciq-log");
+  ASSERT_TRUE(dir);
+  std::string file = join_path(dir->path(), "log");
+  auto previous = spdlog::default_logger();
+  ::setenv("CIQ_LOG_FILE", file.c_str(), 1);
+  setup_logging("ciq-test", "off");
+  spdlog::info("kernel {} ends", "_Z4evil\x1b]0;pwned\x07\nforged line");
+  spdlog::default_logger()->flush();
+  spdlog::set_default_logger(previous);
+  ::unsetenv("CIQ_LOG_FILE");
+  auto text = read_file(file);
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("info: kernel _Z4evil\\x1b]0;pwned\\x07\\nforged line ends\n"), std::string::npos) << *text;
+  EXPECT_EQ(text->find('\x1b'), std::string::npos);
 }

@@ -35,12 +35,12 @@ Result<Objective> builtin_objective(const std::string& spec) {
 Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace) {
   if (!trace.timed()) return make_error("no-timing", "no kernel timing: " + trace.no_timing_reason());
   const std::string& glob = objective.pattern;
-  std::uint64_t ns = 0;
+  double ns = 0;  // kernels' saturated totals added without wrapping
   bool matched = false;
   std::string ran;
   for (const auto& k : trace.kernels) {
     if (glob.empty() || glob_match(glob, k.kernel) || (!k.demangled.empty() && glob_match(glob, k.demangled))) {
-      ns += k.stats.total_ns;
+      ns += double(k.stats.total_ns);
       matched = true;
     } else if (ran.size() < 300) {
       ran += (ran.empty() ? "" : ", ") + k.kernel;
@@ -48,7 +48,7 @@ Result<double> kernel_time_ms(const Objective& objective, const profile::KernelT
   }
   if (!matched)
     return make_error("no-timing", "no kernel matching '" + glob + "' ran" + (ran.empty() ? "" : " (kernels that ran: " + ran + ")"));
-  return double(ns) / 1e6;
+  return ns / 1e6;
 }
 
 Result<Objective> metric_objective(const std::string& pattern) {

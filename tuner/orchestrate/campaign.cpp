@@ -95,11 +95,21 @@ bool read_summary(KernelResult& r) {
 
 std::string change_text(const KernelResult& r) { return percent(change(r), "%+.1f %%"); }
 
+// A kernel's name in the table: printable(), at most 48 bytes, cut at the
+// start of a character (never inside its UTF-8 bytes).
+std::string table_name(const std::string& kernel) {
+  std::string shown = printable(kernel);
+  if (shown.size() <= 48) return shown;
+  std::size_t cut = 48;
+  while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xc0) == 0x80) --cut;
+  return shown.substr(0, cut);
+}
+
 void print_table(const std::vector<KernelResult>& results) {
   std::size_t width = 6;
   bool shares = false;
   for (const auto& r : results) {
-    width = std::max(width, std::min<std::size_t>(r.kernel.size(), 48));
+    width = std::max(width, table_name(r.kernel).size());
     shares |= std::isfinite(r.share);
   }
   if (shares)
@@ -109,14 +119,14 @@ void print_table(const std::vector<KernelResult>& results) {
     std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
   double total = 0;
   for (const auto& r : results) {
-    std::string verdict = r.state == "done" ? r.verdict : r.state + (r.error.empty() ? "" : ": " + r.error);
+    std::string verdict = printable(r.state == "done" ? r.verdict : r.state + (r.error.empty() ? "" : ": " + r.error));
     if (shares) {
       if (std::isfinite(program_change(r))) total += program_change(r);
-      std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), r.kernel.substr(0, 48).c_str(),
+      std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), table_name(r.kernel).c_str(),
                    percent(r.share, "%.1f%%").c_str(), change_text(r).c_str(), percent(program_change(r), "%+.2f %%").c_str(),
                    r.shipped ? "yes" : "no", verdict.c_str());
     } else {
-      std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), r.kernel.substr(0, 48).c_str(), change_text(r).c_str(),
+      std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), table_name(r.kernel).c_str(), change_text(r).c_str(),
                    r.shipped ? "yes" : "no", verdict.c_str());
     }
   }
@@ -212,7 +222,7 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
     if (covered >= c.cover) break;
     const auto& k = *row.kernel;
     covered += k.share;
-    std::string label = k.demangled.empty() ? k.kernel : k.demangled;
+    std::string label = printable(k.demangled.empty() ? k.kernel : k.demangled);
     if (!o.setup.kernels.empty() && !glob_match(o.setup.kernels, k.kernel) && !glob_match(o.setup.kernels, k.demangled)) {
       std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: not selected by --kernels\n", 100 * k.share, label.c_str());
       continue;
@@ -294,7 +304,7 @@ RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std
 // What one kernel's run came to, in `r` and on stderr (under the lock).
 void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file, std::size_t i, std::size_t n) {
   if (ran && ran->succeeded() && read_summary(r)) {
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, n, r.kernel.c_str(), r.verdict.c_str(),
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, n, printable(r.kernel).c_str(), printable(r.verdict).c_str(),
                  change_text(r).c_str(), r.shipped ? ", shipped" : "");
     return;
   }
@@ -307,8 +317,8 @@ void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::st
   r.error = error != std::string::npos ? said.substr(error, nl == std::string::npos ? nl : nl - error)
                                        : said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
   if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
-  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, r.kernel.c_str(),
-               r.error.c_str(), r.run_dir.c_str());
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
+               printable(r.error).c_str(), printable(r.run_dir).c_str());
 }
 
 } // namespace
@@ -316,7 +326,7 @@ void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::st
 int run_campaign(CampaignOptions c) {
   TuneOptions& o = c.tune;
   auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
+    std::fprintf(stderr, "ciq-tuner: error: %s\n", printable_lines(message).c_str());
     return 1;
   };
   if (c.concurrent < 1) return fail("--concurrent must be at least 1");
@@ -371,7 +381,7 @@ int run_campaign(CampaignOptions c) {
       RunOptions run = kernel_run(c, r, (*gpu_sets)[slot]);
       {
         std::lock_guard lock(mutex);
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), r.kernel.c_str());
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
       }
       auto ran = run_process(run);
       std::lock_guard lock(mutex);

@@ -21,8 +21,14 @@ std::string fixed(double value, int digits) {
   return buffer;
 }
 
+// `text` as shown on a terminal (utils/text.h printable()), cut to `width`
+// bytes with "..." (at a character's start, not inside its UTF-8 bytes).
 std::string shorten(const std::string& text, std::size_t width) {
-  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+  std::string shown = printable(text);
+  if (shown.size() <= width) return shown;
+  std::size_t cut = width - 3;
+  while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xc0) == 0x80) --cut;
+  return shown.substr(0, cut) + "...";
 }
 
 const profile::ConfigSummary* largest_config(const profile::KernelSummary& k) {
@@ -82,7 +88,7 @@ std::string format_profile(const profile::KernelTrace& trace, const std::vector<
     ++shown;
     const auto& k = *row.kernel;
     const auto* config = largest_config(k);
-    std::string key = row.origins.empty() ? "-" : row.origins.front().module_key.substr(0, 12);
+    std::string key = row.origins.empty() ? "-" : printable(row.origins.front().module_key.substr(0, 12));
     if (row.origins.size() > 1) key += "+" + std::to_string(row.origins.size() - 1);
     std::snprintf(line, sizeof line, "%5s%% %5s%% %10s %9llu %11s %4s  %-14s %s\n", fixed(100 * k.share, 1).c_str(),
                   fixed(100 * row.cumulative, 1).c_str(), fixed(double(k.stats.total_ns) / 1e6, 3).c_str(),
@@ -194,8 +200,8 @@ Result<Profile> read_profile(const std::string& kernel_dir, const std::string& b
   auto trace = profile::read_kernel_trace(kernel_dir);
   if (!trace) return trace.error();
   for (const auto& problem : trace->problems)
-    std::fprintf(stderr, "ciq-tuner: warning: %s: %s\n", problem.where.c_str(), problem.message.c_str());
-  if (!trace->timed()) return make_error("no-timing", "no kernel timing: " + trace->no_timing_reason());
+    std::fprintf(stderr, "ciq-tuner: warning: %s: %s\n", printable(problem.where).c_str(), printable(problem.message).c_str());
+  if (!trace->timed()) return make_error("no-timing", "no kernel timing: " + printable(trace->no_timing_reason()));
   p.trace = std::move(*trace);
   if (!build_dir.empty()) {
     auto modules = read_trace(build_dir);
@@ -235,7 +241,7 @@ Result<int> run_profile(const ProfileOptions& o) {
   if (!p) {
     if (p.error().code != "no-timing") return p.error();
     std::string note = o.trace_dir.empty() ? no_driver_note() : "";
-    std::fprintf(stderr, "ciq-tuner: error: %s%s\n", p.error().message.c_str(), note.c_str());
+    std::fprintf(stderr, "ciq-tuner: error: %s%s\n", printable_lines(p.error().message).c_str(), note.c_str());
     return 1;
   }
   auto rows = profile_rows(p->trace, p->build);

@@ -68,7 +68,7 @@ public:
       line += format_number(shown(o_, r, k)) + (baseline ? percent(shown(o_, *baseline, k), shown(o_, r, k)) : "");
       if (r.status == "same-code") line += " (same code)";
     } else {
-      line += "invalid: " + r.evaluation.reason.substr(0, 80);
+      line += "invalid: " + printable(r.evaluation.reason.substr(0, 80));
     }
     if (best) line += " | best " + format_number(shown(o_, *best, k)) + (baseline ? percent(shown(o_, *baseline, k), shown(o_, *best, k)) : "");
     line += " | " + std::to_string(failed_) + " failed";
@@ -138,7 +138,7 @@ std::string unwritable_cache(const std::string& dir) {
 }
 
 int fail(const std::string& message) {
-  std::fprintf(stderr, "ciq-tuner: error: %s\n", message.c_str());
+  std::fprintf(stderr, "ciq-tuner: error: %s\n", printable_lines(message).c_str());
   return 1;
 }
 
@@ -292,19 +292,19 @@ static Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vec
     }
     discovery = std::move(*trace);
     if (auto units = read_unit_trace(join_path(dir, "trace")); units) discovery_units = std::move(*units);
-    else std::fprintf(stderr, "ciq-tuner: warning: %s; searching without NVVM-stage knobs\n", units.error().message.c_str());
+    else std::fprintf(stderr, "ciq-tuner: warning: %s; searching without NVVM-stage knobs\n", printable(units.error().message).c_str());
     if (!discovery_units.empty()) std::fprintf(stderr, "ciq-tuner: found %zu translation unit compile(s) through ciq-nvcc (NVVM stage)\n", discovery_units.size());
     std::size_t kernels = 0;
     for (const auto& m : discovery) kernels += m.kernels.size();
     std::fprintf(stderr, "ciq-tuner: found %zu kernel(s) in %zu module(s)%s\n", kernels, discovery.size(),
-                 discovery.empty() ? "" : (" (ptxas " + discovery.front().ptxas_version + ", " + discovery.front().target + ")").c_str());
+                 discovery.empty() ? "" : printable(" (ptxas " + discovery.front().ptxas_version + ", " + discovery.front().target + ")").c_str());
     std::size_t targeted_count = 0;
     for (const auto& m : discovery)
       for (const auto& k : m.kernels) {
         bool targeted = o.setup.kernels.empty() || glob_match(o.setup.kernels, k.name);
         targeted_count += targeted;
-        std::fprintf(stderr, "  %s %s  key %s  %g registers, %g bytes spilled\n", targeted ? "*" : " ", k.name.c_str(),
-                     k.key.substr(0, 12).c_str(), k.registers, k.spill_stores);
+        std::fprintf(stderr, "  %s %s  key %s  %g registers, %g bytes spilled\n", targeted ? "*" : " ", printable(k.name).c_str(),
+                     printable(k.key.substr(0, 12)).c_str(), k.registers, k.spill_stores);
       }
     // A glob that selects nothing would tune nothing: every candidate
     // invalid, or the default "best". (The names above are the mangled
@@ -359,7 +359,7 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
       space->dimensions.push_back(std::move(*acfs));
       o.setup.acf_cache_dir = o.cache_dir;
     } else {
-      std::fprintf(stderr, "ciq-tuner: warning: %s; searching without ACFs\n", acfs.error().message.c_str());
+      std::fprintf(stderr, "ciq-tuner: warning: %s; searching without ACFs\n", printable(acfs.error().message).c_str());
     }
   }
   std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
@@ -381,8 +381,8 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
   if (o.occupancy_probes && !o.random_search) {
     std::size_t room = std::size_t(std::max(0, o.search.pool / 2 - int(o.search.seeds.size())));
     for (auto& s : occupancy_seeds(discovery, *space, room)) {
-      std::fprintf(stderr, "ciq-tuner: occupancy probe %s:maxnreg=%d (%s)\n", s.probe.kernel.c_str(), s.probe.maxnreg,
-                   s.probe.why.c_str());
+      std::fprintf(stderr, "ciq-tuner: occupancy probe %s:maxnreg=%d (%s)\n", printable(s.probe.kernel).c_str(), s.probe.maxnreg,
+                   printable(s.probe.why).c_str());
       o.search.seeds.push_back(std::move(s.candidate));
     }
   }
@@ -533,7 +533,7 @@ static std::string publish(const TuneOptions& o, const std::vector<Hash128>& shi
   std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
                published->pushed == 1 ? "y" : "ies", redact_secrets(o.publish).c_str(), published->kept_remote);
   for (const auto& why : published->refused) // the wrappers' rule: unsafe knobs need CIQ_ALLOW_UNSAFE=1
-    std::fprintf(stderr, "ciq-tuner: not published: %s\n", why.c_str());
+    std::fprintf(stderr, "ciq-tuner: not published: %s\n", printable(why).c_str());
   return "";
 }
 
@@ -581,14 +581,14 @@ static int report(const TuneOptions& o, const SearchSpace& space, const std::vec
   std::fprintf(stderr, "ciq-tuner: %zu evaluations%s (%d invalid); default%s %s, best found %s%s\n", records.size(), split.c_str(),
                invalid, named.c_str(), format_number(shown(o, def, k)).c_str(), best ? format_number(shown(o, *best, k)).c_str() : "-",
                best ? percent(shown(o, def, k), shown(o, *best, k)).c_str() : "");
-  std::fprintf(stderr, "ciq-tuner: verdict: %s\n", verdict.reason.c_str());
+  std::fprintf(stderr, "ciq-tuner: verdict: %s\n", printable_lines(verdict.reason).c_str());
 
   // The best control set, for people and for --seed.
   if (auto c = space.parse(best_text); c) {
     std::string text = "# best candidate of " + o.out_dir + "\n# " + best_text + "\n";
     if (o.setup.compiler) text += spaces::format_control_set(space.controls(*c));
     if (auto w = write_file_atomic(join_path(o.out_dir, "best.controls"), text); !w)
-      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(w.error().message).c_str());
   }
 
   return invalid;

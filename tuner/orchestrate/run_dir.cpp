@@ -142,7 +142,7 @@ Result<std::vector<EvalRecord>> load_journal(const std::string& path) {
     if (r) out.push_back(std::move(*r));
     else
       std::fprintf(stderr, "ciq-tuner: warning: %s line %zu is not a record (%s): skipped; its evaluation runs again\n",
-                   path.c_str(), number, r.error().message.c_str());
+                   path.c_str(), number, printable(r.error().message).c_str());
   }
   return out;
 }

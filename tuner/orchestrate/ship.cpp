@@ -101,7 +101,8 @@ void warn_of_conflicts(const cache::Store& store, const spaces::ControlSet& cont
       if (it != record->controls.options.end() && it->second != value)
         std::fprintf(stderr, "ciq-tuner: warning: the entry of %s, in the same module, sets %s = %s and this winner %s = %s: "
                              "the module's compiles apply neither (kernel entries that disagree on an option drop it)\n",
-                     name.c_str(), knob.c_str(), it->second.c_str(), knob.c_str(), value.c_str());
+                     printable(name).c_str(), printable(knob).c_str(), printable(it->second).c_str(), printable(knob).c_str(),
+                     printable(value).c_str());
     }
   }
 }
@@ -324,7 +325,7 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
         if (has_controls && record->controls.options != unit_controls.options)
           std::fprintf(stderr, "ciq-tuner: warning: %s's NVVM-stage entry (%s) is replaced: it acts on the whole unit, and "
                                "the kernels tuned with it before now compile differently\n",
-                       u.unit.c_str(), spaces::summarise_control_set(record->controls).c_str());
+                       printable(u.unit).c_str(), printable(spaces::summarise_control_set(record->controls)).c_str());
       }
       cache::Entry e{*key, {}};
       e.record.kind = "unit";

@@ -34,6 +34,10 @@ std::string string_member(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+/// `a + b`, or UINT64_MAX when that does not fit: a sum of durations that
+/// cannot wrap round to a small one.
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
 /// [x, y, z] of non-negative integers; false when it is not that.
 bool read_dims(const json& object, const char* key, std::array<std::uint32_t, 3>& out) {
   auto it = object.find(key);
@@ -67,16 +71,23 @@ Result<KernelRecord> read_kernel_line(const json& line, std::int64_t pid) {
   r.max_ns = unsigned_member(line, "max_ns");
   r.first_start_ns = unsigned_member(line, "first_start_ns");
   r.last_end_ns = unsigned_member(line, "last_end_ns");
+  for (auto [name, value] : {std::pair<const char*, std::uint64_t>{"launches", r.launches}, {"total_ns", r.total_ns},
+                              {"min_ns", r.min_ns}, {"max_ns", r.max_ns}})
+    if (value > k_max_trace_count)
+      return make_error("parse", "kernel " + r.kernel + ": " + name + " " + std::to_string(value) +
+                                     " is above 2^53, not a measurement");
   if (auto it = line.find("durations_ns"); it != line.end()) {
     if (!it->is_array()) return make_error("parse", "kernel " + r.kernel + ": durations_ns is not an array");
+    if (it->size() > r.launches) return make_error("parse", "kernel " + r.kernel + ": more durations than launches");
     r.durations_ns.reserve(it->size());
     for (const json& d : *it) {
       if (!d.is_number_unsigned()) return make_error("parse", "kernel " + r.kernel + ": a duration is not a count of ns");
+      if (d.get<std::uint64_t>() > k_max_trace_count)
+        return make_error("parse", "kernel " + r.kernel + ": a duration of " + std::to_string(d.get<std::uint64_t>()) +
+                                       " ns is above 2^53, not a measurement");
       r.durations_ns.push_back(d.get<std::uint64_t>());
     }
   }
-  if (r.durations_ns.size() > r.launches)
-    return make_error("parse", "kernel " + r.kernel + ": more durations than launches");
   r.code_xxh128 = string_member(line, "code_xxh128");
   r.module = signed_member(line, "module", -1);
   return r;
@@ -86,8 +97,8 @@ void merge_stats(LaunchStats& into, const KernelRecord& r) {
   if (r.launches == 0) return;
   into.min_ns = into.launches == 0 ? r.min_ns : std::min(into.min_ns, r.min_ns);
   into.max_ns = std::max(into.max_ns, r.max_ns);
-  into.launches += r.launches;
-  into.total_ns += r.total_ns;
+  into.launches = saturating_add(into.launches, r.launches);
+  into.total_ns = saturating_add(into.total_ns, r.total_ns);
 }
 
 } // namespace
@@ -193,6 +204,10 @@ void summarise_kernels(KernelTrace& trace) {
   std::map<std::string, std::map<LaunchConfig, ConfigSummary>> configs;
   std::map<std::string, std::set<std::int64_t>> pids;
   std::map<std::string, std::set<std::string>> hashes;
+  // Shares from sums in floating point: exact up to 2^53 ns, and never
+  // wrapped or saturated, whatever the file holds.
+  std::map<std::string, double> kernel_ns;
+  double all_ns = 0;
   trace.total_ns = 0;
   for (const KernelRecord& r : trace.records) {
     KernelSummary& k = by_name[r.kernel];
@@ -209,13 +224,16 @@ void summarise_kernels(KernelTrace& trace) {
     c.durations_ns.insert(c.durations_ns.end(), r.durations_ns.begin(), r.durations_ns.end());
     pids[r.kernel].insert(r.pid);
     if (!r.code_xxh128.empty()) hashes[r.kernel].insert(r.code_xxh128);
-    trace.total_ns += r.total_ns;
+    if (r.launches == 0) continue;  // no time either, as in merge_stats()
+    trace.total_ns = saturating_add(trace.total_ns, r.total_ns);
+    kernel_ns[r.kernel] += double(r.total_ns);
+    all_ns += double(r.total_ns);
   }
   trace.kernels.clear();
   for (auto& [name, k] : by_name) {
     k.stats.recorded = k.durations_ns.size();
     k.stats.median_ns = median_of(k.durations_ns);
-    k.share = trace.total_ns ? double(k.stats.total_ns) / double(trace.total_ns) : 0;
+    k.share = all_ns > 0 ? kernel_ns[name] / all_ns : 0;
     k.processes = pids[name].size();
     k.code_xxh128.assign(hashes[name].begin(), hashes[name].end());
     for (auto& [config, c] : configs[name]) {

@@ -36,6 +36,13 @@
 //     module, or in several with the same code; else "". module: that
 //     module's id when exactly one, else -1.
 //
+// Durations and counts (launches, total_ns, min_ns, max_ns, durations_ns)
+// are at most 2^53 (k_max_trace_count): a kernel line with a larger one is
+// no measurement (a corrupt or crafted file), and is skipped and reported
+// with its file and line. Sums over lines saturate at UINT64_MAX instead of
+// wrapping, and shares are computed in floating point, so that no file can
+// make a kernel's share exceed its part of the total.
+//
 // Readers ignore members they do not know; a later version adds members
 // and keeps these, and changes "ciq_kernel_trace" only when a member
 // changes meaning.
@@ -51,6 +58,10 @@
 #include <vector>
 
 namespace ciq::profile {
+
+/// The largest duration (ns) or launch count a kernel line may hold: 2^53,
+/// 104 days of kernel time, and the last integer a double holds exactly.
+inline constexpr std::uint64_t k_max_trace_count = std::uint64_t(1) << 53;
 
 /// The first line of one process's file.
 struct TraceProcess {
@@ -140,7 +151,7 @@ struct KernelTrace {
   std::vector<KernelRecord> records;    // as read, file by file
   std::vector<KernelSummary> kernels;   // by total time, largest first
   std::vector<TraceProblem> problems;   // lines skipped; reading went on
-  std::uint64_t total_ns = 0;           // all kernels' time
+  std::uint64_t total_ns = 0;           // all kernels' time (saturating at UINT64_MAX)
 
   /// True when at least one process recorded kernel timing.
   bool timed() const;
