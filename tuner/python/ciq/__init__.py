@@ -11,6 +11,7 @@
 
 Standard library only; nothing here imports torch or Triton.
 """
+from ._version import __version__
 from .candidate import Candidate
 from .controls import ControlSet, parse_control_set, render_options
 from .jit import KernelCache
