@@ -1,6 +1,7 @@
 """ciq from Python: tune objectives written as functions, and serve JIT kernels resident.
 
-    PYTHONPATH=<ciq source>/tuner/python   (or <prefix>/share/ciq/python once installed)
+    pip install <ciq source>/tuner/python   (offline; or <prefix>/share/ciq/python once installed,
+                                            or either directory on PYTHONPATH)
 
 - ciq.tune(objective, space=..., params=..., budget=...): ciq-tuner run with
   this process as its resident benchmark server (ciq.tune module).
