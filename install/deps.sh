@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config python3
+  python3-venv                  # pip install of the Python package into a venv (its test too)
   liblmdb-dev lmdb-utils        # the cache store
   libxxhash-dev                 # PTX hashing
   libspdlog-dev libfmt-dev      # logging

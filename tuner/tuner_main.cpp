@@ -312,7 +312,7 @@ static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
     if (obj.pattern.empty()) obj.pattern = o.setup.kernels; // kernel-time alone: the targeted kernels' time
     if (!ciq::path_exists(o.setup.inject_library))
       return ciq::make_error("not-found", "--objective " + obj.name + " needs the kernel-timing library, not found at " +
-                                              o.setup.inject_library + " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
+                                              o.setup.inject_library + ": " + tn::inject_library_missing());
   }
   if (auto r = set_executor(o); !r) return r.error();
   if (!prefer.empty()) {

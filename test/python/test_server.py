@@ -9,12 +9,14 @@ import textwrap
 import threading
 import unittest
 
+import ciq
 from ciq import protocol
 from ciq.jit import KernelCache
 from ciq.server import BenchServer, SocketListener, benchmark_parts
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = os.path.join(HERE, "..", "..", "tuner", "python")
+# The directory holding the copy of ciq under test (the source tree's, or one
+# pip installed): the subprocesses below import that same copy.
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(ciq.__file__)))
 
 
 def request(action, controls="", workdir="", **params):

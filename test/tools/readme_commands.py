@@ -63,6 +63,8 @@ EXECUTED = {
 # Why the others are not run: the first pattern that matches.
 SKIPPED = [
     (r"^install/", "installs Debian packages and builds ciq (CI runs install/test.sh itself)"),
+    (r"^export PATH=|^cmake --install build ", "uses or installs the user's build of ciq (install-prefix.test installs one)"),
+    (r"^python3 -m venv .*pip install", "a venv of the user's (python-pip-install.test, install-prefix.test make one)"),
     (r"cmake ", "builds the user's own CMake project (test/lit/*cmake*.test build a bundled one)"),
     (r"^cd my-project", "the user's own project"),
     (r"TRITON_PTXAS_PATH", "Triton (a GPU and its Python stack)"),

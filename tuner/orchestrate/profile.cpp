@@ -54,6 +54,23 @@ std::string inject_library(const std::string& given) {
   return join_path(dir_name(dir_name(self_executable())), "lib/libciq-inject.so");
 }
 
+std::string inject_library_missing() {
+  if (!env(Env::inject_library).empty()) return "CIQ_INJECT_LIBRARY names it; point it at a built libciq-inject.so, or unset it";
+#ifndef CIQ_INJECT_CONFIGURED
+  return "this ciq was configured without CUPTI's headers (cupti_activity.h and cuda.h, looked for in $CUDA_HOME/include "
+         "and /usr/local/cuda/include), so it has no kernel-timing library: configure again with CUDA_HOME set to a "
+         "CUDA Toolkit that has them, or set CIQ_INJECT_LIBRARY";
+#else
+  // Configured with CUPTI: the library exists as a target but was not built
+  // (a build of named targets only) or not copied along with this binary.
+  std::string prefix = dir_name(dir_name(self_executable()));
+  if (path_exists(join_path(prefix, "CMakeCache.txt")))
+    return "this build makes it but has not built it yet: cmake --build " + prefix + " --target ciq-inject";
+  return "ciq-tuner looks for it in lib/ beside its bin/, and `cmake --install BUILD --prefix " + prefix +
+         "` puts it there with the rest of ciq; or set CIQ_INJECT_LIBRARY";
+#endif
+}
+
 std::vector<ProfileRow> profile_rows(const profile::KernelTrace& trace, const std::vector<TracedModule>& build) {
   std::map<std::string, std::vector<KernelOrigin>> origins;
   for (const auto& m : build)
@@ -142,8 +159,7 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
     return make_error("usage", "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
   std::string library = inject_library(library_given);
   if (!path_exists(library))
-    return make_error("not-found", "no kernel-timing library at " + library +
-                                       " (build ciq with the CUDA Toolkit's CUPTI headers, or set CIQ_INJECT_LIBRARY)");
+    return make_error("not-found", "no kernel-timing library at " + library + ": " + inject_library_missing());
   auto out = new_out_dir(out_dir);
   if (!out) return out.error();
   ProfileCapture c;

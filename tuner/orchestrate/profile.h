@@ -52,6 +52,12 @@ std::string profile_json(const profile::KernelTrace& trace, const std::vector<Pr
 /// libciq-inject.so: `given`, else $CIQ_INJECT_LIBRARY, else lib/ beside
 /// the bin/ of this ciq-tuner (the build tree and an install alike).
 std::string inject_library(const std::string& given = "");
+/// Why inject_library() names no file, and what to do, for an error
+/// message: CIQ_INJECT_LIBRARY names a wrong path; or this ciq was
+/// configured without CUPTI's headers; or it was, and the library was not
+/// built (in a build tree: the command that builds it) or not copied beside
+/// this ciq-tuner (an install or a copy of bin/).
+std::string inject_library_missing();
 /// "; this machine has no NVIDIA driver loaded ..." when it has none, else "".
 std::string no_driver_note();
 

@@ -1,6 +1,7 @@
 """ciq from Python: tune objectives written as functions, and serve JIT kernels resident.
 
-    PYTHONPATH=<ciq source>/tuner/python   (or <prefix>/share/ciq/python once installed)
+    pip install <ciq source>/tuner/python   (offline; or <prefix>/share/ciq/python once installed,
+                                            or either directory on PYTHONPATH)
 
 - ciq.tune(objective, space=..., params=..., budget=...): ciq-tuner run with
   this process as its resident benchmark server (ciq.tune module).
@@ -11,6 +12,7 @@
 
 Standard library only; nothing here imports torch or Triton.
 """
+from ._version import __version__
 from .candidate import Candidate
 from .controls import ControlSet, parse_control_set, render_options
 from .jit import KernelCache
