@@ -12,6 +12,14 @@ backend/ (backend-path). What it builds, from the directory above this one:
 - an sdist: pyproject.toml, backend/ and ciq/.
 
 Archives are reproducible: entries sorted, times fixed, modes 0644.
+
+Why ciq carries its own backend rather than naming setuptools: measured on
+Debian 12 (pip 23.0.1 in a fresh `python3 -m venv`, no network, 2026-12-06),
+`build-backend = "setuptools.build_meta"` makes `pip install tuner/python`
+fail while "Installing build dependencies" (pip's build isolation asks an
+index for setuptools: "Name or service not known"), and
+`--no-build-isolation` fails too (a new venv has no setuptools). A backend
+in the tree is the PEP 517 way (backend-path) to need no index at all.
 """
 import base64
 import gzip
