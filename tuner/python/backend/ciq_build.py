@@ -18,8 +18,9 @@ Debian 12 (pip 23.0.1 in a fresh `python3 -m venv`, no network, 2026-12-06),
 `build-backend = "setuptools.build_meta"` makes `pip install tuner/python`
 fail while "Installing build dependencies" (pip's build isolation asks an
 index for setuptools: "Name or service not known"), and
-`--no-build-isolation` fails too (a new venv has no setuptools). A backend
-in the tree is the PEP 517 way (backend-path) to need no index at all.
+`--no-build-isolation` fails too: the venv has setuptools 66 but not the
+`wheel` package ("invalid command 'bdist_wheel'"). A backend in the tree is
+the PEP 517 way (backend-path) to need no index and no flag at all.
 """
 import base64
 import gzip
