@@ -6,7 +6,7 @@
 #
 # and inside tuner/, one library per sub-folder:
 #
-#   tuner/profile <- tuner/objectives <- tuner/search <- tuner/measure
+#   tuner/profile <- tuner/objectives <- tuner/search <- tuner/rundir <- tuner/measure
 #     <- {tuner/report, tuner/orchestrate} <- tuner (ciq-tuner's main)
 #   utils <- tuner/inject (the library loaded into programs)
 #
@@ -30,12 +30,13 @@ set(ciq_below_tuner/profile utils tuner/profile)
 set(ciq_below_tuner/inject utils tuner/inject)
 set(ciq_below_tuner/objectives utils spaces cache tuner/profile tuner/objectives)
 set(ciq_below_tuner/search ${ciq_below_tuner/objectives} tuner/search)
-set(ciq_below_tuner/measure ${ciq_below_tuner/search} tuner/measure)
+set(ciq_below_tuner/rundir ${ciq_below_tuner/search} tuner/rundir)
+set(ciq_below_tuner/measure ${ciq_below_tuner/rundir} tuner/measure)
 set(ciq_below_tuner/report ${ciq_below_tuner/measure} tuner/report)
 set(ciq_below_tuner/orchestrate ${ciq_below_tuner/measure} tuner/orchestrate)
 set(ciq_below_tuner ${ciq_below_tuner/measure} tuner/report tuner/orchestrate tuner)
 set(ciq_folders utils spaces cache wrapper cache/cli tuner/profile tuner/inject
-    tuner/objectives tuner/search tuner/measure tuner/report tuner/orchestrate tuner)
+    tuner/objectives tuner/search tuner/rundir tuner/measure tuner/report tuner/orchestrate tuner)
 
 set(ciq_layering_errors "")
 file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/*)

@@ -46,17 +46,16 @@ Result<void> append_file(const std::string& path, std::string_view data, bool sy
   return {};
 }
 
-Result<void> write_file_atomic(const std::string& path, std::string_view content) {
+Result<void> write_file_atomic(const std::string& path, std::string_view content, mode_t mode) {
   std::string tmp = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());
+  int fd = ::mkstemp(tmp.data());  // 0600 until the content is in
   if (fd < 0) return io_error("cannot create a temporary file next to", path);
-  if (!write_all(fd, content) || ::fsync(fd) != 0) {
+  if (!write_all(fd, content) || ::fsync(fd) != 0 || ::fchmod(fd, mode) != 0) {
     Error e = io_error("cannot write", tmp);
     ::close(fd);
     ::unlink(tmp.c_str());
     return e;
   }
-  ::fchmod(fd, 0644);
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Error e = io_error("cannot rename a temporary file onto", path);

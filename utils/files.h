@@ -8,6 +8,7 @@
 #include "utils/safe_open.h"
 
 #include <cstdint>
+#include <sys/types.h>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,8 +28,10 @@ Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes =
 /// Writes all of `data` to `fd`, retrying short writes and EINTR.
 bool write_all(int fd, std::string_view data);
 
-/// Replaces `path` with `content` atomically (same directory temp + rename).
-Result<void> write_file_atomic(const std::string& path, std::string_view content);
+/// Replaces `path` with `content` atomically (same directory temp + rename),
+/// the new file having `mode` from its first byte (a 0600 file is never
+/// readable by others, not even for a moment).
+Result<void> write_file_atomic(const std::string& path, std::string_view content, mode_t mode = 0644);
 
 /// Appends `data` to `path` (created if missing; an existing one must be the
 /// user's own regular file, never reached through a link: open_own_file), in

@@ -22,19 +22,6 @@ namespace ciq::tuner {
 
 namespace {
 
-std::string number_json(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-std::string unix_time_json(double t) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.3f", t);
-  return buf;
-}
-
 /// Adds up what ciq-nvcc's memoised builds reported in <trace>/steps/.
 void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
   std::string dir = join_path(trace_dir, "steps");
@@ -55,64 +42,6 @@ void count_memo_steps(const std::string& trace_dir, EvalRecord& r) {
 const std::string k_unhonoured = "not honoured by the compiler: ";
 
 } // namespace
-
-std::string EvalRecord::to_json() const {
-  std::string j = "{\"n\":" + std::to_string(number) + ",\"generation\":" + std::to_string(generation) +
-                  ",\"candidate\":" + json_string(candidate) + ",\"status\":" + json_string(status) +
-                  ",\"valid\":" + (evaluation.valid ? "true" : "false") + ",\"objectives\":[";
-  for (std::size_t i = 0; i < evaluation.objectives.size(); ++i) j += (i ? "," : "") + number_json(evaluation.objectives[i]);
-  j += "],\"samples\":[";
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    j += i ? ",[" : "[";
-    for (std::size_t k = 0; k < samples[i].size(); ++k) j += (k ? "," : "") + number_json(samples[i][k]);
-    j += "]";
-  }
-  j += "],\"reason\":" + json_string(evaluation.reason) + ",\"detail\":" + json_string(detail) + ",\"digest\":" + json_string(digest) +
-       ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
-       ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) + ",\"gpu_wait_s\":" + number_json(gpu_wait_seconds) +
-       ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir);
-  if (!run_gpus.empty()) {
-    j += ",\"run_gpus\":[";
-    for (std::size_t i = 0; i < run_gpus.size(); ++i) j += (i ? "," : "") + json_string(run_gpus[i]);
-    j += "]";
-  }
-  if (!gpu_states.empty()) {
-    j += ",\"gpu\":[";
-    for (std::size_t i = 0; i < gpu_states.size(); ++i) j += (i ? "," : "") + gpu_states[i];
-    j += "]";
-  }
-  return j + "}";
-}
-
-Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
-  auto json = parse_json(line);
-  if (!json) return json.error();
-  const JsonValue& j = *json;
-  EvalRecord r;
-  r.number = int(j["n"].number_or(0));
-  r.generation = int(j["generation"].number_or(0));
-  r.candidate = j["candidate"].string_or("");
-  r.status = j["status"].string_or("");
-  r.evaluation.valid = j["valid"].boolean;
-  for (const auto& v : j["objectives"].array) r.evaluation.objectives.push_back(v.number_or(NAN));
-  for (const auto& s : j["samples"].array) {
-    r.samples.emplace_back();
-    for (const auto& v : s.array) r.samples.back().push_back(v.number_or(NAN));
-  }
-  r.evaluation.reason = j["reason"].string_or("");
-  r.detail = j["detail"].string_or("");
-  r.digest = j["digest"].string_or("");
-  r.build_seconds = j["build_s"].number_or(0);
-  r.steps_run = int(j["steps_run"].number_or(0));
-  r.steps_reused = int(j["steps_reused"].number_or(0));
-  r.bench_seconds = j["bench_s"].number_or(0);
-  r.gpu_wait_seconds = j["gpu_wait_s"].number_or(0);
-  r.finished = j["finished"].number_or(0);
-  r.workdir = j["workdir"].string_or("");
-  for (const auto& g : j["run_gpus"].array) r.run_gpus.push_back(g.string_or(""));
-  if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
-  return r;
-}
 
 Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
     : setup_(std::move(setup)), space_(space), executor_(setup_.executor ? setup_.executor : make_executor(setup_)) {

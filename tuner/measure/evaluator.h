@@ -10,6 +10,7 @@
 #include "tuner/measure/executor.h"
 #include "tuner/measure/gpu_monitor.h"
 #include "tuner/measure/setup.h"
+#include "tuner/rundir/journal.h"
 #include "tuner/objectives/objectives.h"
 #include "tuner/search/candidate.h"
 #include "tuner/search/search.h"
@@ -26,28 +27,6 @@
 #include <vector>
 
 namespace ciq::tuner {
-
-/// Everything known about one evaluation; a line of the journal.
-struct EvalRecord {
-  int number = 0;
-  int generation = 0;
-  std::string candidate; // canonical form
-  Evaluation evaluation;
-  std::string status;    // "ok", "invalid", "same-code"
-  std::string detail;    // invalid: what the failing step printed (its first and last lines), after the one-line reason
-  std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
-  std::string digest;    // compiled code digest (+ parameters)
-  double build_seconds = 0, bench_seconds = 0; // bench_seconds: benchmark and check, GPU waits included
-  double gpu_wait_seconds = 0;                  // of bench_seconds, waiting for a free GPU
-  int steps_run = 0, steps_reused = 0; // nvcc steps ciq-nvcc ran and reused from the memo (wrapper/step_memo.h)
-  double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
-  std::vector<std::string> gpu_states; // per benchmark run, GpuState::json() (gpu_monitor.h); none without NVML
-  std::vector<std::string> run_gpus;   // per benchmark run, the GPU (slot) it ran on; samples are as measured there
-  std::string workdir;
-
-  std::string to_json() const;
-  static Result<EvalRecord> from_json(const std::string& line);
-};
 
 /// One benchmark run's placement and what the GPU did meanwhile.
 struct BenchRun {

@@ -2,7 +2,9 @@
 
 #include "tuner/measure/executor.h"
 #include "tuner/orchestrate/profile.h"
-#include "tuner/orchestrate/run_dir.h"
+#include "tuner/rundir/command_line.h"
+#include "tuner/rundir/journal.h"
+#include "tuner/rundir/lock.h"
 #include "tuner/measure/command.h"
 #include "utils/config.h"
 #include "utils/files.h"

@@ -1,0 +1,54 @@
+// The run directory's journal (journal.jsonl): one line per finished
+// evaluation, the run's memory. Appended so that a failed write leaves no
+// partial line behind, synced, and read back so that a partial last line (a
+// run killed mid-write) is cut off instead of glued to the next record. The
+// one reader and writer of the file: the run (orchestrate/) appends and
+// resumes from it, the report reads it.
+#pragma once
+
+#include "tuner/search/search.h"
+#include "utils/result.h"
+
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+/// Everything known about one evaluation; a line of the journal.
+struct EvalRecord {
+  int number = 0;
+  int generation = 0;
+  std::string candidate; // canonical form
+  Evaluation evaluation;
+  std::string status;    // "ok", "invalid", "same-code"
+  std::string detail;    // invalid: what the failing step printed (its first and last lines), after the one-line reason
+  std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
+  std::string digest;    // compiled code digest (+ parameters)
+  double build_seconds = 0, bench_seconds = 0; // bench_seconds: benchmark and check, GPU waits included
+  double gpu_wait_seconds = 0;                  // of bench_seconds, waiting for a free GPU
+  int steps_run = 0, steps_reused = 0; // nvcc steps ciq-nvcc ran and reused from the memo (wrapper/step_memo.h)
+  double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
+  std::vector<std::string> gpu_states; // per benchmark run, GpuState::json() (gpu_monitor.h); none without NVML
+  std::vector<std::string> run_gpus;   // per benchmark run, the GPU (slot) it ran on; samples are as measured there
+  std::string workdir;
+
+  std::string to_json() const;
+  static Result<EvalRecord> from_json(const std::string& line);
+};
+
+/// Appends `line` and a newline to `path` and syncs it. On failure (disk
+/// full, EIO) whatever part of the line reached the file is cut off again,
+/// so the file still ends in a whole line; the error names the file.
+Result<void> append_whole_line(const std::string& path, const std::string& line);
+
+/// Cuts a partial last line (no newline at the end) off `path`, saying so on
+/// stderr; returns the bytes cut (0 when the file ends in a newline, is
+/// empty or absent).
+Result<std::size_t> drop_partial_last_line(const std::string& path);
+
+/// The journal's records, oldest first, after drop_partial_last_line();
+/// an absent journal gives none. A whole line that does not parse is
+/// skipped with a warning (its evaluation runs again).
+Result<std::vector<EvalRecord>> load_journal(const std::string& path);
+
+} // namespace ciq::tuner
