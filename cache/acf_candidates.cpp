@@ -195,7 +195,7 @@ Result<AcfCandidateSet> import_acf_candidates(const std::string& cache_dir, cons
   for (const auto& g : set.supported_gpus) text += line("supported_gpu", g);
   for (const auto& a : set.acfs)
     text += line("acf", a.sha256 + " " + std::to_string(a.size) + " " + a.file);
-  if (auto made = make_dirs(join_path(cache_dir, "acf-candidates")); !made) return made.error();
+  if (auto made = make_own_directory(join_path(cache_dir, "acf-candidates")); !made) return made.error();
   if (auto w = write_file_atomic(set_path(cache_dir, set.name), text); !w) return w.error();
   return set;
 }

@@ -133,7 +133,7 @@ std::vector<std::string> Tally::names() const {
 void bump_counters(const std::string& cache_dir, const Tally& tally) {
   std::vector<std::string> names = tally.names();
   if (names.empty()) return;
-  if (!make_dirs(cache_dir)) return;
+  if (!make_own_directory(cache_dir)) return;
   // A regular file only: a FIFO or device planted at the path would
   // otherwise block the read below for ever.
   struct stat st {};

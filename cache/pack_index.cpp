@@ -104,7 +104,7 @@ Result<std::optional<std::string>> pack_index(const std::string& cache_dir, cons
   if (!fingerprint) return make_error("io", "cannot stat pack '" + pack + "'");
   std::string dir = join_path(packs, to_hex(xxh128(real_path(pack).value_or(pack) + "\n" + *fingerprint)));
   if (Store::exists(dir)) return std::optional<std::string>{dir};
-  if (auto made = make_dirs(packs); !made) return made.error();
+  if (auto made = make_own_directory(packs); !made) return made.error();
   struct stat st {};
   if (::stat(pack.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return make_error("io", "pack '" + pack + "' is not a regular file");

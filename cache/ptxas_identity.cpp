@@ -56,7 +56,9 @@ Result<PtxasIdentity> identify_ptxas(const std::string& path, const std::string&
   auto fingerprint = file_fingerprint(path);
   if (!fingerprint) return make_error("io", "cannot stat '" + path + "'");
   std::string memo;
-  if (!cache_dir.empty()) {
+  // The memo lives in the user's own cache only: another user's could lie
+  // about the version, and a link there would take our write elsewhere.
+  if (!cache_dir.empty() && (!path_exists(cache_dir) || check_own_directory(cache_dir))) {
     memo = join_path(join_path(cache_dir, "tools"), to_hex(xxh128(path + "\n" + *fingerprint)));
     if (auto text = read_file(memo)) {
       PtxasIdentity id;
@@ -76,7 +78,7 @@ Result<PtxasIdentity> identify_ptxas(const std::string& path, const std::string&
     std::string text = format_key_value("path", path) + "\n" + format_key_value("fingerprint", *fingerprint) + "\n" +
                        format_key_value("version_text", id->version_text) + "\n" +
                        format_key_value("accepts_controls_file", id->accepts_controls_file ? "yes" : "no") + "\n";
-    if (make_dirs(dir_name(memo))) {
+    if (make_own_directory(dir_name(memo))) {
       if (auto r = write_file_atomic(memo, text); !r) spdlog::debug("{}", r.error().message);
     }
   }

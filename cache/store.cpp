@@ -169,6 +169,9 @@ bool Store::exists(const std::string& cache_dir) { return path_exists(join_path(
 Result<std::optional<Store>> Store::open_for_reading(const std::string& cache_dir) {
   std::string db_dir = join_path(cache_dir, "db");
   if (!exists(cache_dir)) return std::optional<Store>{};
+  // Another user's entries are not this user's cache (utils/safe_open.h):
+  // an error, so that the wrappers run the plain tool and ciq-cache says why.
+  if (auto own = check_own_directory(db_dir); !own) return own.error();
   auto env = open_env(db_dir, false, 0);
   if (!env) return env.error();
   return std::optional<Store>{Store(*env, db_dir, false)};
@@ -177,7 +180,7 @@ Result<std::optional<Store>> Store::open_for_reading(const std::string& cache_di
 Result<Store> Store::open_for_writing(const std::string& cache_dir, std::chrono::milliseconds write_wait,
                                       std::size_t map_size) {
   std::string db_dir = join_path(cache_dir, "db");
-  if (auto r = make_dirs(db_dir); !r) return r.error();
+  if (auto r = make_own_directory(db_dir); !r) return r.error();
   auto env = open_env(db_dir, true, map_size);
   if (!env) return env.error();
   Store store(*env, db_dir, true);

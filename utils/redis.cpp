@@ -83,12 +83,17 @@ std::string redact_secrets(std::string_view text) {
   // the first '/' or space. Where a text holds a URL without credentials and
   // a stray '@' later, more is hidden than needed: never less.
   auto is_scheme_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; };
+  // A URL typed wrong is hidden the same way: `redis:/:PW@h` (one slash) is
+  // a scheme too, and `redis://:PW` (no '@') has a password where a port
+  // would be: what follows a ':' there is hidden unless it is all digits.
+  auto scheme_end = [&](std::size_t from) { return text.find(":/", from); };
+  auto slashes = [&](std::size_t s) { return text.compare(s, 3, "://") == 0 ? std::size_t(3) : std::size_t(2); };
   std::string out;
   std::size_t at = 0;
-  std::size_t scheme = text.find("://");
+  std::size_t scheme = scheme_end(0);
   while (scheme != std::string_view::npos) {
-    std::size_t start = scheme + 3;
-    std::size_t next = text.find("://", start);
+    std::size_t start = scheme + slashes(scheme);
+    std::size_t next = scheme_end(start);
     std::size_t end = next == std::string_view::npos ? text.size() : next;
     while (next != std::string_view::npos && end > start && is_scheme_char(text[end - 1])) --end; // the next URL's scheme
     out.append(text.substr(at, start - at));
@@ -99,6 +104,13 @@ std::string redact_secrets(std::string_view text) {
       out.append(colon == std::string_view::npos ? std::string_view() : credentials.substr(0, colon + 1));
       out.append("***");
       out.append(rest.substr(amp));
+    } else if (auto colon = rest.substr(0, rest.find('/')).find(':');
+               colon != std::string_view::npos &&
+               rest.substr(colon + 1, rest.substr(colon + 1).find('/')).find_first_not_of("0123456789") != std::string_view::npos) {
+      out.append(rest.substr(0, colon + 1));  // not a port: perhaps a password that lost its '@'
+      out.append("***");
+      auto slash = rest.find('/', colon);
+      if (slash != std::string_view::npos) out.append(rest.substr(slash));
     } else {
       out.append(rest);
     }

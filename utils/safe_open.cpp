@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -48,18 +49,55 @@ Result<int> refuse(int fd, const char* code, const std::string& message) {
 
 } // namespace
 
+/// Why a directory on the way to one of ciq's own could let another user
+/// replace what lies below it ("" when it cannot): it must be the effective
+/// user's or root's, and writable by others only when sticky (/tmp), where
+/// nobody may rename another user's entries.
+static std::string unsafe_ancestor(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};  // vanished: the check of `dir` itself reports it
+  if (st.st_uid != ::geteuid() && st.st_uid != 0)
+    return quoted(path) + ", above it, belongs to user id " + std::to_string(st.st_uid) +
+           ", who could move it and put another directory in its place";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+    return quoted(path) + ", above it, is writable by other users (mode " + mode_text(st.st_mode) +
+           ") and not sticky, so they could move it and put another directory in its place";
+  return {};
+}
+
+/// Every symbolic link met on the way to `dir` (as written, each prefix
+/// looked at without following its last part) must be the user's or root's:
+/// another user could point theirs elsewhere at any moment.
+static std::string foreign_link_on_the_way(const std::string& dir) {
+  for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    std::string prefix = dir.substr(0, slash);
+    struct stat link {};
+    if (!prefix.empty() && ::lstat(prefix.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != ::geteuid() &&
+        link.st_uid != 0)
+      return quoted(prefix) + " is a symbolic link made by user id " + std::to_string(link.st_uid) +
+             ", who could point it elsewhere";
+    if (slash == std::string::npos) return {};
+  }
+}
+
 Result<void> check_own_directory(const std::string& dir) {
-  struct stat link {};
-  if (::lstat(dir.c_str(), &link) != 0) return io_error("cannot look at directory", dir);
-  if (S_ISLNK(link.st_mode) && link.st_uid != ::geteuid() && link.st_uid != 0)
-    return make_error("unsafe", quoted(dir) + " is a symbolic link made by user id " + std::to_string(link.st_uid) +
-                                    ": ciq keeps its files only in the user's own directories; name the directory itself");
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return io_error("cannot look at directory", dir);
   if (!S_ISDIR(st.st_mode)) return make_error("unsafe", quoted(dir) + " is not a directory");
-  if (std::string why = foreign_reason(st, quoted(dir), true); !why.empty())
-    return make_error("unsafe", why + ": ciq keeps its files only in directories no other user can change; "
-                                      "name a new path or one of your own");
+  const std::string refusal = ": ciq keeps its files only in directories no other user can change; "
+                              "name a new path or one of your own";
+  if (std::string why = foreign_reason(st, quoted(dir), true); !why.empty()) return make_error("unsafe", why + refusal);
+  if (std::string why = foreign_link_on_the_way(dir); !why.empty()) return make_error("unsafe", why + refusal);
+  // The directories above it, as they really are (links resolved).
+  char* resolved = ::realpath(dir.c_str(), nullptr);
+  if (!resolved) return io_error("cannot resolve directory", dir);
+  std::string real(resolved);
+  std::free(resolved);
+  for (std::string up = real; up != "/";) {
+    std::size_t slash = up.rfind('/');
+    up = slash == 0 ? "/" : up.substr(0, slash);
+    if (std::string why = unsafe_ancestor(up); !why.empty()) return make_error("unsafe", why + refusal);
+  }
   return {};
 }
 
@@ -143,7 +181,12 @@ Result<int> open_log_destination(const std::string& path) {
     make_blocking(fd);
     return fd;
   }
-  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) return fd;  // stays non-blocking
+  if (S_ISCHR(st.st_mode)) return fd;  // a terminal, /dev/null; stays non-blocking
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    // Someone else's FIFO would hand them the log (argv, paths, kernels).
+    if (std::string why = foreign_reason(st, quoted(path), false); !why.empty()) return refuse(fd, "unsafe", why);
+    return fd;  // stays non-blocking
+  }
   return refuse(fd, "unsafe", quoted(path) + " is neither a file nor a stream");
 }
 

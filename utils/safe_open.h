@@ -9,10 +9,13 @@
 //
 // The contract:
 // 1. A directory ciq keeps its own files in (a run directory, a trace
-//    directory) is created by ciq, or accepted only when it is a directory
-//    owned by the effective user that neither group nor others may write
-//    (error "unsafe", naming the owner or the mode and the fix). Reached
-//    through a symlink, the link must be the user's own (or root's).
+//    directory, the cache) is created by ciq, or accepted only when it is a
+//    directory owned by the effective user that neither group nor others
+//    may write (error "unsafe", naming the owner or the mode and the fix).
+//    Nobody else may be able to swap it for another while ciq works in it:
+//    every directory above it is the user's or root's and, if others may
+//    write to it, sticky (/tmp); every symbolic link on the way is the
+//    user's or root's. Files in it are then opened by path safely.
 // 2. A new file is created with O_CREAT|O_EXCL|O_NOFOLLOW: it cannot be a
 //    link or anything that was there before. To replace a file, write a new
 //    private one and rename it over (rename replaces a link, never its target).
@@ -45,7 +48,8 @@ inline constexpr std::uint64_t default_read_limit = std::uint64_t(1) << 30;
 
 /// Succeeds when `dir` is a directory ciq may keep private files in
 /// (contract 1). Errors: "io" (absent, unreadable), "unsafe" (not a
-/// directory, another user's, or writable by group or others).
+/// directory, another user's, writable by group or others, or below a
+/// directory or link another user could replace it through).
 Result<void> check_own_directory(const std::string& dir);
 
 /// mkdir -p `dir` (new levels with `mode`, less the umask), then
@@ -71,8 +75,9 @@ Result<int> open_own_file(const std::string& path, int flags, mode_t mode = 0644
 Result<int> open_own_fifo(const std::string& path, int flags);
 
 /// Opens a log destination a person named (CIQ_LOG_FILE) for appending: a
-/// regular file under contract 3 (created when missing), or a terminal,
-/// pipe or socket (/dev/stderr, a FIFO someone reads), opened non-blocking so
+/// regular file under contract 3 (created when missing), a terminal or
+/// device, or the user's own pipe or socket (/dev/stderr, a FIFO the user
+/// reads; never another user's), opened non-blocking so
 /// that a stalled reader drops log lines instead of stopping the build. A
 /// link is followed only when the effective user or root owns it. Errors:
 /// "unsafe", "io" (a FIFO nobody reads: ENXIO).

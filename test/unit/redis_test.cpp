@@ -57,6 +57,15 @@ TEST(RedisUrl, passwords_are_never_shown) {
   EXPECT_EQ(redact_secrets("redis://:my pass/word@h:1 down"), "redis://:***@h:1 down");
   EXPECT_EQ(redact_secrets("bad URL 'redis://:it's/x@h:0/0': port"), "bad URL 'redis://:***@h:0/0': port");
   EXPECT_EQ(redact_secrets("--publish=redis://:s/1@a,redis://:s/2@b"), "--publish=redis://:***@a,redis://:***@b");
+  // Typed wrong: one slash, or no '@' (the password where a port would be).
+  EXPECT_EQ(redact_secrets("redis:/:secret@h"), "redis:/:***@h");
+  EXPECT_EQ(redact_secrets("redis://:secret"), "redis://:***");
+  EXPECT_EQ(redact_secrets("redis://h:s3cr3t/0"), "redis://h:***/0");
+  for (const char* typo : {"redis:/:secret@h", "redis://:secret"}) {
+    auto refused = parse_redis_url(typo);
+    ASSERT_FALSE(refused.ok()) << typo;
+    EXPECT_EQ(refused.error().message.find("secret"), std::string::npos) << refused.error().message;
+  }
   auto bad = parse_redis_url("redis://:secret@host:0/0");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message.find("secret"), std::string::npos);

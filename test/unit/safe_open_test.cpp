@@ -121,6 +121,23 @@ TEST_F(SafeOpen, check_own_directory_refuses_one_others_may_write) {
   EXPECT_FALSE(make_own_directory(join_path(open_dir, ".")));
 }
 
+TEST_F(SafeOpen, check_own_directory_refuses_one_others_could_swap) {
+  std::string open_parent = at("shared"), sticky_parent = at("tmp");
+  ASSERT_EQ(::mkdir(open_parent.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(open_parent.c_str(), 0777), 0);  // others may rename what is in it
+  ASSERT_EQ(::mkdir(sticky_parent.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(sticky_parent.c_str(), 01777), 0);  // like /tmp: they may not
+  auto below_open = make_own_directory(join_path(open_parent, "run1"));
+  ASSERT_FALSE(below_open);
+  EXPECT_EQ(below_open.error().code, "unsafe");
+  EXPECT_NE(below_open.error().message.find("above it, is writable by other users (mode 0777) and not sticky"),
+            std::string::npos) << below_open.error().message;
+  auto below_sticky = make_own_directory(join_path(sticky_parent, "run1"));
+  EXPECT_TRUE(below_sticky) << below_sticky.error().message;
+  ASSERT_EQ(::symlink(join_path(open_parent, "run1").c_str(), at("via-link").c_str()), 0);
+  EXPECT_FALSE(check_own_directory(at("via-link")));  // the real place is what counts
+}
+
 TEST_F(SafeOpen, make_own_directory_makes_every_level) {
   std::string deep = at("a/b/c");
   ASSERT_TRUE(make_own_directory(deep));
@@ -171,4 +188,16 @@ TEST_F(SafeOpen, log_destination_never_waits_for_a_fifo_reader) {
   auto fresh = open_log_destination(at("fresh.log"));
   ASSERT_TRUE(fresh) << fresh.error().message;
   ::close(*fresh);
+}
+
+TEST_F(SafeOpen, log_destination_refuses_another_users_fifo) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to give the FIFO to another user (lit/cross-user.test's kind)";
+  ASSERT_EQ(::mkfifo(at("their.fifo").c_str(), 0666), 0);
+  ASSERT_EQ(::chown(at("their.fifo").c_str(), 65534, 65534), 0);
+  int reader = ::open(at("their.fifo").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // they read it
+  ASSERT_GE(reader, 0);
+  auto opened = open_log_destination(at("their.fifo"));
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, "unsafe");
+  ::close(reader);
 }

@@ -63,7 +63,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
-#include <utility>
 #include <unistd.h>
 
 namespace ciq::inject {
@@ -90,8 +89,22 @@ struct Injection {
 
 Injection* injection = nullptr;
 
+/// Verbose mode's one line on stderr. Paths and commands in it come from the
+/// environment and the control FIFO: control characters are shown as \xNN,
+/// never sent to the terminal.
 void say(const std::string& message) {
-  if (injection && injection->verbose) std::fprintf(stderr, "ciq-inject: %s\n", message.c_str());
+  if (!injection || !injection->verbose) return;
+  std::string shown;
+  for (unsigned char c : message) {
+    if (c >= 0x20 && c != 0x7f) {
+      shown += char(c);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      shown += escaped;
+    }
+  }
+  std::fprintf(stderr, "ciq-inject: %s\n", shown.c_str());
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -236,10 +249,14 @@ void listen(int fd) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     pending.append(buffer, std::size_t(n));
+    if (overlong) {  // the rest of a dropped line: up to its newline, unread
+      std::size_t nl = pending.find('\n');
+      pending.erase(0, nl == std::string::npos ? pending.size() : nl + 1);
+      overlong = nl == std::string::npos;
+    }
     for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
       std::string line = pending.substr(0, nl);
       pending.erase(0, nl + 1);
-      if (std::exchange(overlong, false)) continue;
       try {
         if (line.rfind("cut /", 0) == 0 && ::getpid() == injection->pid) cut(line.substr(4));
         else say("unknown command on the control FIFO: " + line);

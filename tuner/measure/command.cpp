@@ -110,12 +110,20 @@ Result<std::string> fill_shell_placeholders(const std::string& text, const std::
     return make_error("invalid", "{" + name + "} stands inside " + where + " in a --shell command, where its value cannot be "
                                  "quoted safely; use $(...) or a plain word instead: " + text);
   };
+  // A here-document's body takes no quoting at all (quotes are text there,
+  // $(...) runs): from a `<<` on, no placeholder is filled. Conservative:
+  // also one after the body's end.
+  bool here_document = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     Context& top = stack.back();
     if (auto placeholder = placeholder_at(text, i)) {
       auto it = values.find(placeholder->first);
       if (it == values.end()) return make_error("invalid", "unknown placeholder {" + placeholder->first + "} in: " + text);
+      if (here_document)
+        return make_error("invalid", "{" + placeholder->first + "} comes after a here-document (<<) in a --shell command; its "
+                                     "body takes no quoting, so a value there could run as a command: pass it as an "
+                                     "argument (or through a file) instead: " + text);
       const std::string& value = it->second;
       switch (top.quoting) {
       case Quoting::none: out += shell_quoted(value); break;
@@ -168,6 +176,11 @@ Result<std::string> fill_shell_placeholders(const std::string& text, const std::
         stack.push_back({Quoting::brace});
       } else if (c == '`') {
         stack.push_back({Quoting::backquote});
+      } else if (!quoted && c == '<' && text.compare(i, 3, "<<<") == 0) {
+        out += "<<";  // a here-string: its word is quoted like any other
+        i += 2;
+      } else if (!quoted && c == '<' && text.compare(i, 2, "<<") == 0) {
+        here_document = true;  // `<<` or `<<-`
       } else if (quoted) {
         if (c == '"') stack.pop_back();
       } else if (c == '\'') {
