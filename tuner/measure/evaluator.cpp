@@ -103,9 +103,9 @@ void Evaluator::preload(const std::vector<EvalRecord>& records) {
   std::string default_key = space_.canonical(space_.default_candidate());
   for (const auto& r : records) {
     if (by_candidate_.count(r.candidate)) continue;
-    if (r.candidate == default_key && r.status == "ok" && per_gpu_baselines()) learn_gpu_defaults(r);
+    if (r.candidate == default_key && r.status == EvalStatus::ok && per_gpu_baselines()) learn_gpu_defaults(r);
     by_candidate_[r.candidate] = records_.size();
-    if (!r.digest.empty() && r.status == "ok") by_digest_.emplace(r.digest, records_.size());
+    if (!r.digest.empty() && r.status == EvalStatus::ok) by_digest_.emplace(r.digest, records_.size());
     next_number_ = std::max(next_number_, r.number + 1);
     records_.push_back(r);
   }
@@ -396,7 +396,7 @@ bool Evaluator::reuse_same_code(EvalRecord& r) {
   const EvalRecord& same = records_[it->second];
   r.evaluation = same.evaluation;
   r.samples = same.samples;
-  r.status = "same-code";
+  r.status = EvalStatus::same_code;
   r.evaluation.reason = "same code as evaluation " + std::to_string(same.number);
   return true;
 }
@@ -510,7 +510,7 @@ void Evaluator::score(EvalRecord& r, const std::vector<TracedModule>& trace, con
     r.evaluation.objectives.push_back(o.maximize ? -value : value);
   }
   r.evaluation.valid = true;
-  r.status = "ok";
+  r.status = EvalStatus::ok;
 }
 
 EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
@@ -523,7 +523,7 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   r.workdir = join_path(setup_.run_dir, dir);
   r.samples.resize(setup_.objectives.size());
   auto invalid = [&](std::string why) {
-    r.status = "invalid";
+    r.status = EvalStatus::invalid;
     r.evaluation.valid = false;
     // The first line is the reason (results.csv, the progress line); the
     // output's lines that failure_message() adds are the detail.
@@ -590,7 +590,7 @@ std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& 
       std::lock_guard lock(mutex_);
       out[i] = r.evaluation;
       by_candidate_[r.candidate] = records_.size();
-      if (r.status == "ok" && !r.digest.empty()) by_digest_.emplace(r.digest, records_.size());
+      if (r.status == EvalStatus::ok && !r.digest.empty()) by_digest_.emplace(r.digest, records_.size());
       records_.push_back(r);
       if (on_record) on_record(records_.back(), false);
     }

@@ -31,9 +31,24 @@ std::string unix_time_json(double t) {
 
 } // namespace
 
+std::string_view status_name(EvalStatus status) {
+  switch (status) {
+  case EvalStatus::ok: return "ok";
+  case EvalStatus::invalid: return "invalid";
+  case EvalStatus::same_code: return "same-code";
+  }
+  return "invalid";
+}
+
+std::optional<EvalStatus> parse_status(std::string_view name) {
+  for (EvalStatus s : {EvalStatus::ok, EvalStatus::invalid, EvalStatus::same_code})
+    if (status_name(s) == name) return s;
+  return std::nullopt;
+}
+
 std::string EvalRecord::to_json() const {
   std::string j = "{\"n\":" + std::to_string(number) + ",\"generation\":" + std::to_string(generation) +
-                  ",\"candidate\":" + json_string(candidate) + ",\"status\":" + json_string(status) +
+                  ",\"candidate\":" + json_string(candidate) + ",\"status\":" + json_string(status_name(status)) +
                   ",\"valid\":" + (evaluation.valid ? "true" : "false") + ",\"objectives\":[";
   for (std::size_t i = 0; i < evaluation.objectives.size(); ++i) j += (i ? "," : "") + number_json(evaluation.objectives[i]);
   j += "],\"samples\":[";
@@ -67,7 +82,10 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   r.number = int(j["n"].number_or(0));
   r.generation = int(j["generation"].number_or(0));
   r.candidate = j["candidate"].string_or("");
-  r.status = j["status"].string_or("");
+  std::string status = j["status"].string_or("");
+  auto known = parse_status(status);
+  if (!known) return make_error("parse", "journal line with status '" + status + "', none of ok, invalid, same-code");
+  r.status = *known;
   r.evaluation.valid = j["valid"].boolean;
   for (const auto& v : j["objectives"].array) r.evaluation.objectives.push_back(v.number_or(NAN));
   for (const auto& s : j["samples"].array) {
