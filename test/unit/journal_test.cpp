@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace ciq;
 using namespace ciq::tuner;
 
@@ -54,4 +56,41 @@ TEST(Journal, a_line_with_an_unknown_status_is_skipped_and_its_evaluation_runs_a
   ASSERT_TRUE(records.ok());
   ASSERT_EQ(records->size(), 1u);
   EXPECT_EQ((*records)[0].candidate, "default");
+}
+
+// The line's form, member by member, is the one the journal always had
+// (tests, tools and the report read it): whole numbers as integers, NaN as
+// null, the finish time to the millisecond, GPU states as objects.
+TEST(Journal, a_line_keeps_its_members_order_and_number_forms) {
+  EvalRecord r;
+  r.number = 3;
+  r.generation = 1;
+  r.candidate = "x=1";
+  r.status = EvalStatus::ok;
+  r.evaluation.valid = true;
+  r.evaluation.objectives = {5, -2.5};
+  r.samples = {{5, NAN}};
+  r.build_seconds = 0.25;
+  r.bench_seconds = 1;
+  r.finished = 1700000000.1234;
+  r.workdir = "w";
+  r.run_gpus = {"0"};
+  r.gpu_states = {R"({"energy_j":10,"seconds":0.5})"};
+  EXPECT_EQ(r.to_json(), R"({"n":3,"generation":1,"candidate":"x=1","status":"ok","valid":true,"objectives":[5,-2.5],)"
+                         R"("samples":[[5,null]],"reason":"","detail":"","digest":"","build_s":0.25,"steps_run":0,)"
+                         R"("steps_reused":0,"bench_s":1,"gpu_wait_s":0,"finished":1700000000.123,"workdir":"w",)"
+                         R"("run_gpus":["0"],"gpu":[{"energy_j":10,"seconds":0.5}]})");
+}
+
+// Numbers read back as written, to at least the 9 digits %.9g kept.
+TEST(Journal, numbers_read_back_unchanged) {
+  EvalRecord r;
+  r.candidate = "x=1";
+  r.status = EvalStatus::ok;
+  r.evaluation.objectives = {0.123456789123, -1e-7, 3e20};
+  r.samples = {{0.1, 2.000000001}};
+  auto back = EvalRecord::from_json(r.to_json());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->evaluation.objectives, r.evaluation.objectives);
+  EXPECT_EQ(back->samples, r.samples);
 }
