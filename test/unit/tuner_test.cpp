@@ -216,7 +216,7 @@ TEST(RunDir, a_partial_last_line_is_cut_off_before_the_journal_is_read) {
   std::string path = join_path(dir.path(), "journal.jsonl");
   EvalRecord r;
   r.candidate = "default";
-  r.status = "ok";
+  r.status = EvalStatus::ok;
   ASSERT_TRUE(append_whole_line(path, r.to_json()).ok());
   r.number = 1;
   r.candidate = "x=1";
@@ -683,7 +683,7 @@ TEST(Evaluator, resumed_run_fills_the_numbers_a_killed_run_left_free) {
   journal[0].candidate = s.canonical(with_x(0));
   journal[1].number = 2;
   journal[1].candidate = s.canonical(with_x(2));
-  for (auto& r : journal) r.status = "ok";
+  for (auto& r : journal) r.status = EvalStatus::ok;
   e.preload(journal);
   e.evaluate_batch({with_x(1), with_x(3)}, 0);
   std::vector<int> numbers;

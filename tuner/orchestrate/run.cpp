@@ -68,7 +68,7 @@ public:
     std::size_t k = o_.prefer; // the objective --prefer names (the first by default): the one "best" is about
     if (r.evaluation.valid) {
       line += format_number(shown(o_, r, k)) + (baseline ? percent(shown(o_, *baseline, k), shown(o_, r, k)) : "");
-      if (r.status == "same-code") line += " (same code)";
+      if (r.status == EvalStatus::same_code) line += " (same code)";
     } else {
       line += "invalid: " + printable(r.evaluation.reason.substr(0, 80));
     }
@@ -202,7 +202,7 @@ static std::string csv_header(const TuneOptions& o) {
 static std::string csv_row(const TuneOptions& o, const EvalRecord& r) {
   std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
   for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
-  return row + "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," +
+  return row + "," + std::string(status_name(r.status)) + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," +
          format_number(r.bench_seconds);
 }
 

@@ -248,7 +248,7 @@ std::string evaluations_plot(const Run& run) {
                 r.candidate + ": " + r.evaluation.reason) + "</title></rect>");
       continue;
     }
-    chart.point(index, shown(run, r, 0), r.status == "same-code" ? k_same : k_ok,
+    chart.point(index, shown(run, r, 0), r.status == EvalStatus::same_code ? k_same : k_ok,
                 "#" + std::to_string(r.number) + " " + r.candidate + ": " + format_number(shown(run, r, 0)));
   }
   if (const EvalRecord* def = default_record(run); def && def->evaluation.valid)
@@ -260,7 +260,7 @@ std::string pareto_plot(const Run& run) {
   if (run.objectives.size() < 2) return "";
   std::vector<const EvalRecord*> valid;
   for (const auto& r : run.records)
-    if (r.evaluation.valid && r.evaluation.objectives.size() >= 2 && r.status != "same-code") valid.push_back(&r);
+    if (r.evaluation.valid && r.evaluation.objectives.size() >= 2 && r.status != EvalStatus::same_code) valid.push_back(&r);
   if (valid.empty()) return "";
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
   for (auto* r : valid) {

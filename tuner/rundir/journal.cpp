@@ -4,7 +4,10 @@
 #include "utils/json.h"
 #include "utils/text.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -16,47 +19,67 @@ namespace ciq::tuner {
 
 namespace {
 
-std::string number_json(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
+using Json = nlohmann::ordered_json; // members in the order the journal always had
+
+// A number as the journal writes it: NaN and infinities as null (JSON has
+// neither), whole numbers as integers ("5", as %.9g wrote them), others as
+// the shortest text that reads back to the same double (%.9g kept 9 digits).
+Json number_json(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  if (v == std::trunc(v) && std::fabs(v) < 9007199254740992.0) return std::int64_t(v); // 2^53: exact as an integer
+  return v;
 }
 
-std::string unix_time_json(double t) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.3f", t);
-  return buf;
+Json numbers_json(const std::vector<double>& values) {
+  Json a = Json::array();
+  for (double v : values) a.push_back(number_json(v));
+  return a;
 }
 
 } // namespace
 
+std::string_view status_name(EvalStatus status) {
+  switch (status) {
+  case EvalStatus::ok: return "ok";
+  case EvalStatus::invalid: return "invalid";
+  case EvalStatus::same_code: return "same-code";
+  }
+  return "invalid";
+}
+
+std::optional<EvalStatus> parse_status(std::string_view name) {
+  for (EvalStatus s : {EvalStatus::ok, EvalStatus::invalid, EvalStatus::same_code})
+    if (status_name(s) == name) return s;
+  return std::nullopt;
+}
+
 std::string EvalRecord::to_json() const {
-  std::string j = "{\"n\":" + std::to_string(number) + ",\"generation\":" + std::to_string(generation) +
-                  ",\"candidate\":" + json_string(candidate) + ",\"status\":" + json_string(status) +
-                  ",\"valid\":" + (evaluation.valid ? "true" : "false") + ",\"objectives\":[";
-  for (std::size_t i = 0; i < evaluation.objectives.size(); ++i) j += (i ? "," : "") + number_json(evaluation.objectives[i]);
-  j += "],\"samples\":[";
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    j += i ? ",[" : "[";
-    for (std::size_t k = 0; k < samples[i].size(); ++k) j += (k ? "," : "") + number_json(samples[i][k]);
-    j += "]";
-  }
-  j += "],\"reason\":" + json_string(evaluation.reason) + ",\"detail\":" + json_string(detail) + ",\"digest\":" + json_string(digest) +
-       ",\"build_s\":" + number_json(build_seconds) + ",\"steps_run\":" + std::to_string(steps_run) +
-       ",\"steps_reused\":" + std::to_string(steps_reused) + ",\"bench_s\":" + number_json(bench_seconds) + ",\"gpu_wait_s\":" + number_json(gpu_wait_seconds) +
-       ",\"finished\":" + unix_time_json(finished) + ",\"workdir\":" + json_string(workdir);
-  if (!run_gpus.empty()) {
-    j += ",\"run_gpus\":[";
-    for (std::size_t i = 0; i < run_gpus.size(); ++i) j += (i ? "," : "") + json_string(run_gpus[i]);
-    j += "]";
-  }
+  Json j;
+  j["n"] = number;
+  j["generation"] = generation;
+  j["candidate"] = candidate;
+  j["status"] = std::string(status_name(status));
+  j["valid"] = evaluation.valid;
+  j["objectives"] = numbers_json(evaluation.objectives);
+  j["samples"] = Json::array();
+  for (const auto& s : samples) j["samples"].push_back(numbers_json(s));
+  j["reason"] = evaluation.reason;
+  j["detail"] = detail;
+  j["digest"] = digest;
+  j["build_s"] = number_json(build_seconds);
+  j["steps_run"] = steps_run;
+  j["steps_reused"] = steps_reused;
+  j["bench_s"] = number_json(bench_seconds);
+  j["gpu_wait_s"] = number_json(gpu_wait_seconds);
+  j["finished"] = number_json(std::round(finished * 1000) / 1000); // to the millisecond
+  j["workdir"] = workdir;
+  if (!run_gpus.empty()) j["run_gpus"] = run_gpus;
   if (!gpu_states.empty()) {
-    j += ",\"gpu\":[";
-    for (std::size_t i = 0; i < gpu_states.size(); ++i) j += (i ? "," : "") + gpu_states[i];
-    j += "]";
+    j["gpu"] = Json::array();
+    for (const auto& state : gpu_states) j["gpu"].push_back(Json::parse(state, nullptr, false)); // GpuState::json(): ours
   }
-  return j + "}";
+  // Bytes that are not UTF-8 (a build's output in `detail`) become U+FFFD, as json_escape() does.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
@@ -67,7 +90,10 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   r.number = int(j["n"].number_or(0));
   r.generation = int(j["generation"].number_or(0));
   r.candidate = j["candidate"].string_or("");
-  r.status = j["status"].string_or("");
+  std::string status = j["status"].string_or("");
+  auto known = parse_status(status);
+  if (!known) return make_error("parse", "journal line with status '" + status + "', none of ok, invalid, same-code");
+  r.status = *known;
   r.evaluation.valid = j["valid"].boolean;
   for (const auto& v : j["objectives"].array) r.evaluation.objectives.push_back(v.number_or(NAN));
   for (const auto& s : j["samples"].array) {

@@ -9,10 +9,25 @@
 #include "tuner/search/search.h"
 #include "utils/result.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::tuner {
+
+/// How an evaluation ended; the journal's and results.csv's `status`.
+enum class EvalStatus {
+  ok,        // measured and scored ("ok")
+  invalid,   // failed a step or was not compiled as asked; the reason says which ("invalid")
+  same_code, // compiled to the code of an earlier evaluation, whose result it reuses ("same-code")
+};
+
+/// The status as the journal writes it: "ok", "invalid", "same-code".
+std::string_view status_name(EvalStatus status);
+/// The status a journal's text names; std::nullopt for any other text (a
+/// journal of another version: its line is not read as a record).
+std::optional<EvalStatus> parse_status(std::string_view name);
 
 /// Everything known about one evaluation; a line of the journal.
 struct EvalRecord {
@@ -20,7 +35,7 @@ struct EvalRecord {
   int generation = 0;
   std::string candidate; // canonical form
   Evaluation evaluation;
-  std::string status;    // "ok", "invalid", "same-code"
+  EvalStatus status = EvalStatus::invalid;
   std::string detail;    // invalid: what the failing step printed (its first and last lines), after the one-line reason
   std::vector<std::vector<double>> samples; // per objective, raw values (maximised ones not negated)
   std::string digest;    // compiled code digest (+ parameters)
@@ -47,8 +62,9 @@ Result<void> append_whole_line(const std::string& path, const std::string& line)
 Result<std::size_t> drop_partial_last_line(const std::string& path);
 
 /// The journal's records, oldest first, after drop_partial_last_line();
-/// an absent journal gives none. A whole line that does not parse is
-/// skipped with a warning (its evaluation runs again).
+/// an absent journal gives none. A whole line that does not parse, or whose
+/// status is none of status_name()'s, is skipped with a warning (its
+/// evaluation runs again).
 Result<std::vector<EvalRecord>> load_journal(const std::string& path);
 
 } // namespace ciq::tuner

@@ -1,0 +1,136 @@
+#include "tuner/measure/bench_run.h"
+
+#include "tuner/measure/command.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <optional>
+
+namespace ciq::tuner {
+
+namespace {
+
+// Said once per tuner process, for runs under 2 s: +-5 % needs 2 s or more.
+void warn_short_energy_run(double seconds) {
+  static std::atomic<bool> said{false};
+  if (seconds >= 2.0 || said.exchange(true)) return;
+  std::fprintf(stderr,
+               "ciq-tuner: warning: a benchmark run of %.2f s is short for an energy figure: NVML's counter moves every "
+               "100 ms, so it is good to about +-%.0f %%; make each run last 2 s or more (more iterations) for +-5 %%\n",
+               seconds, energy_uncertainty_percent(seconds));
+}
+
+bool any_objective(const std::vector<Objective>& objectives, bool (*wanted)(const Objective&)) {
+  return std::any_of(objectives.begin(), objectives.end(), wanted);
+}
+
+// Energy or power of one run from the GPU's counter; why not, naming `gpu`.
+Result<double> energy_value(const Objective& o, const GpuState& state, const std::string& gpu) {
+  if (!state.read || state.energy_j < 0)
+    return make_error("no-energy", "no energy reading for this run (NVML: " + std::string(state.read ? "no energy counter" : "not available") + ")");
+  if (state.energy_j <= 0 && state.seconds >= 2.0) // twenty of the counter's 100 ms steps: it should have moved
+    return make_error("no-energy", "the GPU's energy counter did not move during a run of " + format_number(state.seconds) +
+                                       " s: the benchmark seems not to have used GPU '" + (gpu.empty() ? "0" : gpu) +
+                                       "' (check --gpus and CUDA_VISIBLE_DEVICES)");
+  if (state.energy_j <= 0)
+    return make_error("no-energy", "the GPU's energy counter did not move during the run (" + format_number(state.seconds) +
+                                       " s): the run is too short for NVML's counter; make it longer (more iterations)");
+  return o.kind == ObjectiveKind::energy ? state.energy_j : state.energy_j / std::max(state.seconds, 1e-6);
+}
+
+} // namespace
+
+double energy_uncertainty_percent(double seconds) { return 100 * 0.1 / std::max(seconds, 0.01); }
+
+Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
+                                             const std::string& log, const GpuState& state,
+                                             const profile::KernelTrace* kernels, const std::string& kernels_dir,
+                                             const std::string& gpu) {
+  std::vector<double> values;
+  for (const auto& o : objectives) {
+    if (!o.needs_benchmark()) continue;
+    if (o.needs_energy()) {
+      auto v = energy_value(o, state, gpu);
+      if (!v) return v.error();
+      values.push_back(*v);
+    } else if (o.kind == ObjectiveKind::kernel_time) {
+      if (!kernels) return make_error("kernel-time", "no kernel trace of this run (log: " + log + ")");
+      auto v = kernel_time_ms(o, *kernels);
+      if (!v) return make_error(v.error().code, v.error().message + " (kernel trace: " + kernels_dir + "; log: " + log + ")");
+      values.push_back(*v);
+    } else {
+      auto v = extract_metric(o, output);
+      if (!v) return make_error(v.error().code, failure_message(v.error().message, output, log));
+      values.push_back(*v);
+    }
+  }
+  return values;
+}
+
+Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const Candidate& c,
+                                          const std::string& workdir, BenchRun& placed) {
+  const TuningSetup& setup = steps.setup();
+  // kernel-time: the run's kernels timed inside it (libciq-inject, loaded
+  // by the CUDA driver), each run into a directory of its own.
+  bool kernel_time = any_objective(setup.objectives, [](const Objective& o) { return o.kind == ObjectiveKind::kernel_time; });
+  bool energy = any_objective(setup.objectives, [](const Objective& o) { return o.needs_energy(); });
+  StepEnv env;
+  std::string kernels_dir;
+  auto new_kernels_dir = [&]() -> Result<void> {
+    static std::atomic<int> runs{0};
+    kernels_dir = join_path(workdir, "kernels/run" + std::to_string(runs++));
+    if (auto made = make_dirs(kernels_dir); !made) return made.error();
+    env = {{"CUDA_INJECTION64_PATH", setup.inject_library}, {env_name(Env::kernel_trace), kernels_dir}};
+    return {};
+  };
+  if (kernel_time)
+    if (auto made = new_kernels_dir(); !made) return made.error();
+  std::string gpu = gpus.acquire(&placed.gpu_wait, placed.gpu);
+  placed.gpu = gpu;
+  // The GPU's state and energy while the run lasts, where NVML is (a
+  // scheduler's GPUs are not this machine's: not read).
+  auto measured = [&](GpuState& state) {
+    std::optional<Nvml::Monitor> monitor;
+    if (!setup.slurm)
+      if (Nvml* nvml = Nvml::get()) monitor.emplace(*nvml, gpu);
+    auto step = steps.run(StepKind::bench, setup.bench, c, workdir, gpu, "bench.log", env);
+    state = monitor ? monitor->stop() : GpuState{};
+    return step;
+  };
+  GpuState state;
+  auto step = measured(state);
+  // A resident benchmark that started for this request spent its start-up
+  // (a process, CUDA, its inputs: 1.7 s of a 2.7 s request, 1.5x the energy
+  // of the next ones, measured on an H100) inside the energy read around
+  // it, and its kernel trace holds the start-up's launches: ask again, and
+  // keep the second.
+  if ((energy || kernel_time) && step && step->started_server && step->run.succeeded()) {
+    if (kernel_time)
+      if (auto made = new_kernels_dir(); !made) {
+        gpus.release(gpu);
+        return made.error();
+      }
+    step = measured(state);
+  }
+  gpus.release(gpu);
+  if (energy && state.read && state.energy_j > 0) warn_short_energy_run(state.seconds);
+  placed.state = state;
+  if (!step) return step.error();
+  const RunResult& run = step->run;
+  std::string output = run.out + "\n" + run.err;
+  if (!run.succeeded())
+    return make_error(run.timed_out ? "timeout" : "bench", failure_message("benchmark " + run.describe(), output, step->log));
+  std::optional<profile::KernelTrace> kernels;
+  if (kernel_time) {
+    auto read = profile::read_kernel_trace(kernels_dir);
+    if (!read) return read.error();
+    kernels = std::move(*read);
+  }
+  return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu);
+}
+
+} // namespace ciq::tuner
