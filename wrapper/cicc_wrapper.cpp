@@ -15,7 +15,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 #include "wrapper/lookup.h"
-#include "wrapper/real_tool.h"
+#include "wrapper/start_up.h"
 #include "wrapper/trace.h"
 #include "wrapper/watchdog.h"
 
@@ -225,37 +225,25 @@ void CiccWrapper::trace(const RunResult& run, const std::optional<spaces::Contro
 
 } // namespace
 
+// As nvcc's prefix, the first argument is the cicc nvcc meant to run, by
+// path ("$CICC_PATH/cicc"); CIQ_REAL_CICC is for runs by hand.
+const WrappedTool k_cicc{"ciq-cicc", "cicc", Env::real_cicc, Env::in_cicc,
+                         [](std::string_view first) { return base_name(first) == "cicc"; }, false};
+
 void run_ciq_cicc(int argc, char** argv) {
-  setup_logging("ciq-cicc", "off");
-  std::vector<std::string> args(argv + 1, argv + argc);
-  // As nvcc's prefix, the first argument is the cicc nvcc meant to run.
-  std::string real;
-  if (!args.empty() && base_name(args[0]) == "cicc" && is_executable_file(args[0])) {
-    real = args[0];
-    args.erase(args.begin());
-  } else {
-    auto found = find_real_tool(Env::real_cicc, "cicc");
-    if (!found) fatal("ciq-cicc", found.error().message);
-    real = *found;
-  }
-  guard_against_loops(Env::in_cicc, "ciq-cicc", real);
-  std::vector<std::string> plain{real};
-  plain.insert(plain.end(), args.begin(), args.end());
-  start_watchdog(real, plain);
+  Started started = start_wrapper(k_cicc, argc, argv);
 
   std::optional<RunResult> finished;
   cache::Tally tally(cache::Tool::cicc);
   tally.add(cache::Counter::calls);
   if (!ciq_disabled()) {
-    CiccWrapper wrapper(real, args);
+    CiccWrapper wrapper(started.real, started.args);
     finished = wrapper.run();
     tally.merge(wrapper.tally());
     cache::bump_counters(cache_directory(), tally);
   }
   if (finished) exit_like(*finished);
-  stop_watchdog();
-  Error e = exec_replace(real, plain);
-  fatal("ciq-cicc", e.message);
+  exec_real(k_cicc, started.real, started.plain);
 }
 
 } // namespace ciq::wrapper

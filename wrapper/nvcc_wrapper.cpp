@@ -8,7 +8,7 @@
 #include "utils/log.h"
 #include "utils/process.h"
 #include "utils/text.h"
-#include "wrapper/real_tool.h"
+#include "wrapper/start_up.h"
 #include "wrapper/step_memo.h"
 #include "wrapper/watchdog.h"
 
@@ -93,28 +93,24 @@ static void try_memoised_build(const std::vector<std::string>& nvcc_argv, const 
   counters.add(cache::Counter::memo_fallback);
 }
 
-void run_ciq_nvcc(int argc, char** argv) {
-  setup_logging("ciq-nvcc", "off");
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string self = self_executable();
+// As a compiler launcher (`ciq-nvcc /usr/local/cuda/bin/nvcc <args>`), the
+// first argument is the nvcc to run, and wins over CIQ_REAL_NVCC.
+const WrappedTool k_nvcc{"ciq-nvcc", "nvcc", Env::real_nvcc, Env::in_nvcc,
+                         [](std::string_view first) {
+                           return first.find("nvcc") != std::string_view::npos && first.front() != '-' &&
+                                  is_executable_file(std::string(first));
+                         },
+                         false};
 
-  std::string real;
-  if (!args.empty() && args[0].find("nvcc") != std::string::npos && args[0][0] != '-' &&
-      is_executable_file(args[0]) && real_path(args[0]) != self) {
-    real = args[0]; // launcher: ciq-nvcc /usr/local/cuda/bin/nvcc <args>
-    args.erase(args.begin());
-  } else {
-    auto found = find_real_tool(Env::real_nvcc, "nvcc");
-    if (!found) fatal("ciq-nvcc", found.error().message);
-    real = *found;
-  }
-  guard_against_loops(Env::in_nvcc, "ciq-nvcc", real);
-  std::vector<std::string> plain{real};
-  plain.insert(plain.end(), args.begin(), args.end());
+void run_ciq_nvcc(int argc, char** argv) {
   // As in ciq-ptxas: a crash, or ciq's own work taking more than a few
   // seconds, runs nvcc unchanged. The memoised tuning build runs nvcc's
   // steps (real tool work, of any length) with the watchdog paused.
-  start_watchdog(real, plain);
+  Started started = start_wrapper(k_nvcc, argc, argv);
+  const std::string& self = started.self;
+  const std::string& real = started.real;
+  const std::vector<std::string>& args = started.args;
+  const std::vector<std::string>& plain = started.plain;
 
   cache::Tally counters(cache::Tool::nvcc);
   counters.add(cache::Counter::calls);
@@ -156,9 +152,7 @@ void run_ciq_nvcc(int argc, char** argv) {
   }
   if (!ciq_disabled()) cache::bump_counters(cache_directory(), counters);
   spdlog::debug("running: {}", fmt::join(argv_out, " "));
-  stop_watchdog(); // timers survive exec
-  Error e = exec_replace(real, argv_out);
-  fatal("ciq-nvcc", e.message);
+  exec_real(k_nvcc, real, argv_out);
 }
 
 } // namespace ciq::wrapper

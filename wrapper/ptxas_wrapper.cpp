@@ -16,7 +16,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 #include "wrapper/lookup.h"
-#include "wrapper/real_tool.h"
+#include "wrapper/start_up.h"
 #include "wrapper/trace.h"
 #include "wrapper/watchdog.h"
 
@@ -411,42 +411,21 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
 
 } // namespace
 
-void run_ciq_ptxas(int argc, char** argv) {
-  setup_logging("ciq-ptxas", "off");
-  std::vector<std::string> args(argv + 1, argv + argc);
-  // As nvcc's prefix, the first argument is the program nvcc meant to run.
-  std::string wanted = "ptxas";
-  if (!args.empty() && base_name(args[0]) == "ptxas") {
-    wanted = args[0];
-    args.erase(args.begin());
-  }
-  std::string real;
-  if (!env(Env::real_ptxas).empty()) {
-    auto found = find_real_tool(Env::real_ptxas, "ptxas");
-    if (!found) fatal("ciq-ptxas", found.error().message);
-    real = *found;
-  } else {
-    auto found = find_program(wanted, self_executable());
-    if (!found && wanted != "ptxas") found = find_program("ptxas", self_executable());
-    if (!found) fatal("ciq-ptxas", "cannot find the real ptxas on PATH (or set CIQ_REAL_PTXAS)");
-    real = *found;
-  }
-  guard_against_loops(Env::in_ptxas, "ciq-ptxas", real);
-  std::vector<std::string> plain{real};
-  plain.insert(plain.end(), args.begin(), args.end());
-  start_watchdog(real, plain);
+// As nvcc's prefix (`ciq-ptxas ptxas <args>`), the first argument is the
+// ptxas nvcc meant to run, by name; CIQ_REAL_PTXAS still wins over it.
+const WrappedTool k_ptxas{"ciq-ptxas", "ptxas", Env::real_ptxas, Env::in_ptxas,
+                          [](std::string_view first) { return base_name(first) == "ptxas"; }, true};
 
-  if (ciq_disabled()) {
-    stop_watchdog();
-    Error e = exec_replace(real, plain);
-    fatal("ciq-ptxas", e.message);
-  }
+void run_ciq_ptxas(int argc, char** argv) {
+  Started started = start_wrapper(k_ptxas, argc, argv);
+  const std::string& real = started.real;
+  if (ciq_disabled()) exec_real(k_ptxas, real, started.plain);
 
   Outcome outcome;
   cache::Tally tally(cache::Tool::ptxas);
   tally.add(cache::Counter::calls);
   {
-    PtxasWrapper wrapper(real, args);
+    PtxasWrapper wrapper(real, started.args);
     outcome = wrapper.run();
     tally.merge(wrapper.tally());
   }
@@ -454,9 +433,7 @@ void run_ciq_ptxas(int argc, char** argv) {
   cache::bump_counters(cache_directory(), tally);
   if (outcome.finished) exit_like(*outcome.finished);
   spdlog::debug("passing through unchanged ({})", cache::pass_name(outcome.pass.value_or(cache::Pass::no_entry)));
-  stop_watchdog();
-  Error e = exec_replace(real, plain);
-  fatal("ciq-ptxas", e.message);
+  exec_real(k_ptxas, real, started.plain);
 }
 
 } // namespace ciq::wrapper

@@ -61,6 +61,8 @@ if os.access(os.path.join(config.cuda_home, "bin", "ptxas"), os.X_OK) and \
 # its hook as cuInit would; %profile_tool prints what the trace reader reads.
 config.substitutions.append(("%inject_driver", os.path.join(config.ciq_test_bin_dir, "ciq-test-inject-driver")))
 config.substitutions.append(("%profile_tool", os.path.join(config.ciq_test_bin_dir, "ciq-test-profile")))
+# %controls_tool: control sets as the C++ side writes and reads them (test/spaces/control_set_tool.cpp).
+config.substitutions.append(("%controls_tool", os.path.join(config.ciq_test_bin_dir, "ciq-test-controls")))
 # %fake_nvml: a stand-in libnvidia-ml (test/nvml/fake_nvml.c) for CIQ_NVML_LIBRARY.
 config.substitutions.append(("%fake_nvml", os.path.join(config.ciq_test_bin_dir, "libciq-test-fake-nvml.so")))
 if config.ciq_inject_library:

@@ -23,6 +23,15 @@ class ControlsTest(unittest.TestCase):
         self.assertEqual(cs.directives, {"_Z5heavyPf": {"maxnreg": "96"}})
         self.assertEqual((cs.acf, cs.nvcc_space, cs.nvcc), ("sha256:00ff", "nvcc-13", {"fmad": "0"}))
 
+    def test_values_read_as_the_cpp_side_writes_them(self):
+        # format_control_set quotes a value holding `#` or a backslash; the
+        # full round trip over every form is lit/python-controls-round-trip.
+        cs = parse_control_set('a = "x#y"\nb = "c:\\\\d\\"e"  # said\nc = p#q\nd = r #s\n'
+                               'e = u\x85v\nf = "\\n"\n')
+        self.assertEqual(cs.options, {"a": "x#y", "b": 'c:\\d"e', "c": "p#q", "d": "r", "e": "u\x85v", "f": "\n"})
+        # Lines end at "\n" only, as in C++: "\r" inside a value stays.
+        self.assertEqual(parse_control_set("k:maxnreg = 9\rx\n").directives, {"k": {"maxnreg": "9\rx"}})
+
     def test_digest_names_the_settings_not_the_text(self):
         a = parse_control_set("maxrregcount = 64\nopt-level = 2\n")
         b = parse_control_set("# same, reordered\nopt-level=2\nspace = ptxas-13\nmaxrregcount =64\n")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Starts a command, waits until its benchmark has started (DIR/started
 exists), sends the command SIGINT, and reports how many benchmark processes
-(objective.py with --sleep) are still alive a moment later. Exits with the
+(objective.py with --sleep) are still alive once the dying ones are gone
+(at most 5 s). Exits with the
 command's status."""
 import os
 import signal
@@ -17,16 +18,25 @@ while not os.path.exists(os.path.join(workdir, "started")) and time.time() < dea
 time.sleep(0.5)
 p.send_signal(signal.SIGINT)
 status = p.wait()
-time.sleep(0.5)
-left = 0
-for pid in os.listdir("/proc"):
-    if pid.isdigit():
-        try:
-            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if any(a.endswith(b"objective.py") for a in args) and b"--sleep" in args and workdir.encode() in b" ".join(args):
-            left += 1
+
+
+def benchmarks_left():
+    left = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if any(a.endswith(b"objective.py") for a in args) and b"--sleep" in args and workdir.encode() in b" ".join(args):
+                left += 1
+    return left
+
+
+# The benchmarks sleep 30 s: any still there after 5 s were left behind.
+deadline = time.time() + 5
+while (left := benchmarks_left()) and time.time() < deadline:
+    time.sleep(0.05)
 sys.stdout.flush()
 print(f"benchmark processes left: {left}", flush=True)
 sys.exit(0 if status == 0 else 1)

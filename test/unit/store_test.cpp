@@ -1,4 +1,3 @@
-#include "cache/counters.h"
 #include "cache/store.h"
 
 #include "utils/files.h"
@@ -99,55 +98,6 @@ TEST(Store, garbage_data_file_is_an_error_not_a_crash) {
   ASSERT_TRUE(write_file_atomic(data, std::string(64 << 10, '\x5a')).ok());
   auto s = Store::open_for_reading(t.path());
   EXPECT_FALSE(s.ok());
-}
-
-TEST(Counters, bump_read_reset) {
-  TempCache t;
-  Tally first(Tool::ptxas), second(Tool::cicc);
-  first.add(Counter::hit);
-  first.add(Counter::calls);
-  first.passed(Pass::no_entry);
-  second.add(Counter::calls);
-  bump_counters(t.path(), first);
-  bump_counters(t.path(), first);
-  bump_counters(t.path(), second);
-  auto c = read_counters(t.path());
-  ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->at("calls"), 2u);
-  EXPECT_EQ(c->at("hit"), 2u);
-  EXPECT_EQ(c->at("passthrough.no-entry"), 2u);
-  EXPECT_EQ(c->at("unit.calls"), 1u);
-  ASSERT_TRUE(reset_counters(t.path()).ok());
-  EXPECT_TRUE(read_counters(t.path())->empty());
-}
-
-TEST(Counters, tuning_candidates_are_not_cache_applications) {
-  Tally ptxas(Tool::ptxas), cicc(Tool::cicc);
-  ptxas.add(Counter::tuning_applied);
-  ptxas.add(Counter::applied);
-  cicc.add(Counter::tuning_applied);
-  EXPECT_EQ(ptxas.names(), (std::vector<std::string>{"tuning.applied", "applied"}));
-  EXPECT_EQ(cicc.names(), (std::vector<std::string>{"unit.tuning.applied"}));
-}
-
-TEST(Counters, damaged_file_counts_from_zero) {
-  TempCache t;
-  ASSERT_TRUE(write_file_atomic(join_path(t.path(), "stats"), "garbage\n\x01\x02 = x\ncalls = 5\n").ok());
-  Tally calls(Tool::ptxas);
-  calls.add(Counter::calls);
-  bump_counters(t.path(), calls);
-  EXPECT_EQ(read_counters(t.path())->at("calls"), 6u);
-}
-
-TEST(Files, free_bytes_of_a_path_not_made_yet_is_its_parents) {
-  auto tmp = ScratchDir::create("ciq-free");
-  ASSERT_TRUE(tmp);
-  auto here = free_bytes(tmp->path());
-  auto below = free_bytes(join_path(tmp->path(), "no/such/cache"));
-  ASSERT_TRUE(here && below);
-  EXPECT_GT(*here, 0u);
-  // The same file system; other writers may move it by a little.
-  EXPECT_LT(*here > *below ? *here - *below : *below - *here, std::uint64_t(64) << 20);
 }
 
 // A FIFO or device planted as data.mdb is refused at once, never opened

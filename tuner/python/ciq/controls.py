@@ -18,21 +18,64 @@ from dataclasses import dataclass, field
 DEFAULT_DIGEST = "default"   # the digest of a control set that sets nothing
 
 
+# What C++'s trim() strips (utils/text.cpp): not str.strip()'s Unicode
+# whitespace, which would also take U+0085, U+00A0, U+2028 from a value.
+_BLANKS = " \t\r\n\f\v"
+
+
 def _unquote(value):
-    value = value.strip()
+    """A space file's `render = ...` value, without its double quotes."""
+    value = value.strip(_BLANKS)
     if len(value) >= 2 and value[0] == value[-1] == '"':
         return value[1:-1]
     return value
 
 
+def _quoted(value):
+    """The text of a double-quoted value (`value` starts with the quote) as
+    utils/text.cpp's parse_key_values reads it: \\n, \\t, else \\X is X,
+    a backslash ending the line is itself; None when the quote is not
+    closed or text other than a `#` comment follows it."""
+    out, i = [], 1
+    while i < len(value):
+        c = value[i]
+        if c == "\\" and i + 1 < len(value):
+            i += 1
+            n = value[i]
+            out.append("\n" if n == "n" else "\t" if n == "t" else n)
+        elif c == '"':
+            after = value[i + 1:].strip(_BLANKS)
+            return "".join(out) if not after or after[0] == "#" else None
+        else:
+            out.append(c)
+        i += 1
+    return None
+
+
 def _key_values(text):
-    """(key, value) pairs of `KEY = VALUE` lines; comments and blank lines skipped."""
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line or "=" not in line:
+    """(key, value) pairs of `KEY = VALUE` lines, read exactly as the C++ side
+    reads them (utils/text.cpp, parse_key_values), so that every value
+    format_control_set writes comes back the same: lines end at "\\n" only;
+    `#` starts a comment at the start of a line, or after a space behind an
+    unquoted value (a value holding `#` is written quoted); a quoted value
+    takes \\" \\\\ \\n \\t. Lines the C++ reader refuses (no `=`, a bad key, an
+    unclosed quote, a `[section]`) are skipped: ciq-ptxas refuses the set."""
+    for raw in text.split("\n"):
+        line = raw.strip(_BLANKS)
+        if not line or line[0] in "#[" or "=" not in line:
             continue
         key, value = line.split("=", 1)
-        yield key.strip(), _unquote(value)
+        key, value = key.strip(_BLANKS), value.strip(_BLANKS)
+        if not key or any(c in key for c in ' \t"'):
+            continue
+        if value.startswith('"'):
+            value = _quoted(value)
+            if value is None:
+                continue
+        else:
+            hash_at = value.find(" #")
+            value = value if hash_at < 0 else value[:hash_at].strip(_BLANKS)
+        yield key, value
 
 
 @dataclass
@@ -86,10 +129,11 @@ def parse_control_set(text):
 
 def read_control_set(path):
     """The ControlSet in file `path`; the default one for "" or an empty file.
-    OSError when the file cannot be read."""
+    OSError when the file cannot be read. Bytes that are not UTF-8 are kept
+    (as surrogate escapes: os.fsencode and subprocess give them back)."""
     if not path:
         return ControlSet()
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         return parse_control_set(f.read())
 
 

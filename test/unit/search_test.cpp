@@ -1,126 +1,21 @@
-#include "tuner/search/candidate.h"
-#include "tuner/measure/command.h"
-#include "tuner/measure/evaluator.h"
+// Tests of tuner/search: parameters and candidates, the genetic, steady-state
+// and NSGA searches, pruning, exclusions, and occupancy-guided seeds.
 #include "tuner/objectives/objectives.h"
+#include "tuner/search/candidate.h"
 #include "tuner/search/occupancy.h"
-#include "tuner/rundir/command_line.h"
-#include "tuner/rundir/journal.h"
-#include "tuner/rundir/lock.h"
 #include "tuner/search/search.h"
-#include "tuner/objectives/statistics.h"
 #include "tuner/search/synthetic.h"
-#include "utils/files.h"
-#include "wrapper/trace.h"
-
-#include <cmath>
-#include <cstdio>
-#include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
-#include <unistd.h>
+#include <gtest/gtest.h>
 #include <mutex>
 #include <set>
 #include <thread>
 
 using namespace ciq;
 using namespace ciq::tuner;
-
-TEST(Statistics, median_and_variance) {
-  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
-  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
-  EXPECT_DOUBLE_EQ(variance({1, 2, 3, 4}), 5.0 / 3);
-}
-
-TEST(Statistics, student_t_cdf_matches_tables) {
-  EXPECT_NEAR(student_t_cdf(0, 5), 0.5, 1e-12);
-  EXPECT_NEAR(student_t_cdf(2.015, 5), 0.95, 1e-3);   // t(0.95, 5)
-  EXPECT_NEAR(student_t_cdf(-2.228, 10), 0.025, 1e-3); // t(0.025, 10)
-  EXPECT_NEAR(student_t_cdf(1.96, 1e6), 0.975, 1e-3);  // the normal limit
-}
-
-TEST(Statistics, welch_detects_a_real_difference_only) {
-  std::vector<double> a{1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.00};
-  std::vector<double> b{0.95, 0.96, 0.94, 0.95, 0.97, 0.93, 0.96, 0.94, 0.95, 0.95};
-  WelchResult w = welch_t_test(b, a);
-  EXPECT_LT(w.p_less, 1e-6);
-  EXPECT_LT(w.t, 0);
-  WelchResult same = welch_t_test(a, a);
-  EXPECT_NEAR(same.p_less, 0.5, 1e-9);
-  // Overlapping noisy samples: no significance.
-  std::vector<double> c{1.00, 1.02, 0.98, 1.01, 0.99};
-  std::vector<double> d{0.99, 1.01, 1.00, 0.98, 1.02};
-  EXPECT_GT(welch_t_test(c, d).p_less, 0.05);
-  // Known value: t = -3.03 / sqrt(2 * 9.1667 / 10) = -2.2378 with 18 degrees
-  // of freedom; a t table gives a one-sided p of 0.0191.
-  std::vector<double> e{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, f{3.03, 4.03, 5.03, 6.03, 7.03, 8.03, 9.03, 10.03, 11.03, 12.03};
-  WelchResult k = welch_t_test(e, f);
-  EXPECT_NEAR(k.t, -2.2378, 1e-3);
-  EXPECT_NEAR(k.dof, 18, 1e-9);
-  EXPECT_NEAR(k.p_less, 0.0191, 5e-4);
-}
-
-TEST(Command, words_split_like_a_shell_without_expanding) {
-  auto w = split_words("cmake --build 'dir with space' -- \"VERBOSE=1\" a\\ b $HOME");
-  ASSERT_TRUE(w.ok());
-  EXPECT_EQ(*w, (std::vector<std::string>{"cmake", "--build", "dir with space", "--", "VERBOSE=1", "a b", "$HOME"}));
-  EXPECT_FALSE(split_words("echo 'open").ok());
-  EXPECT_FALSE(split_words("   ").ok());
-}
-
-TEST(Command, placeholders) {
-  std::map<std::string, std::string> v{{"workdir", "/w"}, {"controls", "/w/c"}, {"gpu", "1"}, {"param:x", "2.5"}};
-  EXPECT_EQ(*fill_placeholders("{workdir}/b --x={param:x} gpu{gpu}", v), "/w/b --x=2.5 gpu1");
-  EXPECT_EQ(*fill_placeholders("awk '{print $1}'", v), "awk '{print $1}'"); // not a placeholder
-  EXPECT_FALSE(fill_placeholders("{param:y}", v).ok());
-  auto sh = command_argv("make -C {workdir} && ./run", v, true);
-  ASSERT_TRUE(sh.ok());
-  EXPECT_EQ(*sh, (std::vector<std::string>{"/bin/sh", "-c", "make -C '/w' && ./run"}));
-}
-
-TEST(Command, shell_quoted_values_are_one_literal_word) {
-  EXPECT_EQ(shell_quoted("/w"), "'/w'");
-  EXPECT_EQ(shell_quoted(""), "''");
-  EXPECT_EQ(shell_quoted("it's"), "'it'\\''s'");
-  EXPECT_EQ(shell_quoted("$(touch PWNED) `id` \"x\" \\ a\nb"), "'$(touch PWNED) `id` \"x\" \\ a\nb'");
-}
-
-// Each value, wherever the template puts it, reaches the shell as literal
-// text: the shell's own reading of the filled command (printf '[%s]' per
-// word) gives back exactly the value, and nothing in it runs.
-static std::string shell_words(const std::string& command) {
-  FILE* p = ::popen(("/bin/sh -c " + shell_quoted("printf '[%s]' " + command)).c_str(), "r");
-  std::string out;
-  char buf[256];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
-TEST(Command, shell_placeholders_are_quoted_for_their_context) {
-  const std::string nasty = "a b'c\"d$(echo RAN)`echo RAN`\\e\n$HOME *";
-  std::map<std::string, std::string> v{{"workdir", "/w d"}, {"param:x", nasty}, {"param:n", "41"}};
-  auto words = [&](const std::string& t) {
-    auto filled = fill_shell_placeholders(t, v);
-    EXPECT_TRUE(filled.ok()) << t;
-    return filled ? shell_words(*filled) : "";
-  };
-  EXPECT_EQ(words("{param:x}"), "[" + nasty + "]");
-  EXPECT_EQ(words("--out={workdir}/x"), "[--out=/w d/x]");                // inside a word
-  EXPECT_EQ(words("'{workdir}/x'"), "[/w d/x]");                          // already single-quoted
-  EXPECT_EQ(words("'--x={param:x}!'"), "[--x=" + nasty + "!]");
-  EXPECT_EQ(words("\"{param:x} $((1+1))\""), "[" + nasty + " 2]");         // already double-quoted
-  EXPECT_EQ(words("\"$(printf %s '{param:x}')\""), "[" + nasty + "]");    // quotes inside $( ) inside "..."
-  EXPECT_EQ(words("$(printf %s {param:x} | wc -c)"), "[" + std::to_string(nasty.size()) + "]");
-  EXPECT_EQ(words("'{print $1}' {workdir}"), "[{print $1}][/w d]");                  // not a placeholder
-  EXPECT_EQ(words("x # it's a comment {workdir}\nprintf '[%s]' {workdir}"), "[x][/w d]"); // its quote opens nothing
-  EXPECT_EQ(words("$(( {param:n} + (1) )) \"$(({param:n}*2))\""), "[42][82]");    // arithmetic: numbers as they are
-  EXPECT_FALSE(fill_shell_placeholders("$(( {param:x} + 1 ))", v).ok());          // and nothing else
-  EXPECT_FALSE(fill_shell_placeholders("`ls {workdir}`", v).ok());
-  EXPECT_FALSE(fill_shell_placeholders("${X:-{workdir}}", v).ok());
-  EXPECT_FALSE(fill_shell_placeholders("echo '{workdir}", v).ok());
-  EXPECT_FALSE(fill_shell_placeholders("echo {param:nope}", v).ok());
-}
 
 TEST(Params, kinds_defaults_and_errors) {
   auto r = parse_param("x=range:1:20:0.5");
@@ -165,91 +60,6 @@ TEST(Candidates, canonical_round_trip_and_controls) {
   EXPECT_EQ(s.param(c, "x"), "1");
   EXPECT_FALSE(s.parse("maxrregcount=7").ok());
   EXPECT_FALSE(s.parse("nope=1").ok());
-}
-
-TEST(Objectives, metric_extraction) {
-  auto o = metric_objective("time_ms: ([0-9.]+)");
-  ASSERT_TRUE(o.ok());
-  EXPECT_DOUBLE_EQ(*extract_metric(*o, "warmup\ntime_ms: 1.5\ntime_ms: 1.25\n"), 1.25);
-  EXPECT_FALSE(extract_metric(*o, "no number here").ok());
-  EXPECT_FALSE(metric_objective("time_ms: [0-9.]+").ok()); // no capture group
-  EXPECT_FALSE(metric_objective("(").ok());
-  EXPECT_FALSE(builtin_objective("ptxas:speed").ok());
-  EXPECT_TRUE(builtin_objective("ptxas:spill-stores")->deterministic());
-}
-
-TEST(Objectives, hostile_output_is_matched_in_linear_time_and_overflow_refused) {
-  auto o = metric_objective("f=([0-9]+)");
-  ASSERT_TRUE(o.ok());
-  // std::regex recursed per character here (exit 139); as a double it is inf.
-  auto huge = extract_metric(*o, "f=" + std::string(40000, '1') + "\n");
-  ASSERT_FALSE(huge.ok());
-  EXPECT_NE(huge.error().message.find("is not a finite number"), std::string::npos) << huge.error().message;
-  EXPECT_FALSE(extract_metric(*o, "f=" + std::string(20000, '9')).ok());
-  auto backtracking = metric_objective("(?:x+x+)+y=([0-9]+)");
-  ASSERT_TRUE(backtracking.ok());
-  EXPECT_DOUBLE_EQ(*extract_metric(*backtracking, std::string(100000, 'x') + "z\nxxy=7\n"), 7);
-  auto empty_group = metric_objective("a*(b*)");
-  ASSERT_TRUE(empty_group.ok());
-  EXPECT_FALSE(extract_metric(*empty_group, "zzz").ok()); // only empty matches: no number, and no endless loop
-  EXPECT_FALSE(metric_objective("(a)\\1").ok());          // a backreference: RE2 refuses it
-}
-
-TEST(Command, failure_message_shows_the_tools_error_lines_and_the_log) {
-  EXPECT_EQ(failure_message("build exit status 1", "", "/r/build.log"), "build exit status 1 (log: /r/build.log)");
-  std::string one = failure_message("build exit status 1", "k.cu:1:10: fatal error: x.h: No such file or directory\ncompilation terminated.\n",
-                                    "/r/build.log");
-  EXPECT_EQ(one, "build exit status 1: k.cu:1:10: fatal error: x.h: No such file or directory (log: /r/build.log)\n"
-                 "  | k.cu:1:10: fatal error: x.h: No such file or directory\n  | compilation terminated.");
-  std::string many;
-  for (int i = 0; i < 30; ++i) many += (i == 15 ? "k.cu(9): error: bad thing" : "line " + std::to_string(i)) + "\n";
-  std::string m = failure_message("build exit status 2", many, "L");
-  EXPECT_EQ(m.substr(0, m.find('\n')), "build exit status 2: k.cu(9): error: bad thing (log: L)");
-  EXPECT_NE(m.find("  | line 0\n  | line 1\n  | line 2\n  | line 3\n  | ...\n  | k.cu(9): error: bad thing\n  | ...\n  | line 26"),
-            std::string::npos) << m;
-  EXPECT_NE(m.find("  | line 29"), std::string::npos);
-  EXPECT_EQ(m.find("line 10"), std::string::npos);
-}
-
-TEST(RunDir, a_partial_last_line_is_cut_off_before_the_journal_is_read) {
-  ScratchDir dir = *ScratchDir::create("journal");
-  std::string path = join_path(dir.path(), "journal.jsonl");
-  EvalRecord r;
-  r.candidate = "default";
-  r.status = EvalStatus::ok;
-  ASSERT_TRUE(append_whole_line(path, r.to_json()).ok());
-  r.number = 1;
-  r.candidate = "x=1";
-  std::string partial = r.to_json().substr(0, 30);
-  ASSERT_TRUE(append_file(path, partial).ok()); // a run stopped mid-write
-  auto records = load_journal(path);
-  ASSERT_TRUE(records.ok());
-  ASSERT_EQ(records->size(), 1u);
-  // The next record starts a line of its own, not glued to the torn one.
-  ASSERT_TRUE(append_whole_line(path, r.to_json()).ok());
-  records = load_journal(path);
-  ASSERT_TRUE(records.ok());
-  ASSERT_EQ(records->size(), 2u);
-  EXPECT_EQ((*records)[1].candidate, "x=1");
-  EXPECT_EQ(*drop_partial_last_line(path), 0u);
-}
-
-TEST(RunDir, a_second_lock_is_refused_naming_the_owner) {
-  ScratchDir dir = *ScratchDir::create("lock");
-  ASSERT_TRUE(lock_run_directory(dir.path()).ok());
-  // flock locks belong to the open file description: a second open (as a
-  // second tuner would make) is refused even within this process.
-  auto second = lock_run_directory(dir.path());
-  ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.error().code, "locked");
-  EXPECT_NE(second.error().message.find("pid " + std::to_string(::getpid()) + " on host "), std::string::npos)
-      << second.error().message;
-  release_run_directory();
-  auto emptied = read_file(join_path(dir.path(), "lock"));
-  ASSERT_TRUE(emptied.ok());
-  EXPECT_EQ(*emptied, "");
-  EXPECT_TRUE(lock_run_directory(dir.path()).ok());
-  release_run_directory();
 }
 
 namespace {
@@ -595,98 +405,4 @@ TEST(Search, exclusions_keep_every_proposed_candidate_compilable) {
     genetic_search(s, cfg, evaluate);
   }
   EXPECT_EQ(evaluated_refused, 0);
-}
-
-
-// The trace has one schema: what ciq-ptxas writes is what the tuner reads,
-// field for field; a record in another format is an error, not zeros.
-TEST(Trace, written_by_the_wrapper_read_by_the_tuner) {
-  auto dir = ciq::ScratchDir::create("ciq-trace-test").value();
-  ciq::wrapper::TraceRecord w;
-  w.input = "k.ptx";
-  w.output = "k.cubin";
-  w.target = "sm_90a";
-  w.ptxas_version = "13.0.88";
-  w.flags = "-O3";
-  w.accepts_controls_file = true;
-  w.module_key = "00112233445566778899aabbccddeeff";
-  w.controls = "maxrregcount=64";
-  w.controls_applied = true;
-  w.controls_error = "";
-  w.code_digest = "abcdef";
-  w.exit_status = 0;
-  w.seconds = 0.25;
-  ciq::wrapper::TraceKernel k;
-  k.name = "_Z5heavyPf \"quoted\"";
-  k.key = "ffeeddccbbaa99887766554433221100";
-  k.block_threads = 256;
-  k.resources.registers = 64;
-  k.resources.spill_stores = 12;
-  k.resources.spill_loads = 8;
-  k.resources.stack = 16;
-  k.resources.shared = 4096;
-  w.kernels.push_back(k);
-  ciq::wrapper::write_trace(dir.path(), w);
-
-  auto read = read_trace(dir.path());
-  ASSERT_TRUE(read.ok()) << read.error().message;
-  ASSERT_EQ(read->size(), 1u);
-  const TracedModule& m = read->front();
-  EXPECT_EQ(m.input, w.input);
-  EXPECT_EQ(m.output, w.output);
-  EXPECT_EQ(m.target, w.target);
-  EXPECT_EQ(m.ptxas_version, w.ptxas_version);
-  EXPECT_EQ(m.flags, w.flags);
-  EXPECT_EQ(m.module_key, w.module_key);
-  EXPECT_EQ(m.controls, w.controls);
-  EXPECT_TRUE(m.controls_applied);
-  EXPECT_TRUE(m.accepts_controls_file);
-  EXPECT_EQ(m.code_digest, w.code_digest);
-  EXPECT_DOUBLE_EQ(m.seconds, 0.25);
-  ASSERT_EQ(m.kernels.size(), 1u);
-  EXPECT_EQ(m.kernels[0].name, k.name);
-  EXPECT_EQ(m.kernels[0].key, k.key);
-  EXPECT_EQ(m.kernels[0].block_threads, 256);
-  EXPECT_EQ(m.kernels[0].registers, 64);
-  EXPECT_EQ(m.kernels[0].spill_stores, 12);
-  EXPECT_EQ(m.kernels[0].spill_loads, 8);
-  EXPECT_EQ(m.kernels[0].stack, 16);
-  EXPECT_EQ(m.kernels[0].shared, 4096);
-
-  ASSERT_TRUE(ciq::write_file_atomic(ciq::join_path(dir.path(), "old.json"), "{\"format\":\"ciq-trace/0\"}").ok());
-  auto refused = read_trace(dir.path());
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("not ciq-trace/1"), std::string::npos) << refused.error().message;
-}
-
-// A parallel run killed while evaluation 1 was in flight and 2 had finished
-// leaves a journal with 0 and 2: the resumed run gives the next candidate
-// number 1, then 3, so the journal reads 0..N-1 (found by kill_resume.py).
-TEST(Evaluator, resumed_run_fills_the_numbers_a_killed_run_left_free) {
-  auto dir = ciq::ScratchDir::create("ciq-evaluator-test").value();
-  SearchSpace s;
-  s.dimensions = {*parse_param("x=choice:1,2,3,4")};
-  TuningSetup setup;
-  setup.bench = "echo f=1";
-  setup.objectives = {*metric_objective("f=([0-9]+)")};
-  setup.repeats = 1;
-  setup.compiler = false;
-  setup.run_dir = dir.path();
-  Evaluator e(setup, s);
-  auto with_x = [&](int gene) {
-    Candidate c = s.default_candidate();
-    c.genes[0] = gene;
-    return c;
-  };
-  std::vector<EvalRecord> journal(2);
-  journal[0].number = 0;
-  journal[0].candidate = s.canonical(with_x(0));
-  journal[1].number = 2;
-  journal[1].candidate = s.canonical(with_x(2));
-  for (auto& r : journal) r.status = EvalStatus::ok;
-  e.preload(journal);
-  e.evaluate_batch({with_x(1), with_x(3)}, 0);
-  std::vector<int> numbers;
-  for (const auto& r : e.records()) numbers.push_back(r.number);
-  EXPECT_EQ(numbers, (std::vector<int>{0, 2, 1, 3}));
 }
