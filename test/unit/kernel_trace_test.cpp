@@ -376,3 +376,18 @@ TEST(KernelTable, demangles_cxx_names_only) {
   EXPECT_EQ(inject::demangle("softmax_kernel"), "softmax_kernel");
   EXPECT_EQ(inject::demangle("_Znot a name"), "_Znot a name");
 }
+
+TEST(KernelTrace, a_count_that_is_not_a_whole_number_is_refused_not_read_as_zero) {
+  std::string text = R"T({"ciq_kernel_trace": 1, "pid": 9, "status": "ok"})T" "\n"
+                     R"T({"kernel": "past", "grid": [1,1,1], "block": [1,1,1], "launches": 1, "total_ns": 18446744073709551621})T" "\n"
+                     R"T({"kernel": "negative", "grid": [1,1,1], "block": [1,1,1], "launches": 1, "total_ns": 5, "registers": -1})T" "\n"
+                     R"T({"kernel": "ok", "grid": [1,1,1], "block": [1,1,1], "launches": 1, "total_ns": 5, "registers": 32})T" "\n";
+  KernelTrace trace;
+  add_kernel_trace_text(trace, text, "kernels-9.jsonl");
+  summarise_kernels(trace);
+  ASSERT_EQ(trace.problems.size(), 2u);
+  EXPECT_EQ(trace.problems[0].message, "kernel past: total_ns is not a whole number of at most 2^64 - 1; skipped");
+  EXPECT_EQ(trace.problems[1].message, "kernel negative: registers is not a whole number of at most 2^64 - 1; skipped");
+  ASSERT_EQ(trace.kernels.size(), 1u);
+  EXPECT_EQ(trace.kernels[0].kernel, "ok");
+}

@@ -61,16 +61,18 @@ Result<KernelRecord> read_kernel_line(const json& line, std::int64_t pid) {
   r.config.device = signed_member(line, "device", 0);
   if (!read_dims(line, "grid", r.config.grid) || !read_dims(line, "block", r.config.block))
     return make_error("parse", "kernel " + r.kernel + ": grid and block must be [x, y, z]");
-  r.config.dynamic_smem = unsigned_member(line, "dynamic_smem");
-  r.static_smem = unsigned_member(line, "static_smem");
-  r.registers = unsigned_member(line, "registers");
-  r.local_bytes = unsigned_member(line, "local_bytes");
-  r.launches = unsigned_member(line, "launches");
-  r.total_ns = unsigned_member(line, "total_ns");
-  r.min_ns = unsigned_member(line, "min_ns");
-  r.max_ns = unsigned_member(line, "max_ns");
-  r.first_start_ns = unsigned_member(line, "first_start_ns");
-  r.last_end_ns = unsigned_member(line, "last_end_ns");
+  // Counts and sizes: absent is 0, but one that is there must be a whole
+  // number >= 0 that fits (-1 or 2^64+5, a float to the parser, is not a
+  // measurement: it would otherwise read as 0 and skew the shares).
+  for (auto [key, field] : {std::pair<const char*, std::uint64_t*>{"dynamic_smem", &r.config.dynamic_smem},
+                            {"static_smem", &r.static_smem}, {"registers", &r.registers}, {"local_bytes", &r.local_bytes},
+                            {"launches", &r.launches}, {"total_ns", &r.total_ns}, {"min_ns", &r.min_ns},
+                            {"max_ns", &r.max_ns}, {"first_start_ns", &r.first_start_ns}, {"last_end_ns", &r.last_end_ns}}) {
+    auto it = line.find(key);
+    if (it != line.end() && !it->is_number_unsigned())
+      return make_error("parse", "kernel " + r.kernel + ": " + key + " is not a whole number of at most 2^64 - 1");
+    *field = unsigned_member(line, key);
+  }
   for (auto [name, value] : {std::pair<const char*, std::uint64_t>{"launches", r.launches}, {"total_ns", r.total_ns},
                               {"min_ns", r.min_ns}, {"max_ns", r.max_ns}})
     if (value > k_max_trace_count)
