@@ -151,6 +151,9 @@ Result<std::vector<std::string>> list_directory(const std::string& dir) {
 Result<ScratchDir> ScratchDir::create(std::string_view prefix, std::string_view parent) {
   const char* tmpdir = std::getenv("TMPDIR");
   std::string base = !parent.empty() ? std::string(parent) : tmpdir && *tmpdir ? tmpdir : "/tmp";
+  // $TMPDIR in another user's directory: they could rename ours away (and
+  // put theirs in its place) between our mkdtemp and our use.
+  if (auto secure = check_secure_location(base); !secure) return secure.error();
   std::string pattern = join_path(base, std::string(prefix) + ".XXXXXX");
   if (!::mkdtemp(pattern.data())) return io_error("cannot create a scratch directory in", base);
   return ScratchDir(pattern);

@@ -13,6 +13,11 @@ namespace {
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
+std::string dir_of(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
 Error io_error(const std::string& what, const std::string& path, int error = errno) {
   return make_error("io", what + " " + quoted(path) + ": " + std::strerror(error));
 }
@@ -80,29 +85,51 @@ static std::string foreign_link_on_the_way(const std::string& dir) {
   }
 }
 
+/// "" when nobody but the user (and root) can change what `dir`, an existing
+/// directory, means: no other user's link on the way as written, and the
+/// directory itself and every one above it (links resolved) passes
+/// unsafe_ancestor(). Otherwise why not.
+static std::string insecure_location(const std::string& dir) {
+  if (std::string why = foreign_link_on_the_way(dir); !why.empty()) return why;
+  char* resolved = ::realpath(dir.c_str(), nullptr);
+  if (!resolved) return quoted(dir) + " cannot be resolved: " + std::strerror(errno);
+  std::string up(resolved);
+  std::free(resolved);
+  for (;;) {
+    if (std::string why = unsafe_ancestor(up); !why.empty()) return why;
+    if (up == "/") return {};
+    std::size_t slash = up.rfind('/');
+    up = slash == 0 ? "/" : up.substr(0, slash);
+  }
+}
+
+const char* const k_refusal = ": ciq keeps its files only in directories no other user can change; "
+                              "name a new path or one of your own";
+
+Result<void> check_secure_location(const std::string& dir) {
+  if (std::string why = insecure_location(dir); !why.empty()) return make_error("unsafe", why + k_refusal);
+  return {};
+}
+
 Result<void> check_own_directory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return io_error("cannot look at directory", dir);
   if (!S_ISDIR(st.st_mode)) return make_error("unsafe", quoted(dir) + " is not a directory");
-  const std::string refusal = ": ciq keeps its files only in directories no other user can change; "
-                              "name a new path or one of your own";
-  if (std::string why = foreign_reason(st, quoted(dir), true); !why.empty()) return make_error("unsafe", why + refusal);
-  if (std::string why = foreign_link_on_the_way(dir); !why.empty()) return make_error("unsafe", why + refusal);
-  // The directories above it, as they really are (links resolved).
-  char* resolved = ::realpath(dir.c_str(), nullptr);
-  if (!resolved) return io_error("cannot resolve directory", dir);
-  std::string real(resolved);
-  std::free(resolved);
-  for (std::string up = real; up != "/";) {
-    std::size_t slash = up.rfind('/');
-    up = slash == 0 ? "/" : up.substr(0, slash);
-    if (std::string why = unsafe_ancestor(up); !why.empty()) return make_error("unsafe", why + refusal);
-  }
-  return {};
+  if (std::string why = foreign_reason(st, quoted(dir), true); !why.empty()) return make_error("unsafe", why + k_refusal);
+  return check_secure_location(dir);
 }
 
 Result<void> make_own_directory(const std::string& dir, mode_t mode) {
   if (dir.empty()) return make_error("io", "an empty directory name");
+  // Nothing is made in a place another user controls: the deepest level
+  // that exists is checked first.
+  std::string existing = dir;
+  for (struct stat st {}; ::stat(existing.c_str(), &st) != 0;) {
+    std::size_t slash = existing.rfind('/');
+    existing = slash == std::string::npos ? "." : slash == 0 ? "/" : existing.substr(0, slash);
+  }
+  if (existing != dir)
+    if (auto secure = check_secure_location(existing); !secure) return secure;
   for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string level = dir.substr(0, slash);
     if (::mkdir(level.c_str(), mode) != 0 && errno != EEXIST) {
@@ -164,7 +191,13 @@ Result<int> open_own_fifo(const std::string& path, int flags) {
 
 Result<int> open_log_destination(const std::string& path) {
   int nofollow = O_NOFOLLOW;
-  struct stat link {};
+  struct stat link {}, target {};
+  // A file (to be) written there: only where no other user can change what
+  // the path means (no new file of ours in their directory, nothing through
+  // their links). Streams (/dev/stderr, the user's FIFO) are looked at below.
+  bool stream = ::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode);
+  if (!stream)
+    if (auto secure = check_secure_location(dir_of(path)); !secure) return secure.error();
   if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
     if (link.st_uid != ::geteuid() && link.st_uid != 0)
       return make_error("unsafe", quoted(path) + " is a symbolic link made by user id " + std::to_string(link.st_uid) +

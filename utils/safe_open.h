@@ -52,8 +52,15 @@ inline constexpr std::uint64_t default_read_limit = std::uint64_t(1) << 30;
 /// directory or link another user could replace it through).
 Result<void> check_own_directory(const std::string& dir);
 
-/// mkdir -p `dir` (new levels with `mode`, less the umask), then
-/// check_own_directory(dir).
+/// Succeeds when no other user can change what `dir` (an existing
+/// directory, anyone's) means: every directory from it up to / is the
+/// user's or root's and sticky where others may write, and no other user's
+/// link is on the way. Where ciq may create in, or next to, a user-named path.
+Result<void> check_secure_location(const std::string& dir);
+
+/// mkdir -p `dir` (new levels with `mode`, less the umask) when the deepest
+/// level that exists passes check_secure_location() (nothing is made in
+/// another user's place), then check_own_directory(dir).
 Result<void> make_own_directory(const std::string& dir, mode_t mode = 0755);
 
 /// Creates `path`, which must not exist (contract 2), opened with `flags`

@@ -144,3 +144,19 @@ TEST(Command, no_placeholder_after_a_here_document) {
   ASSERT_TRUE(quoted.ok()) << quoted.error().message;
   EXPECT_EQ(*quoted, "echo '<<' '/w'");
 }
+
+// What the quoting does not follow, or where the shell reads a value twice,
+// is refused: a `case` in $(...) (its ')' would end the $( ) in ciq's
+// reading), eval, a nested sh -c. Words that only contain them are not.
+TEST(Command, placeholders_refused_where_the_shell_reads_them_again) {
+  std::map<std::string, std::string> v{{"param:x", "$(touch PWNED)"}, {"workdir", "/w"}};
+  for (const char* t : {R"T(echo "$(case a in a) echo "{workdir}";; esac)")T", "eval echo {param:x}",
+                        "sh -c 'echo {param:x}'", "/bin/bash -c \"run {workdir}\""}) {
+    auto filled = fill_shell_placeholders(t, v);
+    ASSERT_FALSE(filled.ok()) << t;
+    EXPECT_NE(filled.error().message.find("must not use"), std::string::npos) << filled.error().message;
+  }
+  for (const char* t : {"make -C /home/me/case {workdir}", "./evaluate.sh {workdir}", "echo $((1<<2)) {param:x}"})
+    EXPECT_TRUE(fill_shell_placeholders(t, v).ok()) << t;
+  EXPECT_TRUE(fill_shell_placeholders("case a in a) echo hi;; esac", v).ok());  // no placeholder: nothing to quote
+}

@@ -201,3 +201,21 @@ TEST_F(SafeOpen, log_destination_refuses_another_users_fifo) {
   EXPECT_EQ(opened.error().code, "unsafe");
   ::close(reader);
 }
+
+TEST_F(SafeOpen, nothing_is_made_where_others_could_swap_it) {
+  std::string open_parent = at("shared");
+  ASSERT_EQ(::mkdir(open_parent.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(open_parent.c_str(), 0777), 0);
+  EXPECT_FALSE(make_own_directory(join_path(open_parent, "run/deeper")));
+  EXPECT_FALSE(path_exists(join_path(open_parent, "run")));  // refused before anything was made
+  auto log = open_log_destination(join_path(open_parent, "ciq.log"));
+  ASSERT_FALSE(log);
+  EXPECT_EQ(log.error().code, "unsafe");
+  EXPECT_FALSE(path_exists(join_path(open_parent, "ciq.log")));
+  auto scratch = ScratchDir::create("ciq-x", open_parent);
+  ASSERT_FALSE(scratch);
+  EXPECT_EQ(scratch.error().code, "unsafe");
+  auto stderr_log = open_log_destination("/dev/stderr");  // a stream: not a file in a directory
+  ASSERT_TRUE(stderr_log) << stderr_log.error().message;
+  ::close(*stderr_log);
+}

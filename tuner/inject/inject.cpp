@@ -96,7 +96,7 @@ void say(const std::string& message) {
   if (!injection || !injection->verbose) return;
   std::string shown;
   for (unsigned char c : message) {
-    if (c >= 0x20 && c != 0x7f) {
+    if (c >= 0x20 && c < 0x7f) {  // ASCII only: no C1 control, no byte a terminal could take for one
       shown += char(c);
     } else {
       char escaped[5];

@@ -114,6 +114,27 @@ Result<std::string> fill_shell_placeholders(const std::string& text, const std::
   // $(...) runs): from a `<<` on, no placeholder is filled. Conservative:
   // also one after the body's end.
   bool here_document = false;
+  // What this reading of the shell's grammar does not follow, and where a
+  // value would be read as shell text again: refused outright rather than
+  // quoted for the wrong context (`case` patterns end in ')', which would
+  // close a $( ) here; eval and a nested `sh -c` parse the value again).
+  bool has_placeholder = false;
+  for (std::size_t i = 0; i < text.size() && !has_placeholder; ++i) has_placeholder = placeholder_at(text, i).has_value();
+  // As a command word: at the start or after a separator (a shell's path,
+  // /bin/sh -c, too), and followed by a blank.
+  auto command_word_at = [&](std::size_t at, std::size_t length, bool path_allowed) {
+    static const std::string before = " \t\n;(|&`{", after = " \t\n";
+    bool starts = at == 0 || before.find(text[at - 1]) != std::string::npos || (path_allowed && text[at - 1] == '/');
+    return starts && at + length < text.size() && after.find(text[at + length]) != std::string::npos;
+  };
+  for (const char* word : {"case", "eval", "sh -c", "bash -c", "dash -c", "zsh -c", "ksh -c"}) {
+    bool shell = std::strchr(word, ' ') != nullptr;
+    for (std::size_t at = text.find(word); has_placeholder && at != std::string::npos; at = text.find(word, at + 1))
+      if (command_word_at(at, std::strlen(word), shell))
+        return make_error("invalid", "a --shell command with placeholders must not use '" + std::string(word) +
+                                         "': a value there would be read as shell text again, or in a context ciq "
+                                         "cannot quote for; put that part in a script and pass the value as an argument: " + text);
+  }
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     Context& top = stack.back();
@@ -179,7 +200,7 @@ Result<std::string> fill_shell_placeholders(const std::string& text, const std::
       } else if (!quoted && c == '<' && text.compare(i, 3, "<<<") == 0) {
         out += "<<";  // a here-string: its word is quoted like any other
         i += 2;
-      } else if (!quoted && c == '<' && text.compare(i, 2, "<<") == 0) {
+      } else if (!quoted && top.quoting != Quoting::arithmetic && c == '<' && text.compare(i, 2, "<<") == 0) {
         here_document = true;  // `<<` or `<<-`
       } else if (quoted) {
         if (c == '"') stack.pop_back();
