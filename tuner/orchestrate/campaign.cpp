@@ -5,6 +5,7 @@
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/lock.h"
+#include "tuner/rundir/summary.h"
 #include "tuner/measure/command.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -24,10 +25,23 @@ namespace ciq::tuner {
 
 namespace {
 
+/// Where a kernel's run stands: not run (or interrupted), finished (its
+/// summary.json holds results), or could not tune.
+enum class KernelState { pending, done, failed };
+
+const char* state_name(KernelState s) {
+  switch (s) {
+  case KernelState::pending: return "pending";
+  case KernelState::done: return "done";
+  case KernelState::failed: return "failed";
+  }
+  return "pending";
+}
+
 /// What one kernel's run said (its summary.json), or why it said nothing.
 struct KernelResult {
   std::string kernel, run_dir;
-  std::string state = "pending"; // pending, done, failed
+  KernelState state = KernelState::pending;
   std::string verdict, controls, error, objective;
   double baseline = NAN, best = NAN;
   double share = NAN; // of the program's GPU time (--from-profile)
@@ -65,7 +79,7 @@ std::string to_json(const std::vector<KernelResult>& results) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const KernelResult& r = results[i];
     j += std::string(i ? "," : "") + "{\"kernel\":" + json_string(r.kernel) + ",\"run_dir\":" + json_string(r.run_dir) +
-         ",\"state\":" + json_string(r.state) + ",\"verdict\":" + json_string(r.verdict) +
+         ",\"state\":" + json_string(state_name(r.state)) + ",\"verdict\":" + json_string(r.verdict) +
          ",\"objective\":" + json_string(r.objective) + ",\"share\":" + number_json(r.share) +
          ",\"program_change\":" + number_json(program_change(r)) + ",\"baseline\":" + number_json(r.baseline) +
          ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
@@ -75,24 +89,30 @@ std::string to_json(const std::vector<KernelResult>& results) {
   return j + "]}\n";
 }
 
-/// Reads a finished run's summary.json into `r`; false when there is none.
-bool read_summary(KernelResult& r) {
-  auto text = read_file(join_path(r.run_dir, "summary.json"));
-  if (!text) return false;
-  auto json = parse_json(*text);
-  if (!json) return false;
-  const JsonValue& j = *json;
-  r.state = "done";
-  r.verdict = j["verdict"].string_or("");
-  r.controls = j["controls"].string_or("");
-  r.objective = j["objective"].string_or("");
-  r.baseline = j["baseline"].number_or(NAN);
-  r.best = j["best"].number_or(NAN);
-  r.shipped = j["shipped"].boolean;
-  r.evaluations = int(j["evaluations"].number_or(0));
-  r.invalid = int(j["invalid"].number_or(0));
+/// A finished run's results (its summary.json) into `r`, which is then
+/// done; false when the run has no results (not run, or it failed before its
+/// search ended).
+bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
+  if (!summary || !summary->results) return false;
+  const SummaryResults& s = *summary->results;
+  r.state = KernelState::done;
+  r.verdict = s.verdict;
+  r.controls = s.controls;
+  r.objective = s.objective;
+  r.baseline = s.baseline;
+  r.best = s.best;
+  r.shipped = s.shipped;
+  r.evaluations = s.evaluations;
+  r.invalid = s.invalid;
   r.error.clear();
   return true;
+}
+
+/// <run dir>/summary.json; none when absent or unreadable (the run's log
+/// then says what happened).
+std::optional<RunSummary> summary_of(const KernelResult& r) {
+  auto summary = read_summary(r.run_dir);
+  return summary ? std::move(*summary) : std::nullopt;
 }
 
 std::string change_text(const KernelResult& r) { return percent(change(r), "%+.1f %%"); }
@@ -121,7 +141,8 @@ void print_table(const std::vector<KernelResult>& results) {
     std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
   double total = 0;
   for (const auto& r : results) {
-    std::string verdict = printable(r.state == "done" ? r.verdict : r.state + (r.error.empty() ? "" : ": " + r.error));
+    std::string verdict = printable(r.state == KernelState::done ? r.verdict
+                                                                  : state_name(r.state) + (r.error.empty() ? "" : ": " + r.error));
     if (shares) {
       if (std::isfinite(program_change(r))) total += program_change(r);
       std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), table_name(r.kernel).c_str(),
@@ -303,22 +324,32 @@ RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std
   return run;
 }
 
+// Why a run could not tune, in one line: the error its summary.json records
+// (as the run printed it: "ciq-tuner: error: " and the message's first
+// line), else (it wrote none: it died, or failed before its directory was
+// its own) the last line of its log, else how it ended.
+std::string failure_reason(const std::optional<RunSummary>& summary, const Result<RunResult>& ran, const std::string& log_file) {
+  if (summary && summary->outcome == RunOutcome::failed && !summary->reason.empty()) {
+    std::string shown = printable_lines(summary->reason);
+    return "ciq-tuner: error: " + shown.substr(0, shown.find('\n'));
+  }
+  auto log = read_file(log_file);
+  std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
+  std::string last = said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
+  if (last.empty() && ran) return "ciq-tuner run " + ran->describe();
+  return last;
+}
+
 // What one kernel's run came to, in `r` and on stderr (under the lock).
 void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file, std::size_t i, std::size_t n) {
-  if (ran && ran->succeeded() && read_summary(r)) {
+  std::optional<RunSummary> summary = summary_of(r);
+  if (ran && ran->succeeded() && take_results(r, summary)) {
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, n, printable(r.kernel).c_str(), printable(r.verdict).c_str(),
                  change_text(r).c_str(), r.shipped ? ", shipped" : "");
     return;
   }
-  r.state = "failed";
-  auto log = read_file(log_file);
-  std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
-  // The run's error line (the output lines it shows follow it), else its last line.
-  auto error = said.rfind("ciq-tuner: error: ");
-  auto nl = error != std::string::npos ? said.find('\n', error) : std::string::npos;
-  r.error = error != std::string::npos ? said.substr(error, nl == std::string::npos ? nl : nl - error)
-                                       : said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
-  if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
+  r.state = KernelState::failed;
+  r.error = failure_reason(summary, ran, log_file);
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
                printable(r.error).c_str(), printable(r.run_dir).c_str());
 }
@@ -361,10 +392,10 @@ int run_campaign(CampaignOptions c) {
     results[i].kernel = (*kernels)[i];
     results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
     if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
-    read_summary(results[i]);
+    take_results(results[i], summary_of(results[i]));
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
-  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == "done"; });
+  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });
   std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
   std::mutex mutex;
   auto write_summary = [&] { // under the mutex
@@ -379,7 +410,10 @@ int run_campaign(CampaignOptions c) {
   auto worker = [&](std::size_t slot) {
     for (std::size_t i = next++; i < results.size(); i = next++) {
       KernelResult& r = results[i];
-      if (r.state == "done") continue;
+      if (r.state == KernelState::done) continue;
+      // What an earlier attempt's summary said (it failed) is not this one's.
+      if (auto removed = remove_summary(r.run_dir); !removed)
+        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
       RunOptions run = kernel_run(c, r, (*gpu_sets)[slot]);
       {
         std::lock_guard lock(mutex);
@@ -396,7 +430,7 @@ int run_campaign(CampaignOptions c) {
   for (auto& t : threads) t.join();
 
   print_table(results);
-  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != "done"; }));
+  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != KernelState::done; }));
   int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
   std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
                failed, join_path(o.out_dir, "campaign.json").c_str());

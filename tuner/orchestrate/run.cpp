@@ -9,6 +9,8 @@
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/lock.h"
+#include "tuner/rundir/results.h"
+#include "tuner/rundir/summary.h"
 #include "tuner/orchestrate/ship.h"
 #include "tuner/search/space_builder.h"
 #include "tuner/objectives/statistics.h"
@@ -192,29 +194,25 @@ static Result<void> check_options(TuneOptions& o) {
   return {};
 }
 
-// results.csv: a header, then a row per evaluation (a view of the journal).
-static std::string csv_header(const TuneOptions& o) {
-  std::string header = "number,generation,candidate";
-  for (const auto& obj : o.setup.objectives) header += "," + csv_field(obj.name);
-  return header + ",status,reason,build_s,bench_s";
-}
-
-static std::string csv_row(const TuneOptions& o, const EvalRecord& r) {
-  std::string row = std::to_string(r.number) + "," + std::to_string(r.generation) + "," + csv_field(r.candidate);
-  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) row += "," + (r.evaluation.valid ? format_number(shown(o, r, k)) : "");
-  return row + "," + r.status + "," + csv_field(r.evaluation.reason) + "," + format_number(r.build_seconds) + "," +
-         format_number(r.bench_seconds);
-}
-
-// The run directory: a new one (the command line saved, results.csv begun),
-// or the journal of the one to resume. Interrupts stop the commands in
-// flight from now on.
-static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
-  // One tuner per run directory: a second one (or a --resume of a running
-  // one) would write the same journal and evaluation directories.
+// The run directory made this run's own: created, locked (one tuner per
+// run directory: a second one, or a --resume of a running one, would write
+// the same journal and evaluation directories), and not another run's
+// unless resumed. From here on, a failure is recorded in its summary.json.
+static Result<void> claim_run_directory(const TuneOptions& o) {
   if (o.resume && !is_directory(o.out_dir)) return make_error("tuner", "nothing to resume: '" + o.out_dir + "' is not a run directory");
   if (auto r = make_own_directory(o.out_dir); !r) return r.error();
   if (auto locked = lock_run_directory(o.out_dir); !locked) return locked.error();
+  if (!o.resume && path_exists(join_path(o.out_dir, "journal.jsonl"))) {
+    release_run_directory();
+    return make_error("tuner", "'" + o.out_dir + "' already holds a run; continue it with --resume " + o.out_dir);
+  }
+  return {};
+}
+
+// The run directory claimed: a new run begun (the command line saved,
+// results.csv begun), or the journal of the one to resume read back.
+// Interrupts stop the commands in flight from now on.
+static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   // What an interrupted memoised build left in its scratch directories (no
   // build runs now: the lock is ours).
   remove_tree(join_path(o.out_dir, "memo/tmp"));
@@ -232,17 +230,14 @@ static Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
     if (!j) return j.error();
     // results.csv again from the journal: a run stopped between the two
     // (a full disk) may have left a row short or missing.
-    std::string csv = csv_header(o) + "\n";
-    for (const auto& r : *j) csv += csv_row(o, r) + "\n";
-    if (auto w = write_file_atomic(join_path(o.out_dir, "results.csv"), csv); !w) return w.error();
+    if (auto w = ResultsCsv(o.out_dir, o.setup.objectives).rewrite(*j); !w) return w.error();
     journal = std::move(*j);
     std::fprintf(stderr, "ciq-tuner: resuming %s: %zu evaluations in the journal\n", o.out_dir.c_str(), journal.size());
   } else {
-    if (path_exists(journal_path)) return make_error("tuner", "'" + o.out_dir + "' already holds a run; continue it with --resume " + o.out_dir);
     if (auto w = save_command_line(o.out_dir, o.command_line); !w) return w.error();
     // A resume from elsewhere runs the commands (relative paths in them) here.
     if (auto w = write_file_atomic(join_path(o.out_dir, "working-directory"), current_directory() + "\n"); !w) return w.error();
-    if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), csv_header(o)); !w) return w.error();
+    if (auto w = ResultsCsv(o.out_dir, o.setup.objectives).begin(); !w) return w.error();
   }
 
   o.setup.executor->use_run_directory(o.out_dir);
@@ -397,6 +392,9 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
 // journal holds whole lines only (append_whole_line), so the run resumes.
 [[noreturn]] static void stop_unrecorded(const TuneOptions& o, const EvalRecord& r, const std::string& why) {
   kill_tracked_children();
+  // Said in summary.json too if it can be (the disk may be full).
+  (void)write_summary(o.out_dir, RunSummary{o.out_dir, std::nullopt, RunOutcome::failed,
+                                            "cannot record evaluation " + std::to_string(r.number) + ": " + why});
   std::fprintf(stderr,
                "\nciq-tuner: error: cannot record evaluation %d: %s\n"
                "ciq-tuner: the run stopped; its journal holds every evaluation recorded before this one. Make room (or "
@@ -408,7 +406,7 @@ static Result<SearchSpace> make_space(TuneOptions& o, const std::vector<TracedMo
 // One finished evaluation: a journal line (synced) and a results.csv row.
 static void record_evaluation(const TuneOptions& o, const std::string& journal_path, const EvalRecord& r) {
   if (auto w = append_whole_line(journal_path, r.to_json()); !w) stop_unrecorded(o, r, w.error().message);
-  if (auto w = append_whole_line(join_path(o.out_dir, "results.csv"), csv_row(o, r)); !w) stop_unrecorded(o, r, w.error().message);
+  if (auto w = ResultsCsv(o.out_dir, o.setup.objectives).append(r); !w) stop_unrecorded(o, r, w.error().message);
 }
 
 // The search itself, with the strategy the options ask for.
@@ -509,25 +507,6 @@ static Verdict verify_front(const TuneOptions& o, Evaluator& evaluator, const Se
   return verdict;
 }
 
-// summary.json's fields for several objectives: the baseline's and the
-// best's value of each (the best as `best` is: the winner, else the
-// preferred point of the front), and the front itself, preferred first.
-static std::string objective_values(const TuneOptions& o, const Verdict& verdict, const std::vector<const EvalRecord*>& front) {
-  if (o.setup.objectives.size() < 2) return "";
-  auto array = [](const std::vector<double>& values) {
-    std::string a = "[";
-    for (std::size_t k = 0; k < values.size(); ++k) a += (k ? "," : "") + (std::isfinite(values[k]) ? format_number(values[k]) : "null");
-    return a + "]";
-  };
-  std::string j = ",\"baseline_values\":" + array(verdict.default_values) + ",\"best_values\":" + array(verdict.best_values) + ",\"front\":[";
-  for (std::size_t i = 0; i < front.size(); ++i) {
-    std::vector<double> values;
-    for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) values.push_back(shown(o, *front[i], k));
-    j += std::string(i ? "," : "") + "{\"controls\":" + json_string(front[i]->candidate) + ",\"values\":" + array(values) + "}";
-  }
-  return j + "]";
-}
-
 // The team tier: uploads exactly what was just written; "" or why it failed.
 static std::string publish(const TuneOptions& o, const std::vector<Hash128>& shipped_keys) {
   auto published = cache::push_cache(o.cache_dir, o.publish, shipped_keys);
@@ -552,19 +531,6 @@ static void say_gpu_defaults(const TuneOptions& o, const Evaluator& evaluator) {
             (&d == &defaults.front() ? "" : percent(defaults.front().values[k], d.values[k]));
   std::fprintf(stderr, "ciq-tuner: the default's %s on each GPU (median of %d run%s): %s; each run is compared with the default "
                        "of the GPU it ran on\n", o.setup.objectives[k].name.c_str(), defaults.front().runs, defaults.front().runs == 1 ? "" : "s", line.c_str());
-}
-
-static std::string gpu_defaults_json(const Evaluator& evaluator) {
-  const auto& defaults = evaluator.gpu_defaults();
-  if (defaults.empty()) return "";
-  std::string j = ",\"gpu_defaults\":[";
-  for (const auto& d : defaults) {
-    j += std::string(&d == &defaults.front() ? "" : ",") + "{\"gpu\":" + json_string(d.gpu) + ",\"runs\":" + std::to_string(d.runs) + ",\"values\":[";
-    for (std::size_t k = 0; k < d.values.size(); ++k)
-      j += (k ? "," : "") + (std::isfinite(d.values[k]) ? format_number(d.values[k]) : std::string("null"));
-    j += "]}";
-  }
-  return j + "]";
 }
 
 static int report(const TuneOptions& o, const SearchSpace& space, const std::vector<EvalRecord>& records, const EvalRecord& def,
@@ -638,23 +604,65 @@ static Result<std::vector<Hash128>> ship_to_cache(const TuneOptions& o, const Se
   return written;
 }
 
+// summary.json's results: the preferred objective's baseline and best, the
+// counts, the verdict; with several objectives every objective's values and
+// the front; per-GPU baselines when there were several GPUs.
+static SummaryResults summary_results(const TuneOptions& o, const Evaluator& evaluator, const Verdict& verdict,
+                                      const std::vector<const EvalRecord*>& front, const EvalRecord* winner, int invalid,
+                                      int searched) {
+  SummaryResults s;
+  std::size_t k = o.prefer;
+  s.objective = o.setup.objectives[k].name;
+  s.baseline = verdict.default_values[k];
+  s.best = verdict.best_values[k];
+  s.evaluations = int(evaluator.records().size());
+  s.invalid = invalid;
+  s.searched = searched;
+  s.pruning = s.evaluations - searched;
+  if (verdict.how == "welch") s.p_value = verdict.p_value;
+  s.controls = winner ? winner->candidate : "default";
+  s.verdict = verdict.reason;
+  if (o.setup.objectives.size() > 1) {
+    s.baseline_values = verdict.default_values;
+    s.best_values = verdict.best_values;
+    for (const EvalRecord* r : front) {
+      SummaryPoint p{r->candidate, {}};
+      for (std::size_t j = 0; j < o.setup.objectives.size(); ++j) p.values.push_back(shown(o, *r, j));
+      s.front.push_back(std::move(p));
+    }
+  }
+  s.prefer = int(o.prefer) + 1;
+  for (const auto& d : evaluator.gpu_defaults()) s.gpu_defaults.push_back(SummaryGpuDefault{d.gpu, d.runs, d.values});
+  return s;
+}
+
+// A run that holds its directory and cannot go on: the reason in its
+// summary.json (what a campaign reads), then on stderr.
+static int fail_recorded(const TuneOptions& o, const std::string& message, std::optional<SummaryResults> results = std::nullopt) {
+  RunSummary summary{o.out_dir, std::move(results), RunOutcome::failed, message};
+  if (auto w = write_summary(o.out_dir, summary); !w)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(w.error().message).c_str());
+  return fail(message);
+}
+
 int run_tuning(TuneOptions o) {
   if (auto checked = check_options(o); !checked) return fail(checked.error().message);
-  auto opened = open_run(o);
-  if (!opened) return fail(opened.error().message);
+  if (auto claimed = claim_run_directory(o); !claimed) return fail(claimed.error().message);
   struct Unlock {
     ~Unlock() { release_run_directory(); }
   } unlock;
+  auto opened = open_run(o);
+  if (!opened) return fail_recorded(o, opened.error().message);
   std::vector<EvalRecord> journal = std::move(*opened);
   std::string journal_path = join_path(o.out_dir, "journal.jsonl");
 
   auto discovered = discover(o, o.units);
-  if (!discovered) return fail(discovered.error().message);
+  if (!discovered) return fail_recorded(o, discovered.error().message);
   const std::vector<TracedModule>& discovery = *discovered;
   for (const auto& m : discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());
   for (const auto& u : o.units) o.setup.baseline_warnings.insert(u.warnings.begin(), u.warnings.end());
   auto made = make_space(o, discovery);
-  if (!made) return fail(made.error().message);
+  if (!made) return fail_recorded(o, made.error().message);
   auto space = &*made;
 
   auto made_evaluator = make_evaluator(o.setup, *space);
@@ -686,7 +694,7 @@ int run_tuning(TuneOptions o) {
     progress.finish();
     const EvalRecord* failed = evaluator.find(default_key);
     std::string detail = failed && !failed->detail.empty() ? "\n" + failed->detail : "";
-    return fail("the default candidate fails, so nothing can be compared with it: " + first[0].reason + detail);
+    return fail_recorded(o, "the default candidate fails, so nothing can be compared with it: " + first[0].reason + detail);
   }
   say_gpu_defaults(o, evaluator);
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
@@ -712,27 +720,25 @@ int run_tuning(TuneOptions o) {
     std::fprintf(stderr, "ciq-tuner: nothing written to the cache: the verification ran under different GPU conditions\n");
   else if (o.ship && o.setup.compiler) {
     auto written = ship_to_cache(o, *space, records, *def, winner, verdict, discovery);
-    if (!written) return fail("cannot write to the cache: " + written.error().message);
+    if (!written) return fail_recorded(o, "cannot write to the cache: " + written.error().message);
     shipped_keys = std::move(*written);
     shipped = winner != nullptr;
   }
 
   std::string publish_error = o.publish.empty() || shipped_keys.empty() ? "" : publish(o, shipped_keys);
 
-  std::string summary = "{\"run_dir\":" + json_string(o.out_dir) + ",\"objective\":" + json_string(o.setup.objectives[o.prefer].name) +
-                        ",\"baseline\":" + format_number(verdict.default_values[o.prefer]) + ",\"best\":" + format_number(verdict.best_values[o.prefer]) +
-                        ",\"shipped\":" + (shipped ? "true" : "false") + ",\"entries\":" + std::to_string(shipped_keys.size()) +
-                        ",\"evaluations\":" + std::to_string(records.size()) + ",\"invalid\":" + std::to_string(invalid) +
-                        ",\"searched\":" + std::to_string(searched) + ",\"pruning\":" + std::to_string(int(records.size()) - searched) +
-                        ",\"p_value\":" + (verdict.how == "welch" ? format_number(verdict.p_value) : std::string("null")) + ",\"controls\":" + json_string(winner ? winner->candidate : "default") +
-                        ",\"verdict\":" + json_string(verdict.reason) + objective_values(o, verdict, front) +
-                        ",\"prefer\":" + std::to_string(o.prefer + 1) + gpu_defaults_json(evaluator) + "}";
-  auto summary_written = write_file_atomic(join_path(o.out_dir, "summary.json"), summary + "\n");
-  if (o.json) std::cout << summary << std::endl;
+  RunSummary summary{o.out_dir, summary_results(o, evaluator, verdict, front, winner, invalid, searched), RunOutcome::finished, ""};
+  if (!publish_error.empty()) {
+    summary.outcome = RunOutcome::failed;
+    summary.reason = "shipped to the local cache, but publishing to " + redact_secrets(o.publish) + " failed: " + publish_error +
+                     " (retry with: ciq-cache push " + redact_secrets(o.publish) + ", the password in place of ***)";
+  }
+  summary.results->shipped = shipped;
+  summary.results->entries = int(shipped_keys.size());
+  auto summary_written = write_summary(o.out_dir, summary);
+  if (o.json) std::cout << summary.to_json() << std::endl;
   else std::cout << (winner ? winner->candidate : "default") << "\n";
-  if (!publish_error.empty())
-    return fail("shipped to the local cache, but publishing to " + redact_secrets(o.publish) + " failed: " + publish_error +
-                " (retry with: ciq-cache push " + redact_secrets(o.publish) + ", the password in place of ***)");
+  if (!publish_error.empty()) return fail(summary.reason);
   if (!summary_written) return fail("the run finished, but its summary could not be saved: " + summary_written.error().message);
   return 0;
 }

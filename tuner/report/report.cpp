@@ -1,8 +1,10 @@
 #include "tuner/report/report.h"
 
-#include "tuner/measure/evaluator.h"
-#include "tuner/search/search.h"
 #include "tuner/objectives/statistics.h"
+#include "tuner/rundir/journal.h"
+#include "tuner/rundir/results.h"
+#include "tuner/rundir/summary.h"
+#include "tuner/search/search.h"
 #include "utils/files.h"
 #include "utils/json.h"
 #include "utils/text.h"
@@ -136,7 +138,7 @@ const char* k_ok = "#1f77b4", *k_same = "#9e9e9e", *k_invalid = "#d62728", *k_be
 struct Run {
   std::string dir;
   std::vector<EvalRecord> records;         // journal order
-  JsonValue summary;
+  std::optional<SummaryResults> summary;   // summary.json's results; none while the run has not finished
   std::vector<std::string> objectives;     // names, from results.csv's header
   std::vector<bool> maximize;
 };
@@ -144,24 +146,15 @@ struct Run {
 Result<Run> load_run(const std::string& dir) {
   Run run;
   run.dir = dir;
-  auto journal = read_file(join_path(dir, "journal.jsonl"));
+  // The journal as it is: a running tuner may be appending to it.
+  auto journal = read_journal(join_path(dir, "journal.jsonl"));
   if (!journal) return make_error("report", "'" + dir + "' is not a run directory (" + journal.error().message + ")");
-  for (auto line : split(*journal, '\n')) {
-    if (trim(line).empty()) continue;
-    auto r = EvalRecord::from_json(std::string(line));
-    if (r) run.records.push_back(std::move(*r)); // a torn last line is skipped, as a resume does
-  }
+  run.records = std::move(*journal);
   std::stable_sort(run.records.begin(), run.records.end(), [](auto& a, auto& b) { return a.number < b.number; });
-  if (auto text = read_file(join_path(dir, "summary.json")))
-    if (auto json = parse_json(*text)) run.summary = std::move(*json);
-  if (auto csv = read_file(join_path(dir, "results.csv"))) {
-    // number,generation,candidate,<objectives...>,status,reason,build_s,bench_s
-    std::string header(csv->substr(0, csv->find('\n')));
-    std::vector<std::string> fields;
-    for (auto f : split(header, ',')) fields.emplace_back(f);
-    if (fields.size() > 7)
-      for (std::size_t i = 3; i + 4 < fields.size(); ++i) run.objectives.push_back(fields[i]);
-  }
+  // A summary or results.csv that cannot be read leaves its parts of the
+  // report out (numbered objectives, "not finished"), not the whole report.
+  if (auto summary = read_summary(dir); summary && *summary) run.summary = (*summary)->results;
+  if (auto names = read_objective_names(dir)) run.objectives = std::move(*names);
   std::size_t count = 0;
   for (const auto& r : run.records) count = std::max(count, r.evaluation.objectives.size());
   run.objectives.resize(std::max(run.objectives.size(), count));
@@ -198,7 +191,7 @@ std::string convergence_plot(const Run& run, const std::string& id) {
   const EvalRecord* def = default_record(run);
   // --prefer: the objective the run preferred (summary.json, counted from 1 as
   // --prefer counts), else the first.
-  double preferred = run.summary["prefer"].number_or(1);
+  double preferred = run.summary ? run.summary->prefer : 1;
   std::size_t p = preferred >= 1 ? std::size_t(preferred) - 1 : 0;
   if (p >= run.objectives.size()) p = 0;
   std::vector<const Evaluation*> seen;
@@ -340,7 +333,7 @@ std::string verification_plot(const Run& run, std::string* note) {
 }
 
 std::string pruning_plot(const Run& run, std::string* note) {
-  std::string winner = run.summary["controls"].string_or("");
+  std::string winner = run.summary ? run.summary->controls : "";
   if (winner.empty() || winner == "default") {
     *note = "Nothing shipped: no winner to prune.";
     return "";
@@ -411,29 +404,30 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
   std::string body = "<table>\n";
   auto row = [&](const std::string& k, const std::string& v) { body += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n"; };
   row("run directory", dir);
-  row("verdict", run.summary["verdict"].string_or("(the run has not finished)"));
-  row("winner", run.summary["controls"].string_or("-"));
-  row("baseline / best", format_number(run.summary["baseline"].number_or(NAN)) + " / " + format_number(run.summary["best"].number_or(NAN)));
-  if (!run.summary["best_values"].array.empty()) { // several objectives: the best is the front's preferred point
-    auto values = [](const JsonValue& a) {
+  const SummaryResults* summary = run.summary ? &*run.summary : nullptr;
+  row("verdict", summary ? summary->verdict : "(the run has not finished)");
+  row("winner", summary ? summary->controls : "-");
+  row("baseline / best", format_number(summary ? summary->baseline : NAN) + " / " + format_number(summary ? summary->best : NAN));
+  if (summary && !summary->best_values.empty()) { // several objectives: the best is the front's preferred point
+    auto values = [](const std::vector<double>& a) {
       std::string t;
-      for (const auto& v : a.array) t += (t.empty() ? "" : ", ") + format_number(v.number_or(NAN));
+      for (double v : a) t += (t.empty() ? "" : ", ") + format_number(v);
       return t;
     };
-    row("baseline / best, every objective", values(run.summary["baseline_values"]) + " / " + values(run.summary["best_values"]));
-    row("Pareto front", std::to_string(run.summary["front"].array.size()) +
+    row("baseline / best, every objective", values(summary->baseline_values) + " / " + values(summary->best_values));
+    row("Pareto front", std::to_string(summary->front.size()) +
                             " points; the best is the one with the best first objective that is no worse than the default on the others");
   }
   // Per-GPU baselines: the default on each GPU, each run compared with its own GPU's.
-  if (run.summary["gpu_defaults"].array.size() > 1) {
-    std::size_t k = std::size_t(std::max(1.0, run.summary["prefer"].number_or(1))) - 1;
+  if (summary && summary->gpu_defaults.size() > 1) {
+    std::size_t k = std::size_t(std::max(1, summary->prefer)) - 1;
     std::string text;
     double first = NAN;
-    for (const auto& d : run.summary["gpu_defaults"].array) {
-      double v = k < d["values"].array.size() ? d["values"].array[k].number_or(NAN) : NAN;
+    for (const auto& d : summary->gpu_defaults) {
+      double v = k < d.values.size() ? d.values[k] : NAN;
       if (std::isnan(first)) first = v;
-      text += (text.empty() ? "" : ", ") + std::string("GPU ") + d["gpu"].string_or("?") + ": " + format_number(v);
-      if (&d != &run.summary["gpu_defaults"].array.front() && first != 0 && std::isfinite(v)) {
+      text += (text.empty() ? "" : ", ") + std::string("GPU ") + (d.gpu.empty() ? "?" : d.gpu) + ": " + format_number(v);
+      if (&d != &summary->gpu_defaults.front() && first != 0 && std::isfinite(v)) {
         char percent[32];
         std::snprintf(percent, sizeof percent, " (%+.1f %%)", (v - first) / std::fabs(first) * 100);
         text += percent;
@@ -441,7 +435,7 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
     }
     row("default on each GPU", text + "; every run was compared with the default of its GPU");
   }
-  row("p-value", run.summary["p_value"].is_null() ? "-" : format_number(run.summary["p_value"].number_or(NAN)));
+  row("p-value", summary && summary->p_value ? format_number(*summary->p_value) : "-");
   int invalid = int(std::count_if(run.records.begin(), run.records.end(), [](auto& r) { return !r.evaluation.valid; }));
   row("evaluations", std::to_string(run.records.size()) + " (" + std::to_string(invalid) + " invalid)");
   row("objectives", [&] {
