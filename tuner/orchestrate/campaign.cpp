@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/campaign.h"
 
 #include "tuner/measure/executor.h"
+#include "tuner/orchestrate/discovery.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/journal.h"
@@ -182,16 +183,12 @@ namespace {
 
 // Two searches timing on one GPU disturb each other: locally, each
 // concurrent search gets GPUs of its own (slot i: the i-th share of --gpus),
-// unless a scheduler places the benchmarks (Slurm).
-Result<std::vector<std::string>> gpu_sets_for(const CampaignOptions& c) {
+// unless a scheduler places the benchmarks (Slurm). There are enough
+// (check_campaign_options()).
+std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
   const TuneOptions& o = c.tune;
   std::vector<std::string> sets(std::size_t(c.concurrent));
-  bool benchmarks = std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); });
-  if (make_executor(o.setup)->schedules_gpus() || !benchmarks || c.concurrent == 1) return sets;
-  if (o.setup.gpus.size() < std::size_t(c.concurrent))
-    return make_error("invalid", "--concurrent " + std::to_string(c.concurrent) +
-                                     " with a benchmark on this machine needs --gpus with at least " +
-                                     std::to_string(c.concurrent) + " GPUs (each search times on its own), or --executor slurm");
+  if (!campaign_needs_gpus(o, c.concurrent)) return sets;
   for (std::size_t g = 0; g < o.setup.gpus.size(); ++g) {
     std::string& set = sets[g % sets.size()];
     set += (set.empty() ? "" : ",") + o.setup.gpus[g];
@@ -362,16 +359,8 @@ int run_campaign(CampaignOptions c) {
     std::fprintf(stderr, "ciq-tuner: error: %s\n", printable_lines(message).c_str());
     return 1;
   };
-  if (c.concurrent < 1) return fail("--concurrent must be at least 1");
-  auto gpu_sets = gpu_sets_for(c);
-  if (!gpu_sets) return fail(gpu_sets.error().message);
-  // Runs at once would rebuild one tree at once: each clean or rebuild
-  // breaks the others' builds (and benchmarks time each other's binaries).
-  if (c.concurrent > 1 && !o.setup.build.empty() && o.setup.build.find("{workdir}") == std::string::npos)
-    return fail("--concurrent " + std::to_string(c.concurrent) + " runs " + std::to_string(c.concurrent) +
-                " searches at once, but every one would build the same tree ('" + o.setup.build +
-                "'): build into {workdir} (e.g. 'cmake -S . -B {workdir}/b && cmake --build {workdir}/b' with --shell), "
-                "or use --concurrent 1");
+  if (auto checked = check_campaign_options(o, c.concurrent); !checked) return fail(checked.error().message);
+  std::vector<std::string> gpu_sets = gpu_sets_for(c);
   o.out_dir = output_directory(o.out_dir, "ciq-campaign");
   static std::string interrupt_message;
   interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
@@ -382,7 +371,6 @@ int run_campaign(CampaignOptions c) {
   struct Unlock {
     ~Unlock() { release_run_directory(); }
   } unlock;
-  if (!(c.cover > 0 && c.cover <= 1)) return fail("--cover must be a percentage above 0 and at most 100");
   auto kernels = campaign_kernels(c, o, join_path(o.out_dir, "kernels.txt"));
   if (!kernels) return fail(kernels.error().message);
   auto shares = profiled_shares(o.out_dir);
@@ -414,7 +402,7 @@ int run_campaign(CampaignOptions c) {
       // What an earlier attempt's summary said (it failed) is not this one's.
       if (auto removed = remove_summary(r.run_dir); !removed)
         std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
-      RunOptions run = kernel_run(c, r, (*gpu_sets)[slot]);
+      RunOptions run = kernel_run(c, r, gpu_sets[slot]);
       {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
