@@ -1,5 +1,7 @@
 #include "tuner/report/report.h"
 
+#include "tuner/report/chart.h"
+
 #include "tuner/objectives/statistics.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/results.h"
@@ -19,119 +21,8 @@ namespace ciq::tuner {
 
 namespace {
 
-std::string esc(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
+using namespace chart;
 
-// Axis numbers: four significant digits are enough to read a plot.
-std::string tick(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-/// Tick positions a reader can take in at a glance: multiples of 1, 2 or 5
-/// times a power of ten that fall in [lo, hi], about `want` of them; whole
-/// numbers only when the axis counts something (evaluations).
-std::vector<double> nice_ticks(double lo, double hi, int want, bool whole) {
-  double raw = (hi - lo) / std::max(1, want);
-  if (!(raw > 0) || !std::isfinite(raw)) return {lo};
-  double power = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = power;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * power >= raw) {
-      step = m * power;
-      break;
-    }
-  if (whole) step = std::max(1.0, std::round(step));
-  std::vector<double> ticks;
-  for (double i = std::ceil(lo / step - 1e-9); i * step <= hi + step * 1e-9 && ticks.size() < 50; ++i)
-    ticks.push_back(i == 0 ? 0.0 : i * step); // by multiplication: no drift, an exact 0
-  return ticks;
-}
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-/// One SVG chart: a plotting area with linear axes, marks added by the caller.
-class Chart {
-public:
-  Chart(std::string id, std::string title, double x0, double x1, double y0, double y1, std::string xlabel, std::string ylabel)
-      : id_(std::move(id)), title_(std::move(title)), xlabel_(std::move(xlabel)), ylabel_(std::move(ylabel)) {
-    auto widen = [](double& a, double& b) {
-      if (!(b > a)) {
-        double pad = std::fabs(a) > 0 ? std::fabs(a) * 0.05 : 1;
-        a -= pad;
-        b += pad;
-      }
-    };
-    widen(x0, x1);
-    widen(y0, y1);
-    double ypad = (y1 - y0) * 0.06;
-    x0_ = x0, x1_ = x1, y0_ = y0 - ypad, y1_ = y1 + ypad;
-  }
-  double x(double v) const { return k_left + (v - x0_) / (x1_ - x0_) * (k_width - k_left - k_right); }
-  double y(double v) const { return k_height - k_bottom - (v - y0_) / (y1_ - y0_) * (k_height - k_top - k_bottom); }
-  double top() const { return k_top; }
-  double bottom() const { return k_height - k_bottom; }
-  /// The x axis counts (evaluation numbers): whole-number ticks.
-  void whole_x() { whole_x_ = true; }
-  void add(const std::string& element) { body_ += element + "\n"; }
-  void point(double vx, double vy, const std::string& colour, const std::string& tip, double r = 3.5) {
-    add("<circle class=\"mark\" cx=\"" + num(x(vx)) + "\" cy=\"" + num(y(vy)) + "\" r=\"" + num(r) + "\" fill=\"" + colour +
-        "\"><title>" + esc(tip) + "</title></circle>");
-  }
-  void hline(double vy, const std::string& colour, const std::string& label) {
-    add("<line class=\"mark\" x1=\"" + num(k_left) + "\" x2=\"" + num(k_width - k_right) + "\" y1=\"" + num(y(vy)) +
-        "\" y2=\"" + num(y(vy)) + "\" stroke=\"" + colour + "\" stroke-dasharray=\"6 4\"/>");
-    add("<text x=\"" + num(k_width - k_right - 4) + "\" y=\"" + num(y(vy) - 4) + "\" text-anchor=\"end\" fill=\"" + colour +
-        "\">" + esc(label) + "</text>");
-  }
-  std::string svg() const {
-    std::string s = "<svg class=\"plot\" id=\"" + id_ + "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(k_width) +
-                    "\" height=\"" + num(k_height) + "\" viewBox=\"0 0 " + num(k_width) + " " + num(k_height) +
-                    "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    s += "<text x=\"" + num(k_width / 2) + "\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">" + esc(title_) +
-         "</text>\n";
-    // Axes with about five ticks each, at round values.
-    s += "<path d=\"M" + num(k_left) + " " + num(k_top) + " V" + num(k_height - k_bottom) + " H" + num(k_width - k_right) +
-         "\" fill=\"none\" stroke=\"#333\"/>\n";
-    if (!xlabel_.empty()) // an unlabelled x axis holds categories: no numbers
-      for (double vx : nice_ticks(x0_, x1_, 6, whole_x_))
-        s += "<text x=\"" + num(x(vx)) + "\" y=\"" + num(k_height - k_bottom + 14) + "\" text-anchor=\"middle\">" +
-             esc(tick(vx)) + "</text>\n";
-    for (double vy : nice_ticks(y0_, y1_, 5, false)) {
-      s += "<text x=\"" + num(k_left - 4) + "\" y=\"" + num(y(vy) + 4) + "\" text-anchor=\"end\">" + esc(tick(vy)) +
-           "</text>\n";
-      s += "<line x1=\"" + num(k_left) + "\" x2=\"" + num(k_width - k_right) + "\" y1=\"" + num(y(vy)) + "\" y2=\"" + num(y(vy)) +
-           "\" stroke=\"#eee\"/>\n";
-    }
-    s += "<text x=\"" + num((k_left + k_width - k_right) / 2) + "\" y=\"" + num(k_height - 6) + "\" text-anchor=\"middle\">" +
-         esc(xlabel_) + "</text>\n";
-    s += "<text transform=\"translate(14 " + num((k_top + k_height - k_bottom) / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
-         esc(ylabel_) + "</text>\n";
-    return s + body_ + "</svg>\n";
-  }
-
-private:
-  static constexpr double k_width = 640, k_height = 320, k_left = 78, k_right = 20, k_top = 28, k_bottom = 42;
-  std::string id_, title_, xlabel_, ylabel_, body_;
-  double x0_, x1_, y0_, y1_;
-  bool whole_x_ = false;
-};
 
 const char* k_ok = "#1f77b4", *k_same = "#9e9e9e", *k_invalid = "#d62728", *k_best = "#2ca02c", *k_default = "#ff7f0e";
 
