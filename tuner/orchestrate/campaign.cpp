@@ -351,6 +351,44 @@ void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::st
                printable(r.error).c_str(), printable(r.run_dir).c_str());
 }
 
+// Runs the kernels' runs not done yet, --concurrent at a time (slot i
+// benchmarks on gpu_sets[i]), each outcome recorded in `results` and
+// campaign.json as it ends.
+void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::string>& gpu_sets) {
+  std::mutex mutex;
+  auto write_summary = [&] { // under the mutex
+    if (auto w = write_file_atomic(join_path(c.tune.out_dir, "campaign.json"), to_json(results)); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  };
+  {
+    std::lock_guard lock(mutex);
+    write_summary();
+  }
+  std::atomic<std::size_t> next{0};
+  auto worker = [&](std::size_t slot) {
+    for (std::size_t i = next++; i < results.size(); i = next++) {
+      KernelResult& r = results[i];
+      if (r.state == KernelState::done) continue;
+      // What an earlier attempt's summary said (it failed) is not this one's.
+      if (auto removed = remove_summary(r.run_dir); !removed)
+        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+      RunOptions run = kernel_run(c, r, gpu_sets[slot]);
+      {
+        std::lock_guard lock(mutex);
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
+      }
+      auto ran = run_process(run);
+      std::lock_guard lock(mutex);
+      record_outcome(r, ran, run.stderr_file, i, results.size());
+      write_summary();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
+  for (auto& t : threads) t.join();
+
+}
+
 } // namespace
 
 int run_campaign(CampaignOptions c) {
@@ -385,37 +423,7 @@ int run_campaign(CampaignOptions c) {
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });
   std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
-  std::mutex mutex;
-  auto write_summary = [&] { // under the mutex
-    if (auto w = write_file_atomic(join_path(o.out_dir, "campaign.json"), to_json(results)); !w)
-      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
-  };
-  {
-    std::lock_guard lock(mutex);
-    write_summary();
-  }
-  std::atomic<std::size_t> next{0};
-  auto worker = [&](std::size_t slot) {
-    for (std::size_t i = next++; i < results.size(); i = next++) {
-      KernelResult& r = results[i];
-      if (r.state == KernelState::done) continue;
-      // What an earlier attempt's summary said (it failed) is not this one's.
-      if (auto removed = remove_summary(r.run_dir); !removed)
-        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
-      RunOptions run = kernel_run(c, r, gpu_sets[slot]);
-      {
-        std::lock_guard lock(mutex);
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
-      }
-      auto ran = run_process(run);
-      std::lock_guard lock(mutex);
-      record_outcome(r, ran, run.stderr_file, i, results.size());
-      write_summary();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
-  for (auto& t : threads) t.join();
+  run_kernels(c, results, gpu_sets);
 
   print_table(results);
   int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != KernelState::done; }));

@@ -287,11 +287,11 @@ Result<void> save_svg(const std::string& dir, const std::string& name, const std
   return write_file_atomic(join_path(dir, name + ".svg"), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg);
 }
 
-Result<std::string> run_report(const std::string& dir, std::string* title) {
-  auto loaded = load_run(dir);
-  if (!loaded) return loaded.error();
-  const Run& run = *loaded;
-  *title = "ciq-tuner report: " + base_name(dir);
+// The run at a glance: its directory, verdict, winner, baseline and best
+// (every objective's, the front's size), the default on each GPU, the
+// p-value, the evaluations and the objectives.
+std::string summary_table(const Run& run) {
+  const std::string& dir = run.dir;
   std::string body = "<table>\n";
   auto row = [&](const std::string& k, const std::string& v) { body += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n"; };
   row("run directory", dir);
@@ -336,6 +336,15 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
     return s;
   }());
   body += "</table>\n";
+  return body;
+}
+
+Result<std::string> run_report(const std::string& dir, std::string* title) {
+  auto loaded = load_run(dir);
+  if (!loaded) return loaded.error();
+  const Run& run = *loaded;
+  *title = "ciq-tuner report: " + base_name(dir);
+  std::string body = summary_table(run);
   // Why evaluations were invalid (build errors, wrong answers, controls the
   // compiler warned it ignores), most frequent first.
   std::map<std::string, int> reasons;
