@@ -1,18 +1,21 @@
-// ciq-tuner: option parsing only; the work is in run.cpp.
-#include "tuner/measure/gpu_monitor.h"
+// ciq-tuner: parses the command line (LLVM's cl::opt, one category) into
+// the library's option structs, and calls one entry point per subcommand:
+// run_tuning, run_campaign, write_report, sample_space, run_profile,
+// measure_search_quality. What the options mean together is checked in
+// orchestrate/options.h; --resume's saved command line is merged here,
+// before parsing.
 #include "tuner/orchestrate/campaign.h"
+#include "tuner/orchestrate/options.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/run.h"
+#include "tuner/orchestrate/space_setup.h"
 #include "tuner/rundir/command_line.h"
-#include "tuner/rundir/journal.h"
-#include "tuner/rundir/lock.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
 #include "utils/cli/parse.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/log.h"
-#include "utils/redis.h"
 #include "utils/text.h"
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <csignal>
+#include <optional>
 #include <sys/prctl.h>
 #include <thread>
 #include <unistd.h>
@@ -207,25 +211,6 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
   return args;
 }
 
-// --publish URL. A run directory keeps it with its password masked (***),
-// so a resumed run, or a campaign's run, finds it so: the password then
-// comes from CIQ_PUBLISH, the same URL in full (a campaign sets it for its
-// runs), which is taken out of the environment of the commands the tuner runs.
-static ciq::Result<std::string> publish_url(const std::string& given, const std::string& full) {
-  auto url = ciq::parse_redis_url(given);
-  if (!url) return ciq::make_error("invalid", url.error().message);
-  bool masked = ciq::redact_secrets(given) == given && given.find("***@") != std::string::npos;
-  if (!masked) return given;
-  if (full.empty())
-    return ciq::make_error("invalid", "--publish " + given + ": the run directory keeps this URL without its password; give it "
-                                      "again after --resume DIR (--publish URL), or set CIQ_PUBLISH to the URL");
-  if (auto f = ciq::parse_redis_url(full); !f) return ciq::make_error("invalid", "CIQ_PUBLISH: " + f.error().message);
-  if (ciq::redact_secrets(full) != given)
-    return ciq::make_error("invalid", "CIQ_PUBLISH is " + ciq::redact_secrets(full) + ", not the URL of --publish " + given +
-                                          ": set it to that URL with its password");
-  return full;
-}
-
 // `ciq-tuner NOSUCH ...`: LLVM's parser would print the top-level help for
 // `NOSUCH --help` and exit 0. The subcommand's name, when there is one.
 static std::string unknown_subcommand(int argc, char** argv) {
@@ -235,156 +220,35 @@ static std::string unknown_subcommand(int argc, char** argv) {
   return argv[1];
 }
 
-// --metric, --objective and --direction.
-static ciq::Result<void> set_objectives(tn::TuneOptions& o) {
-  for (const auto& m : metrics) {
-    auto obj = tn::metric_objective(m);
-    if (!obj) return obj.error();
-    o.setup.objectives.push_back(*obj);
-  }
-  for (const auto& name : objectives) {
-    auto obj = tn::builtin_objective(name);
-    if (!obj) return obj.error();
-    o.setup.objectives.push_back(*obj);
-  }
-  for (std::size_t i = 0; i < o.setup.objectives.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (o.setup.objectives[i].name == o.setup.objectives[j].name)
-        return ciq::make_error("invalid", "objective '" + o.setup.objectives[i].name + "' is given twice (--metric/--objective)");
-  for (std::size_t i = 0; i < directions.size(); ++i) {
-    if (directions[i] != "min" && directions[i] != "max")
-      return ciq::make_error("invalid", "--direction must be min or max, not '" + directions[i] + "'");
-    if (i >= o.setup.objectives.size()) return ciq::make_error("invalid", "more --direction values than objectives");
-    o.setup.objectives[i].maximize = directions[i] == "max";
-  }
-  return {};
-}
-
-// --executor and the --slurm-* options.
-static ciq::Result<void> set_executor(tn::TuneOptions& o) {
-  if (executor == "local") return {};
-  if (executor != "slurm") return ciq::make_error("invalid", "--executor must be local or slurm, not '" + executor + "'");
-  tn::SlurmConfig slurm;
-  slurm.partition = slurm_partition;
-  slurm.account = slurm_account;
-  slurm.time_limit = slurm_time;
-  slurm.build_cpus = slurm_build_cpus;
-  slurm.gres = slurm_gres;
-  slurm.extra.assign(slurm_args.begin(), slurm_args.end());
-  slurm.retries = slurm_retries;
-  slurm.check = slurm_check;
-  o.setup.slurm = slurm;
-  return {};
-}
-
-// What the parsed options ask for, checked.
-static ciq::Result<tn::TuneOptions> tune_options(int argc, char** argv) {
-  tn::TuneOptions o;
-  o.setup.build = build;
-  o.setup.bench = bench;
-  o.setup.check = check;
-  o.setup.bench_server = bench_server;
-  o.setup.shell = shell;
-  o.setup.timeout = timeout;
-  o.setup.server_start = server_start;
-  o.setup.repeats = repeats;
-  o.setup.kernels = kernels;
-  o.setup.inject_library = tn::inject_library();
-  // Builds take one CPU each and benchmarks queue for the GPUs: half the
-  // CPUs keeps the GPU fed and leaves room for the benchmark's own host side.
-  // Only builds into {workdir} can overlap safely, and a replay stays
-  // reproducible only one evaluation at a time: otherwise one.
-  bool separate_builds = std::string(build).find("{workdir}") != std::string::npos;
-  int auto_jobs = separate_builds && replay.empty() ? std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8) : 1;
-  o.setup.jobs = jobs != 0 ? int(jobs) : auto_jobs;
-  o.setup.memo = memo;
-  std::string gpu_list = gpus;
-  for (auto part : ciq::split(gpu_list, ',')) {
-    if (gpu_list.empty()) break;
-    std::string_view g = ciq::trim(part);
-    if (g.empty()) return ciq::make_error("invalid", "--gpus '" + gpu_list + "' has an empty entry: give GPUs as 0,1 (indices or UUIDs)");
-    if (std::find(o.setup.gpus.begin(), o.setup.gpus.end(), g) != o.setup.gpus.end())
-      return ciq::make_error("invalid", "--gpus names GPU '" + std::string(g) + "' twice: each benchmark slot is one GPU");
-    o.setup.gpus.emplace_back(g);
-  }
-  o.setup.gpu_baselines = gpu_baselines;
-  if (auto r = set_objectives(o); !r) return r.error();
-  for (auto& obj : o.setup.objectives) {
-    if (obj.kind != tn::ObjectiveKind::kernel_time) continue;
-    if (obj.pattern.empty()) obj.pattern = o.setup.kernels; // kernel-time alone: the targeted kernels' time
-    if (!ciq::path_exists(o.setup.inject_library))
-      return ciq::make_error("not-found", "--objective " + obj.name + " needs the kernel-timing library, not found at " +
-                                              o.setup.inject_library + ": " + tn::inject_library_missing());
-  }
-  if (auto r = set_executor(o); !r) return r.error();
-  if (!prefer.empty()) {
-    std::size_t found = SIZE_MAX;
-    for (std::size_t k = 0; k < o.setup.objectives.size(); ++k)
-      if (o.setup.objectives[k].name == prefer || std::to_string(k + 1) == std::string(prefer)) found = k;
-    if (found == SIZE_MAX) {
-      std::string names;
-      for (const auto& obj : o.setup.objectives) names += (names.empty() ? "" : ", ") + obj.name;
-      return ciq::make_error("invalid", "--prefer " + std::string(prefer) + " is none of the objectives (" + names + "; or their number from 1)");
-    }
-    o.prefer = found;
-  }
-  // energy, power: read here through NVML on the benchmark's GPU; refused
-  // before any work where that cannot be done.
-  for (const auto& obj : o.setup.objectives) {
-    if (!obj.needs_energy()) continue;
-    if (o.setup.slurm)
-      return ciq::make_error("invalid", "--objective " + obj.name + " reads the GPU's energy counter on this machine: not with --executor slurm");
-    std::string why;
-    tn::Nvml* nvml = tn::Nvml::get(&why);
-    if (!nvml)
-      return ciq::make_error("not-found", "--objective " + obj.name + " needs NVML (libnvidia-ml.so.1, from the NVIDIA driver): " + why);
-    std::string gpu = o.setup.gpus.empty() ? "" : o.setup.gpus.front();
-    if (auto e = nvml->energy_mj(gpu); !e)
-      return ciq::make_error("unsupported", "--objective " + obj.name + ": " + e.error().message);
-    break;
-  }
-  o.space = space;
-  if (stages != "all" && stages != "ptxas" && stages != "nvcc") return ciq::make_error("invalid", "--stages must be all, ptxas or nvcc, not '" + stages + "'");
-  o.stages = stages;
-  o.params.assign(params.begin(), params.end());
-  o.seeds.assign(seed_controls.begin(), seed_controls.end());
-  o.occupancy_probes = occupancy_probes;
-  o.search.budget = budget;
-  o.search.generations = generations;
-  o.search.pool = pool;
-  o.search.cull = cull;
-  o.search.mutate_rate = mutate_rate;
-  o.search.seed = seed;
-  o.out_dir = resume.empty() ? std::string(out) : std::string(resume);
-  o.resume = !resume.empty();
-  o.min_effect = min_effect / 100;
-  o.verify_runs = verify_runs;
-  o.allow_unsafe = allow_unsafe;
-  o.ship = !no_ship;
-  o.json = json;
-  o.cache_dir = cache_dir;
-  o.replay = replay;
-  o.acf_candidates = acf_candidates;
-  std::string publish_in_env = ciq::env(ciq::Env::publish);
+// The options of run and campaign as given (orchestrate/options.h checks
+// them). Only copies: long because there are many options.
+static tn::GivenOptions given_options(int argc, char** argv) {
+  tn::GivenOptions g;
+  g.build = build, g.bench = bench, g.check = check, g.bench_server = bench_server, g.shell = shell;
+  g.metrics.assign(metrics.begin(), metrics.end());
+  g.objectives.assign(objectives.begin(), objectives.end());
+  g.directions.assign(directions.begin(), directions.end());
+  g.params.assign(params.begin(), params.end());
+  g.seed_controls.assign(seed_controls.begin(), seed_controls.end());
+  g.kernels = kernels, g.space = space, g.stages = stages;
+  g.budget = budget, g.generations = generations, g.pool = pool, g.cull = cull, g.mutate_rate = mutate_rate, g.seed = seed;
+  g.repeats = repeats, g.server_start = server_start, g.timeout = timeout, g.jobs = jobs;
+  g.gpus = gpus, g.gpu_baselines = gpu_baselines;
+  g.out = out, g.resume = resume, g.json = json;
+  g.min_effect_percent = min_effect, g.verify_runs = verify_runs;
+  g.occupancy_probes = occupancy_probes, g.memo = memo, g.allow_unsafe = allow_unsafe, g.no_ship = no_ship;
+  g.acf_candidates = acf_candidates, g.publish = publish, g.replay = replay, g.strategy = strategy, g.cache_dir = cache_dir;
+  g.executor = executor;
+  g.slurm.partition = slurm_partition, g.slurm.account = slurm_account, g.slurm.time_limit = slurm_time;
+  g.slurm.build_cpus = slurm_build_cpus, g.slurm.gres = slurm_gres, g.slurm.retries = slurm_retries, g.slurm.check = slurm_check;
+  g.slurm.extra.assign(slurm_args.begin(), slurm_args.end());
+  g.prefer = prefer;
+  // The --publish password comes from here, and no command the tuner runs sees it.
+  g.publish_in_env = ciq::env(ciq::Env::publish);
   ::unsetenv(ciq::env_name(ciq::Env::publish));
-  if (!publish.empty()) {
-    auto url = publish_url(publish, publish_in_env);
-    if (!url) return url.error();
-    o.publish = *url;
-  }
-  if (strategy != "genetic" && strategy != "generational" && strategy != "random")
-    return ciq::make_error("invalid", "--strategy must be genetic, generational or random, not '" + strategy + "'");
-  o.random_search = strategy == "random";
-  o.generational = strategy == "generational";
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) o.command_line.emplace_back(argv[i]);
-
-  if (budget < 1 || pool < 2 || repeats < 1 || o.setup.jobs < 1 || verify_runs < 2 || cull < 0 || cull >= 1 || mutate_rate < 0 || mutate_rate > 1) {
-    return ciq::make_error("invalid", "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
-                "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
-  }
-  if (!(timeout >= 0) || !(server_start >= 0)) return ciq::make_error("invalid", "need --timeout >= 0 and --server-start >= 0 (seconds)");
-  return o;
+    if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) g.command_line.emplace_back(argv[i]);
+  return g;
 }
 
 // A campaign's runs get its own options, less those that are the
@@ -406,6 +270,65 @@ static std::vector<std::string> campaign_run_args(const std::vector<std::string>
   return out;
 }
 
+static int profile_command() {
+  tn::ProfileOptions p;
+  p.build = profile_build;
+  p.shell = profile_shell;
+  p.argv.assign(profile_argv.begin(), profile_argv.end());
+  p.out_dir = profile_out;
+  p.trace_dir = profile_trace;
+  p.build_trace_dir = profile_build_trace;
+  if (auto checked = tn::check_profile_top(profile_top); !checked) return fail(checked.error().message);
+  p.top = profile_top;
+  p.json = profile_json;
+  auto status = tn::run_profile(p);
+  if (!status) return fail(status.error().message);
+  return *status;
+}
+
+static int search_quality_command() {
+  std::printf("problem,budget,seeds,noise,ga_median_evals_to_95,random_median_evals_to_95,ga_reached,random_reached\n");
+  for (const auto& p : tn::synthetic_problems()) {
+    auto q = tn::measure_search_quality(p, quality_seeds, quality_budget, quality_noise);
+    std::printf("%s,%d,%d,%g,%g,%g,%.2f,%.2f\n", p.name.c_str(), int(quality_budget), int(quality_seeds), double(quality_noise),
+                q.median_evals_ga, q.median_evals_random, q.reached_ga, q.reached_random);
+  }
+  return 0;
+}
+
+static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& args, bool profiled) {
+  tn::CampaignOptions c;
+  c.concurrent = concurrent;
+  if (profiled) {
+    c.from_profile = from_profile.empty() ? "now" : std::string(from_profile);
+    auto share = tn::parse_cover(cover);
+    if (!share) return fail(share.error().message);
+    c.cover = *share;
+  }
+  c.run_args = tn::without_publish_password(campaign_run_args(args)); // the URL goes in CIQ_PUBLISH
+  c.tune = std::move(o);
+  return tn::run_campaign(std::move(c));
+}
+
+// The command line, with --resume's saved one merged in, parsed; the exit
+// status of a parse error, or nothing.
+static std::optional<int> parse(int argc, char** argv, std::vector<std::string>& args) {
+  if (std::string unknown = unknown_subcommand(argc, argv); !unknown.empty())
+    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')");
+  auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
+  if (!resumed) return fail(resumed.error().message);
+  args = std::move(*resumed);
+  static std::vector<const char*> cargv; // LLVM's options keep pointers into it
+  for (const auto& a : args) cargv.push_back(a.c_str());
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
+  if (auto parse_errors = ciq::cli::parse_command_line(int(cargv.size()), cargv.data(), overview)) {
+    ciq::cli::report_parse_errors("ciq-tuner", *parse_errors);
+    return 2;
+  }
+  return std::nullopt;
+}
+
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   // A run started by a campaign ends (cancelling its jobs, as on Ctrl-C)
@@ -415,36 +338,11 @@ int main(int argc, char** argv) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (std::to_string(::getppid()) != parent) return 1; // it died before prctl took effect
   }
-  if (std::string unknown = unknown_subcommand(argc, argv); !unknown.empty())
-    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')");
-  auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
-  if (!resumed) return fail(resumed.error().message);
-  std::vector<std::string> args = std::move(*resumed);
-  std::vector<const char*> cargv;
-  for (const auto& a : args) cargv.push_back(a.c_str());
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
-  if (auto parse_errors = ciq::cli::parse_command_line(int(cargv.size()), cargv.data(), overview)) {
-    ciq::cli::report_parse_errors("ciq-tuner", *parse_errors);
-    return 2;
-  }
+  std::vector<std::string> args;
+  if (auto status = parse(argc, argv, args)) return *status;
   ciq::setup_logging("ciq-tuner", "warn");
 
-  if (profile_cmd) {
-    tn::ProfileOptions p;
-    p.build = profile_build;
-    p.shell = profile_shell;
-    p.argv.assign(profile_argv.begin(), profile_argv.end());
-    p.out_dir = profile_out;
-    p.trace_dir = profile_trace;
-    p.build_trace_dir = profile_build_trace;
-    if (profile_top < 0) return fail("--top takes a number of kernels, 0 for all; not " + std::to_string(int(profile_top)));
-    p.top = profile_top;
-    p.json = profile_json;
-    auto status = tn::run_profile(p);
-    if (!status) return fail(status.error().message);
-    return *status;
-  }
+  if (profile_cmd) return profile_command();
   // A campaign from the profile tunes each kernel by its own time in the
   // program, unless told otherwise.
   bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
@@ -452,44 +350,18 @@ int main(int argc, char** argv) {
     objectives.push_back("kernel-time");
     args.push_back("--objective=kernel-time");
   }
-  auto options = tune_options(argc, argv);
+  auto options = tn::tune_options(given_options(argc, argv));
   if (!options) return fail(options.error().message);
-  tn::TuneOptions o = std::move(*options);
   if (report_cmd) {
     auto written = tn::write_report(report_dir, report_out);
     if (!written) return fail(written.error().message);
     std::printf("%s\n", written->c_str());
     return 0;
   }
-  if (sample_cmd) return tn::sample_space(o, sample_count);
-  if (quality_cmd) {
-    std::printf("problem,budget,seeds,noise,ga_median_evals_to_95,random_median_evals_to_95,ga_reached,random_reached\n");
-    for (const auto& p : tn::synthetic_problems()) {
-      auto q = tn::measure_search_quality(p, quality_seeds, quality_budget, quality_noise);
-      std::printf("%s,%d,%d,%g,%g,%g,%.2f,%.2f\n", p.name.c_str(), int(quality_budget), int(quality_seeds), double(quality_noise),
-                  q.median_evals_ga, q.median_evals_random, q.reached_ga, q.reached_random);
-    }
-    return 0;
-  }
-  if (run_cmd) return tn::run_tuning(std::move(o));
-  if (campaign_cmd) {
-    tn::CampaignOptions c;
-    c.concurrent = concurrent;
-    if (profiled) {
-      c.from_profile = from_profile.empty() ? "now" : std::string(from_profile);
-      std::string share = cover;
-      bool percent = !share.empty() && share.back() == '%';
-      if (percent) share.pop_back();
-      char* end = nullptr;
-      double value = std::strtod(share.c_str(), &end);
-      if (share.empty() || *end) return fail("--cover takes a percentage (e.g. 90%), not '" + std::string(cover) + "'");
-      // 0.9 is read as a fraction (90 %), as 90 and 90% are percentages.
-      c.cover = percent || value > 1 ? value / 100 : value;
-    }
-    c.run_args = tn::without_publish_password(campaign_run_args(args)); // the URL goes in CIQ_PUBLISH
-    c.tune = std::move(o);
-    return tn::run_campaign(std::move(c));
-  }
+  if (sample_cmd) return tn::sample_space(*options, sample_count);
+  if (quality_cmd) return search_quality_command();
+  if (run_cmd) return tn::run_tuning(std::move(*options));
+  if (campaign_cmd) return campaign_command(std::move(*options), args, profiled);
   std::fprintf(stderr, "ciq-tuner: error: no subcommand given; run 'ciq-tuner --help'\n");
   return 2;
 }

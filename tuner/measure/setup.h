@@ -1,7 +1,11 @@
-// What a tuning run evaluates candidates with: the user's commands, how
-// and where they run, the objectives and the limits. Filled in from the
-// options (tuner_main.cpp, orchestrate/run.cpp) and copied into every
-// Evaluator of the run.
+// What a tuning run evaluates candidates with, in two parts: the fixed
+// configuration (TuningConfig: the user's commands, how and where they run,
+// the objectives and the limits; filled in from the options by
+// orchestrate/options.cpp and never changed afterwards) and the run's state
+// (RunState: what the run learns as it goes and sets before the evaluators
+// are made: its directory, the default build's warnings, the executor).
+// TuningSetup is both, copied into every Evaluator of the run; its members
+// keep their names (setup.run_dir, setup.build, ...).
 #pragma once
 
 #include "tuner/measure/replay.h"
@@ -19,7 +23,7 @@ namespace ciq::tuner {
 
 class Executor;
 
-struct TuningSetup {
+struct TuningConfig {
   std::string build, bench, check; // commands; build and check optional
   // A benchmark that stays resident: started once per GPU, it gets --bench
   // and --check as requests (`ciq-request: ID`, their words, one per line,
@@ -33,25 +37,30 @@ struct TuningSetup {
   std::vector<Objective> objectives;
   int repeats = 3;                 // benchmark runs per evaluation
   std::string kernels;             // CIQ_KERNELS glob; "" = all
-  std::string run_dir;
   std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
   bool gpu_baselines = true;       // several GPUs: compare each run with the default on its GPU (evaluator.h)
   int jobs = 1;                    // evaluations in flight
-  bool compiler = true;            // the space has compiler knobs (else parameters only)
-  std::string acf_cache_dir;       // with ACF candidates: the cache holding their blobs
   bool memo = true;                // ciq-nvcc reuses the steps a candidate does not change (<run_dir>/memo)
   std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
   std::uint64_t replay_seed = 1;
   std::optional<SlurmConfig> slurm;  // run every command as a Slurm job (slurm.h); gpus then unused
+};
+
+struct RunState {
+  std::string run_dir;
+  bool compiler = true;            // the space has compiler knobs (else parameters only): from the discovered space
+  std::string acf_cache_dir;       // with ACF candidates: the cache holding their blobs
   // The warnings ptxas and cicc gave the default build (the discovery's):
   // a candidate that adds another (a directive out of range and ignored, an
   // option dropped) is not compiled as asked, and is invalid.
   std::set<std::string> baseline_warnings;
-  // Where the commands run (executor.h): made from the fields above by
+  // Where the commands run (executor.h): made from the configuration by
   // make_executor() and shared by the run's evaluators, so that what it
   // started (resident benchmarks) and learnt (Slurm's settings, the run's
   // job name) serves all of them. Null: each Evaluator makes its own.
   std::shared_ptr<Executor> executor;
 };
+
+struct TuningSetup : TuningConfig, RunState {};
 
 } // namespace ciq::tuner

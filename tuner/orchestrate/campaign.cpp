@@ -1,10 +1,12 @@
 #include "tuner/orchestrate/campaign.h"
 
 #include "tuner/measure/executor.h"
+#include "tuner/orchestrate/discovery.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/lock.h"
+#include "tuner/rundir/summary.h"
 #include "tuner/measure/command.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -24,10 +26,23 @@ namespace ciq::tuner {
 
 namespace {
 
+/// Where a kernel's run stands: not run (or interrupted), finished (its
+/// summary.json holds results), or could not tune.
+enum class KernelState { pending, done, failed };
+
+const char* state_name(KernelState s) {
+  switch (s) {
+  case KernelState::pending: return "pending";
+  case KernelState::done: return "done";
+  case KernelState::failed: return "failed";
+  }
+  return "pending";
+}
+
 /// What one kernel's run said (its summary.json), or why it said nothing.
 struct KernelResult {
   std::string kernel, run_dir;
-  std::string state = "pending"; // pending, done, failed
+  KernelState state = KernelState::pending;
   std::string verdict, controls, error, objective;
   double baseline = NAN, best = NAN;
   double share = NAN; // of the program's GPU time (--from-profile)
@@ -65,7 +80,7 @@ std::string to_json(const std::vector<KernelResult>& results) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const KernelResult& r = results[i];
     j += std::string(i ? "," : "") + "{\"kernel\":" + json_string(r.kernel) + ",\"run_dir\":" + json_string(r.run_dir) +
-         ",\"state\":" + json_string(r.state) + ",\"verdict\":" + json_string(r.verdict) +
+         ",\"state\":" + json_string(state_name(r.state)) + ",\"verdict\":" + json_string(r.verdict) +
          ",\"objective\":" + json_string(r.objective) + ",\"share\":" + number_json(r.share) +
          ",\"program_change\":" + number_json(program_change(r)) + ",\"baseline\":" + number_json(r.baseline) +
          ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
@@ -75,24 +90,30 @@ std::string to_json(const std::vector<KernelResult>& results) {
   return j + "]}\n";
 }
 
-/// Reads a finished run's summary.json into `r`; false when there is none.
-bool read_summary(KernelResult& r) {
-  auto text = read_file(join_path(r.run_dir, "summary.json"));
-  if (!text) return false;
-  auto json = parse_json(*text);
-  if (!json) return false;
-  const JsonValue& j = *json;
-  r.state = "done";
-  r.verdict = j["verdict"].string_or("");
-  r.controls = j["controls"].string_or("");
-  r.objective = j["objective"].string_or("");
-  r.baseline = j["baseline"].number_or(NAN);
-  r.best = j["best"].number_or(NAN);
-  r.shipped = j["shipped"].boolean;
-  r.evaluations = int(j["evaluations"].number_or(0));
-  r.invalid = int(j["invalid"].number_or(0));
+/// A finished run's results (its summary.json) into `r`, which is then
+/// done; false when the run has no results (not run, or it failed before its
+/// search ended).
+bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
+  if (!summary || !summary->results) return false;
+  const SummaryResults& s = *summary->results;
+  r.state = KernelState::done;
+  r.verdict = s.verdict;
+  r.controls = s.controls;
+  r.objective = s.objective;
+  r.baseline = s.baseline;
+  r.best = s.best;
+  r.shipped = s.shipped;
+  r.evaluations = s.evaluations;
+  r.invalid = s.invalid;
   r.error.clear();
   return true;
+}
+
+/// <run dir>/summary.json; none when absent or unreadable (the run's log
+/// then says what happened).
+std::optional<RunSummary> summary_of(const KernelResult& r) {
+  auto summary = read_summary(r.run_dir);
+  return summary ? std::move(*summary) : std::nullopt;
 }
 
 std::string change_text(const KernelResult& r) { return percent(change(r), "%+.1f %%"); }
@@ -121,7 +142,8 @@ void print_table(const std::vector<KernelResult>& results) {
     std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
   double total = 0;
   for (const auto& r : results) {
-    std::string verdict = printable(r.state == "done" ? r.verdict : r.state + (r.error.empty() ? "" : ": " + r.error));
+    std::string verdict = printable(r.state == KernelState::done ? r.verdict
+                                                                  : state_name(r.state) + (r.error.empty() ? "" : ": " + r.error));
     if (shares) {
       if (std::isfinite(program_change(r))) total += program_change(r);
       std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), table_name(r.kernel).c_str(),
@@ -161,16 +183,12 @@ namespace {
 
 // Two searches timing on one GPU disturb each other: locally, each
 // concurrent search gets GPUs of its own (slot i: the i-th share of --gpus),
-// unless a scheduler places the benchmarks (Slurm).
-Result<std::vector<std::string>> gpu_sets_for(const CampaignOptions& c) {
+// unless a scheduler places the benchmarks (Slurm). There are enough
+// (check_campaign_options()).
+std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
   const TuneOptions& o = c.tune;
   std::vector<std::string> sets(std::size_t(c.concurrent));
-  bool benchmarks = std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); });
-  if (make_executor(o.setup)->schedules_gpus() || !benchmarks || c.concurrent == 1) return sets;
-  if (o.setup.gpus.size() < std::size_t(c.concurrent))
-    return make_error("invalid", "--concurrent " + std::to_string(c.concurrent) +
-                                     " with a benchmark on this machine needs --gpus with at least " +
-                                     std::to_string(c.concurrent) + " GPUs (each search times on its own), or --executor slurm");
+  if (!campaign_needs_gpus(o, c.concurrent)) return sets;
   for (std::size_t g = 0; g < o.setup.gpus.size(); ++g) {
     std::string& set = sets[g % sets.size()];
     set += (set.empty() ? "" : ",") + o.setup.gpus[g];
@@ -303,72 +321,43 @@ RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std
   return run;
 }
 
+// Why a run could not tune, in one line: the error its summary.json records
+// (as the run printed it: "ciq-tuner: error: " and the message's first
+// line), else (it wrote none: it died, or failed before its directory was
+// its own) the last line of its log, else how it ended.
+std::string failure_reason(const std::optional<RunSummary>& summary, const Result<RunResult>& ran, const std::string& log_file) {
+  if (summary && summary->outcome == RunOutcome::failed && !summary->reason.empty()) {
+    std::string shown = printable_lines(summary->reason);
+    return "ciq-tuner: error: " + shown.substr(0, shown.find('\n'));
+  }
+  auto log = read_file(log_file);
+  std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
+  std::string last = said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
+  if (last.empty() && ran) return "ciq-tuner run " + ran->describe();
+  return last;
+}
+
 // What one kernel's run came to, in `r` and on stderr (under the lock).
 void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file, std::size_t i, std::size_t n) {
-  if (ran && ran->succeeded() && read_summary(r)) {
+  std::optional<RunSummary> summary = summary_of(r);
+  if (ran && ran->succeeded() && take_results(r, summary)) {
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, n, printable(r.kernel).c_str(), printable(r.verdict).c_str(),
                  change_text(r).c_str(), r.shipped ? ", shipped" : "");
     return;
   }
-  r.state = "failed";
-  auto log = read_file(log_file);
-  std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
-  // The run's error line (the output lines it shows follow it), else its last line.
-  auto error = said.rfind("ciq-tuner: error: ");
-  auto nl = error != std::string::npos ? said.find('\n', error) : std::string::npos;
-  r.error = error != std::string::npos ? said.substr(error, nl == std::string::npos ? nl : nl - error)
-                                       : said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
-  if (r.error.empty()) r.error = ran ? "ciq-tuner run " + ran->describe() : "";
+  r.state = KernelState::failed;
+  r.error = failure_reason(summary, ran, log_file);
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
                printable(r.error).c_str(), printable(r.run_dir).c_str());
 }
 
-} // namespace
-
-int run_campaign(CampaignOptions c) {
-  TuneOptions& o = c.tune;
-  auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "ciq-tuner: error: %s\n", printable_lines(message).c_str());
-    return 1;
-  };
-  if (c.concurrent < 1) return fail("--concurrent must be at least 1");
-  auto gpu_sets = gpu_sets_for(c);
-  if (!gpu_sets) return fail(gpu_sets.error().message);
-  // Runs at once would rebuild one tree at once: each clean or rebuild
-  // breaks the others' builds (and benchmarks time each other's binaries).
-  if (c.concurrent > 1 && !o.setup.build.empty() && o.setup.build.find("{workdir}") == std::string::npos)
-    return fail("--concurrent " + std::to_string(c.concurrent) + " runs " + std::to_string(c.concurrent) +
-                " searches at once, but every one would build the same tree ('" + o.setup.build +
-                "'): build into {workdir} (e.g. 'cmake -S . -B {workdir}/b && cmake --build {workdir}/b' with --shell), "
-                "or use --concurrent 1");
-  o.out_dir = output_directory(o.out_dir, "ciq-campaign");
-  static std::string interrupt_message;
-  interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
-  kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
-  // One campaign per directory (each run locks its own as well).
-  if (auto made = make_own_directory(o.out_dir); !made) return fail(made.error().message);
-  if (auto locked = lock_run_directory(o.out_dir); !locked) return fail(locked.error().message);
-  struct Unlock {
-    ~Unlock() { release_run_directory(); }
-  } unlock;
-  if (!(c.cover > 0 && c.cover <= 1)) return fail("--cover must be a percentage above 0 and at most 100");
-  auto kernels = campaign_kernels(c, o, join_path(o.out_dir, "kernels.txt"));
-  if (!kernels) return fail(kernels.error().message);
-  auto shares = profiled_shares(o.out_dir);
-
-  std::vector<KernelResult> results(kernels->size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    results[i].kernel = (*kernels)[i];
-    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
-    if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
-    read_summary(results[i]);
-  }
-  if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
-  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == "done"; });
-  std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
+// Runs the kernels' runs not done yet, --concurrent at a time (slot i
+// benchmarks on gpu_sets[i]), each outcome recorded in `results` and
+// campaign.json as it ends.
+void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::string>& gpu_sets) {
   std::mutex mutex;
   auto write_summary = [&] { // under the mutex
-    if (auto w = write_file_atomic(join_path(o.out_dir, "campaign.json"), to_json(results)); !w)
+    if (auto w = write_file_atomic(join_path(c.tune.out_dir, "campaign.json"), to_json(results)); !w)
       std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
   };
   {
@@ -379,8 +368,11 @@ int run_campaign(CampaignOptions c) {
   auto worker = [&](std::size_t slot) {
     for (std::size_t i = next++; i < results.size(); i = next++) {
       KernelResult& r = results[i];
-      if (r.state == "done") continue;
-      RunOptions run = kernel_run(c, r, (*gpu_sets)[slot]);
+      if (r.state == KernelState::done) continue;
+      // What an earlier attempt's summary said (it failed) is not this one's.
+      if (auto removed = remove_summary(r.run_dir); !removed)
+        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+      RunOptions run = kernel_run(c, r, gpu_sets[slot]);
       {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
@@ -395,8 +387,46 @@ int run_campaign(CampaignOptions c) {
   for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
   for (auto& t : threads) t.join();
 
+}
+
+} // namespace
+
+int run_campaign(CampaignOptions c) {
+  TuneOptions& o = c.tune;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "ciq-tuner: error: %s\n", printable_lines(message).c_str());
+    return 1;
+  };
+  if (auto checked = check_campaign_options(o, c.concurrent); !checked) return fail(checked.error().message);
+  std::vector<std::string> gpu_sets = gpu_sets_for(c);
+  o.out_dir = output_directory(o.out_dir, "ciq-campaign");
+  static std::string interrupt_message;
+  interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
+  kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
+  // One campaign per directory (each run locks its own as well).
+  if (auto made = make_own_directory(o.out_dir); !made) return fail(made.error().message);
+  if (auto locked = lock_run_directory(o.out_dir); !locked) return fail(locked.error().message);
+  struct Unlock {
+    ~Unlock() { release_run_directory(); }
+  } unlock;
+  auto kernels = campaign_kernels(c, o, join_path(o.out_dir, "kernels.txt"));
+  if (!kernels) return fail(kernels.error().message);
+  auto shares = profiled_shares(o.out_dir);
+
+  std::vector<KernelResult> results(kernels->size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].kernel = (*kernels)[i];
+    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
+    if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
+    take_results(results[i], summary_of(results[i]));
+  }
+  if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
+  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });
+  std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
+  run_kernels(c, results, gpu_sets);
+
   print_table(results);
-  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != "done"; }));
+  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != KernelState::done; }));
   int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
   std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
                failed, join_path(o.out_dir, "campaign.json").c_str());

@@ -16,7 +16,7 @@
 // the whole program (share x change).
 #pragma once
 
-#include "tuner/orchestrate/run.h"
+#include "tuner/orchestrate/options.h"
 
 #include <string>
 #include <vector>

@@ -1,35 +1,38 @@
-// After the search: is the winner really better than the default, and if
-// so, write it to the cache under every key it was compiled for, with its
-// provenance; if not, record that these kernels were tuned with no gain.
+// Shipping what a run found: the verified winner (or, when nothing won, the
+// default as "tuned, no gain") written to the cache under the keys its trace
+// shows, with its provenance (the machine, the run, the verification, each
+// objective's default and tuned values), in one transaction; then, with
+// --publish, uploaded to the team's Redis tier.
 #pragma once
 
-#include "tuner/measure/evaluator.h"
-#include "tuner/orchestrate/run.h"
+#include "tuner/orchestrate/options.h"
+#include "tuner/orchestrate/verify.h"
+#include "utils/hash.h"
 
 #include <string>
 #include <vector>
 
 namespace ciq::tuner {
 
-struct Verdict {
-  bool better = false;
-  std::string how;                   // "deterministic", "welch"
-  std::vector<double> default_values; // per objective: median of the re-measurement (as printed)
-  std::vector<double> best_values;
-  double p_value = 1;                // of the first benchmark objective
-  std::string reason;                // why it is (not) better, for people
-  std::string conditions;            // how the GPU's state differed between the sides ("" = alike, or unread)
-};
-
-/// Re-measures `best` against the default: deterministic objectives from
-/// the search's own values; benchmark objectives `runs` times each,
-/// interleaved, in fresh processes (rebuilding between runs unless the
-/// build goes into {workdir}).
-Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& default_record,
-               const EvalRecord& best_record, const TuneOptions& options);
-
-/// Writes the records; returns the keys written (raw bytes).
+/// Writes the records of `winner` for every module and kernel of `trace`
+/// (kernel entries only for a module some of whose kernels the run did not
+/// tune) and the NVVM stage's unit entries; `no_gain`: the default's, as
+/// tuned with no gain (which never replaces an earlier verified winner).
+/// Returns the keys written.
 Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
-                 const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain);
+                                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain);
+
+/// The run's result to the cache: the winner's compiler controls (its
+/// parameters are the program's to apply: a winner by its parameters alone
+/// is "tuned, no gain" for the compiler), else the default as no gain;
+/// under the keys of the winner's own trace, else the discovery's. Says
+/// what it wrote. Returns the keys written.
+Result<std::vector<Hash128>> ship_result(const TuneOptions& o, const SearchSpace& space, const std::vector<EvalRecord>& records,
+                                         const EvalRecord& def, const EvalRecord* winner, const Verdict& verdict,
+                                         const std::vector<TracedModule>& discovery);
+
+/// The team tier (--publish): uploads exactly the entries just written;
+/// "" or why it failed.
+std::string publish_shipped(const TuneOptions& o, const std::vector<Hash128>& shipped_keys);
 
 } // namespace ciq::tuner

@@ -1,8 +1,12 @@
 #include "tuner/report/report.h"
 
-#include "tuner/measure/evaluator.h"
-#include "tuner/search/search.h"
+#include "tuner/report/chart.h"
+
 #include "tuner/objectives/statistics.h"
+#include "tuner/rundir/journal.h"
+#include "tuner/rundir/results.h"
+#include "tuner/rundir/summary.h"
+#include "tuner/search/search.h"
 #include "utils/files.h"
 #include "utils/json.h"
 #include "utils/text.h"
@@ -17,126 +21,15 @@ namespace ciq::tuner {
 
 namespace {
 
-std::string esc(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
+using namespace chart;
 
-// Axis numbers: four significant digits are enough to read a plot.
-std::string tick(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-/// Tick positions a reader can take in at a glance: multiples of 1, 2 or 5
-/// times a power of ten that fall in [lo, hi], about `want` of them; whole
-/// numbers only when the axis counts something (evaluations).
-std::vector<double> nice_ticks(double lo, double hi, int want, bool whole) {
-  double raw = (hi - lo) / std::max(1, want);
-  if (!(raw > 0) || !std::isfinite(raw)) return {lo};
-  double power = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = power;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * power >= raw) {
-      step = m * power;
-      break;
-    }
-  if (whole) step = std::max(1.0, std::round(step));
-  std::vector<double> ticks;
-  for (double i = std::ceil(lo / step - 1e-9); i * step <= hi + step * 1e-9 && ticks.size() < 50; ++i)
-    ticks.push_back(i == 0 ? 0.0 : i * step); // by multiplication: no drift, an exact 0
-  return ticks;
-}
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-/// One SVG chart: a plotting area with linear axes, marks added by the caller.
-class Chart {
-public:
-  Chart(std::string id, std::string title, double x0, double x1, double y0, double y1, std::string xlabel, std::string ylabel)
-      : id_(std::move(id)), title_(std::move(title)), xlabel_(std::move(xlabel)), ylabel_(std::move(ylabel)) {
-    auto widen = [](double& a, double& b) {
-      if (!(b > a)) {
-        double pad = std::fabs(a) > 0 ? std::fabs(a) * 0.05 : 1;
-        a -= pad;
-        b += pad;
-      }
-    };
-    widen(x0, x1);
-    widen(y0, y1);
-    double ypad = (y1 - y0) * 0.06;
-    x0_ = x0, x1_ = x1, y0_ = y0 - ypad, y1_ = y1 + ypad;
-  }
-  double x(double v) const { return k_left + (v - x0_) / (x1_ - x0_) * (k_width - k_left - k_right); }
-  double y(double v) const { return k_height - k_bottom - (v - y0_) / (y1_ - y0_) * (k_height - k_top - k_bottom); }
-  double top() const { return k_top; }
-  double bottom() const { return k_height - k_bottom; }
-  /// The x axis counts (evaluation numbers): whole-number ticks.
-  void whole_x() { whole_x_ = true; }
-  void add(const std::string& element) { body_ += element + "\n"; }
-  void point(double vx, double vy, const std::string& colour, const std::string& tip, double r = 3.5) {
-    add("<circle class=\"mark\" cx=\"" + num(x(vx)) + "\" cy=\"" + num(y(vy)) + "\" r=\"" + num(r) + "\" fill=\"" + colour +
-        "\"><title>" + esc(tip) + "</title></circle>");
-  }
-  void hline(double vy, const std::string& colour, const std::string& label) {
-    add("<line class=\"mark\" x1=\"" + num(k_left) + "\" x2=\"" + num(k_width - k_right) + "\" y1=\"" + num(y(vy)) +
-        "\" y2=\"" + num(y(vy)) + "\" stroke=\"" + colour + "\" stroke-dasharray=\"6 4\"/>");
-    add("<text x=\"" + num(k_width - k_right - 4) + "\" y=\"" + num(y(vy) - 4) + "\" text-anchor=\"end\" fill=\"" + colour +
-        "\">" + esc(label) + "</text>");
-  }
-  std::string svg() const {
-    std::string s = "<svg class=\"plot\" id=\"" + id_ + "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(k_width) +
-                    "\" height=\"" + num(k_height) + "\" viewBox=\"0 0 " + num(k_width) + " " + num(k_height) +
-                    "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    s += "<text x=\"" + num(k_width / 2) + "\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">" + esc(title_) +
-         "</text>\n";
-    // Axes with about five ticks each, at round values.
-    s += "<path d=\"M" + num(k_left) + " " + num(k_top) + " V" + num(k_height - k_bottom) + " H" + num(k_width - k_right) +
-         "\" fill=\"none\" stroke=\"#333\"/>\n";
-    if (!xlabel_.empty()) // an unlabelled x axis holds categories: no numbers
-      for (double vx : nice_ticks(x0_, x1_, 6, whole_x_))
-        s += "<text x=\"" + num(x(vx)) + "\" y=\"" + num(k_height - k_bottom + 14) + "\" text-anchor=\"middle\">" +
-             esc(tick(vx)) + "</text>\n";
-    for (double vy : nice_ticks(y0_, y1_, 5, false)) {
-      s += "<text x=\"" + num(k_left - 4) + "\" y=\"" + num(y(vy) + 4) + "\" text-anchor=\"end\">" + esc(tick(vy)) +
-           "</text>\n";
-      s += "<line x1=\"" + num(k_left) + "\" x2=\"" + num(k_width - k_right) + "\" y1=\"" + num(y(vy)) + "\" y2=\"" + num(y(vy)) +
-           "\" stroke=\"#eee\"/>\n";
-    }
-    s += "<text x=\"" + num((k_left + k_width - k_right) / 2) + "\" y=\"" + num(k_height - 6) + "\" text-anchor=\"middle\">" +
-         esc(xlabel_) + "</text>\n";
-    s += "<text transform=\"translate(14 " + num((k_top + k_height - k_bottom) / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
-         esc(ylabel_) + "</text>\n";
-    return s + body_ + "</svg>\n";
-  }
-
-private:
-  static constexpr double k_width = 640, k_height = 320, k_left = 78, k_right = 20, k_top = 28, k_bottom = 42;
-  std::string id_, title_, xlabel_, ylabel_, body_;
-  double x0_, x1_, y0_, y1_;
-  bool whole_x_ = false;
-};
 
 const char* k_ok = "#1f77b4", *k_same = "#9e9e9e", *k_invalid = "#d62728", *k_best = "#2ca02c", *k_default = "#ff7f0e";
 
 struct Run {
   std::string dir;
   std::vector<EvalRecord> records;         // journal order
-  JsonValue summary;
+  std::optional<SummaryResults> summary;   // summary.json's results; none while the run has not finished
   std::vector<std::string> objectives;     // names, from results.csv's header
   std::vector<bool> maximize;
 };
@@ -144,24 +37,15 @@ struct Run {
 Result<Run> load_run(const std::string& dir) {
   Run run;
   run.dir = dir;
-  auto journal = read_file(join_path(dir, "journal.jsonl"));
+  // The journal as it is: a running tuner may be appending to it.
+  auto journal = read_journal(join_path(dir, "journal.jsonl"));
   if (!journal) return make_error("report", "'" + dir + "' is not a run directory (" + journal.error().message + ")");
-  for (auto line : split(*journal, '\n')) {
-    if (trim(line).empty()) continue;
-    auto r = EvalRecord::from_json(std::string(line));
-    if (r) run.records.push_back(std::move(*r)); // a torn last line is skipped, as a resume does
-  }
+  run.records = std::move(*journal);
   std::stable_sort(run.records.begin(), run.records.end(), [](auto& a, auto& b) { return a.number < b.number; });
-  if (auto text = read_file(join_path(dir, "summary.json")))
-    if (auto json = parse_json(*text)) run.summary = std::move(*json);
-  if (auto csv = read_file(join_path(dir, "results.csv"))) {
-    // number,generation,candidate,<objectives...>,status,reason,build_s,bench_s
-    std::string header(csv->substr(0, csv->find('\n')));
-    std::vector<std::string> fields;
-    for (auto f : split(header, ',')) fields.emplace_back(f);
-    if (fields.size() > 7)
-      for (std::size_t i = 3; i + 4 < fields.size(); ++i) run.objectives.push_back(fields[i]);
-  }
+  // A summary or results.csv that cannot be read leaves its parts of the
+  // report out (numbered objectives, "not finished"), not the whole report.
+  if (auto summary = read_summary(dir); summary && *summary) run.summary = (*summary)->results;
+  if (auto names = read_objective_names(dir)) run.objectives = std::move(*names);
   std::size_t count = 0;
   for (const auto& r : run.records) count = std::max(count, r.evaluation.objectives.size());
   run.objectives.resize(std::max(run.objectives.size(), count));
@@ -198,7 +82,7 @@ std::string convergence_plot(const Run& run, const std::string& id) {
   const EvalRecord* def = default_record(run);
   // --prefer: the objective the run preferred (summary.json, counted from 1 as
   // --prefer counts), else the first.
-  double preferred = run.summary["prefer"].number_or(1);
+  double preferred = run.summary ? run.summary->prefer : 1;
   std::size_t p = preferred >= 1 ? std::size_t(preferred) - 1 : 0;
   if (p >= run.objectives.size()) p = 0;
   std::vector<const Evaluation*> seen;
@@ -340,7 +224,7 @@ std::string verification_plot(const Run& run, std::string* note) {
 }
 
 std::string pruning_plot(const Run& run, std::string* note) {
-  std::string winner = run.summary["controls"].string_or("");
+  std::string winner = run.summary ? run.summary->controls : "";
   if (winner.empty() || winner == "default") {
     *note = "Nothing shipped: no winner to prune.";
     return "";
@@ -403,37 +287,38 @@ Result<void> save_svg(const std::string& dir, const std::string& name, const std
   return write_file_atomic(join_path(dir, name + ".svg"), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg);
 }
 
-Result<std::string> run_report(const std::string& dir, std::string* title) {
-  auto loaded = load_run(dir);
-  if (!loaded) return loaded.error();
-  const Run& run = *loaded;
-  *title = "ciq-tuner report: " + base_name(dir);
+// The run at a glance: its directory, verdict, winner, baseline and best
+// (every objective's, the front's size), the default on each GPU, the
+// p-value, the evaluations and the objectives.
+std::string summary_table(const Run& run) {
+  const std::string& dir = run.dir;
   std::string body = "<table>\n";
   auto row = [&](const std::string& k, const std::string& v) { body += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n"; };
   row("run directory", dir);
-  row("verdict", run.summary["verdict"].string_or("(the run has not finished)"));
-  row("winner", run.summary["controls"].string_or("-"));
-  row("baseline / best", format_number(run.summary["baseline"].number_or(NAN)) + " / " + format_number(run.summary["best"].number_or(NAN)));
-  if (!run.summary["best_values"].array.empty()) { // several objectives: the best is the front's preferred point
-    auto values = [](const JsonValue& a) {
+  const SummaryResults* summary = run.summary ? &*run.summary : nullptr;
+  row("verdict", summary ? summary->verdict : "(the run has not finished)");
+  row("winner", summary ? summary->controls : "-");
+  row("baseline / best", format_number(summary ? summary->baseline : NAN) + " / " + format_number(summary ? summary->best : NAN));
+  if (summary && !summary->best_values.empty()) { // several objectives: the best is the front's preferred point
+    auto values = [](const std::vector<double>& a) {
       std::string t;
-      for (const auto& v : a.array) t += (t.empty() ? "" : ", ") + format_number(v.number_or(NAN));
+      for (double v : a) t += (t.empty() ? "" : ", ") + format_number(v);
       return t;
     };
-    row("baseline / best, every objective", values(run.summary["baseline_values"]) + " / " + values(run.summary["best_values"]));
-    row("Pareto front", std::to_string(run.summary["front"].array.size()) +
+    row("baseline / best, every objective", values(summary->baseline_values) + " / " + values(summary->best_values));
+    row("Pareto front", std::to_string(summary->front.size()) +
                             " points; the best is the one with the best first objective that is no worse than the default on the others");
   }
   // Per-GPU baselines: the default on each GPU, each run compared with its own GPU's.
-  if (run.summary["gpu_defaults"].array.size() > 1) {
-    std::size_t k = std::size_t(std::max(1.0, run.summary["prefer"].number_or(1))) - 1;
+  if (summary && summary->gpu_defaults.size() > 1) {
+    std::size_t k = std::size_t(std::max(1, summary->prefer)) - 1;
     std::string text;
     double first = NAN;
-    for (const auto& d : run.summary["gpu_defaults"].array) {
-      double v = k < d["values"].array.size() ? d["values"].array[k].number_or(NAN) : NAN;
+    for (const auto& d : summary->gpu_defaults) {
+      double v = k < d.values.size() ? d.values[k] : NAN;
       if (std::isnan(first)) first = v;
-      text += (text.empty() ? "" : ", ") + std::string("GPU ") + d["gpu"].string_or("?") + ": " + format_number(v);
-      if (&d != &run.summary["gpu_defaults"].array.front() && first != 0 && std::isfinite(v)) {
+      text += (text.empty() ? "" : ", ") + std::string("GPU ") + (d.gpu.empty() ? "?" : d.gpu) + ": " + format_number(v);
+      if (&d != &summary->gpu_defaults.front() && first != 0 && std::isfinite(v)) {
         char percent[32];
         std::snprintf(percent, sizeof percent, " (%+.1f %%)", (v - first) / std::fabs(first) * 100);
         text += percent;
@@ -441,7 +326,7 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
     }
     row("default on each GPU", text + "; every run was compared with the default of its GPU");
   }
-  row("p-value", run.summary["p_value"].is_null() ? "-" : format_number(run.summary["p_value"].number_or(NAN)));
+  row("p-value", summary && summary->p_value ? format_number(*summary->p_value) : "-");
   int invalid = int(std::count_if(run.records.begin(), run.records.end(), [](auto& r) { return !r.evaluation.valid; }));
   row("evaluations", std::to_string(run.records.size()) + " (" + std::to_string(invalid) + " invalid)");
   row("objectives", [&] {
@@ -451,6 +336,15 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
     return s;
   }());
   body += "</table>\n";
+  return body;
+}
+
+Result<std::string> run_report(const std::string& dir, std::string* title) {
+  auto loaded = load_run(dir);
+  if (!loaded) return loaded.error();
+  const Run& run = *loaded;
+  *title = "ciq-tuner report: " + base_name(dir);
+  std::string body = summary_table(run);
   // Why evaluations were invalid (build errors, wrong answers, controls the
   // compiler warned it ignores), most frequent first.
   std::map<std::string, int> reasons;

@@ -148,23 +148,40 @@ Result<std::size_t> drop_partial_last_line(const std::string& path) {
   return cut;
 }
 
-Result<std::vector<EvalRecord>> load_journal(const std::string& path) {
+namespace {
+
+// The records of the whole lines of `text` (a partial last line ignored);
+// with `warn`, a line that does not parse is said on stderr.
+std::vector<EvalRecord> records_of(std::string_view text, const std::string& path, bool warn) {
   std::vector<EvalRecord> out;
-  if (!path_exists(path)) return out;
-  if (auto cut = drop_partial_last_line(path); !cut) return cut.error();
-  auto text = read_file(path);
-  if (!text) return text.error();
+  text = text.substr(0, text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1);
   std::size_t number = 0;
-  for (std::string_view line : split(*text, '\n')) {
+  for (std::string_view line : split(text, '\n')) {
     ++number;
     if (trim(line).empty()) continue;
     auto r = EvalRecord::from_json(std::string(line));
     if (r) out.push_back(std::move(*r));
-    else
+    else if (warn)
       std::fprintf(stderr, "ciq-tuner: warning: %s line %zu is not a record (%s): skipped; its evaluation runs again\n",
                    path.c_str(), number, printable(r.error().message).c_str());
   }
   return out;
+}
+
+} // namespace
+
+Result<std::vector<EvalRecord>> load_journal(const std::string& path) {
+  if (!path_exists(path)) return std::vector<EvalRecord>{};
+  if (auto cut = drop_partial_last_line(path); !cut) return cut.error();
+  auto text = read_file(path);
+  if (!text) return text.error();
+  return records_of(*text, path, /*warn=*/true);
+}
+
+Result<std::vector<EvalRecord>> read_journal(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  return records_of(*text, path, /*warn=*/false);
 }
 
 } // namespace ciq::tuner

@@ -3,7 +3,7 @@
 // partial line behind, synced, and read back so that a partial last line (a
 // run killed mid-write) is cut off instead of glued to the next record. The
 // one reader and writer of the file: the run (orchestrate/) appends and
-// resumes from it, the report reads it.
+// resumes from it (load_journal), the report reads it (read_journal).
 #pragma once
 
 #include "tuner/search/search.h"
@@ -66,5 +66,12 @@ Result<std::size_t> drop_partial_last_line(const std::string& path);
 /// status is none of status_name()'s, is skipped with a warning (its
 /// evaluation runs again).
 Result<std::vector<EvalRecord>> load_journal(const std::string& path);
+
+/// The journal's records for a reader (the report): as load_journal() would
+/// give them, but the file is left as it is (a running tuner may be
+/// appending to it): a partial last line is ignored rather than cut off, and
+/// lines that do not parse are skipped quietly. Fails when the file cannot
+/// be read (absent included).
+Result<std::vector<EvalRecord>> read_journal(const std::string& path);
 
 } // namespace ciq::tuner

@@ -1,0 +1,115 @@
+// rundir/summary.h: summary.json written from its struct and read back.
+#include "tuner/rundir/summary.h"
+#include "utils/files.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace ciq;
+using namespace ciq::tuner;
+
+namespace {
+
+RunSummary finished_run() {
+  SummaryResults r;
+  r.objective = "ptxas:spill-stores";
+  r.baseline = 1144;
+  r.best = 0.25;
+  r.shipped = true;
+  r.entries = 1;
+  r.evaluations = 10;
+  r.invalid = 2;
+  r.searched = 8;
+  r.pruning = 2;
+  r.controls = "maxrregcount=64";
+  r.verdict = "better than the default";
+  return RunSummary{"/runs/a", r, RunOutcome::finished, ""};
+}
+
+} // namespace
+
+// The members and their order are what tests and users read (README, "The
+// run directory"); whole numbers without a fraction.
+TEST(Summary, writes_the_documented_members_in_order) {
+  EXPECT_EQ(finished_run().to_json(),
+            "{\"run_dir\":\"/runs/a\",\"objective\":\"ptxas:spill-stores\",\"baseline\":1144,\"best\":0.25,\"shipped\":true,"
+            "\"entries\":1,\"evaluations\":10,\"invalid\":2,\"searched\":8,\"pruning\":2,\"p_value\":null,"
+            "\"controls\":\"maxrregcount=64\",\"verdict\":\"better than the default\",\"prefer\":1}");
+}
+
+TEST(Summary, numbers_have_six_significant_digits_and_nan_is_null) {
+  RunSummary s = finished_run();
+  s.results->baseline = 1.23456789;
+  s.results->best = NAN;
+  s.results->p_value = 3.2e-10;
+  std::string j = s.to_json();
+  EXPECT_NE(j.find("\"baseline\":1.23457,\"best\":null"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"p_value\":3.2e-10"), std::string::npos) << j;
+}
+
+TEST(Summary, several_objectives_and_gpus_round_trip) {
+  RunSummary s = finished_run();
+  s.results->baseline_values = {1144, 64};
+  s.results->best_values = {0, NAN};
+  s.results->front = {SummaryPoint{"maxrregcount=64", {0, 64}}, SummaryPoint{"maxrregcount=32", {8, 32}}};
+  s.results->prefer = 2;
+  s.results->gpu_defaults = {SummaryGpuDefault{"0", 3, {10, 5}}, SummaryGpuDefault{"1", 3, {11, NAN}}};
+  std::string j = s.to_json();
+  EXPECT_NE(j.find("\"baseline_values\":[1144,64],\"best_values\":[0,null],\"front\":[{\"controls\":\"maxrregcount=64\",\"values\":[0,64]}"),
+            std::string::npos) << j;
+  auto back = RunSummary::from_json(j);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(back->results);
+  EXPECT_EQ(back->results->prefer, 2);
+  ASSERT_EQ(back->results->front.size(), 2u);
+  EXPECT_EQ(back->results->front[1].controls, "maxrregcount=32");
+  EXPECT_EQ(back->results->front[1].values, (std::vector<double>{8, 32}));
+  ASSERT_EQ(back->results->gpu_defaults.size(), 2u);
+  EXPECT_EQ(back->results->gpu_defaults[1].gpu, "1");
+  EXPECT_TRUE(std::isnan(back->results->gpu_defaults[1].values[1]));
+  EXPECT_TRUE(std::isnan(back->results->best_values[1]));
+  EXPECT_EQ(back->to_json(), j);
+}
+
+// A run that failed before its search ended records why, and no results.
+TEST(Summary, a_failed_run_records_its_reason) {
+  RunSummary s{"/runs/b", std::nullopt, RunOutcome::failed, "the discovery build failed: exit 2\nsome output"};
+  EXPECT_EQ(s.to_json(), "{\"run_dir\":\"/runs/b\",\"outcome\":\"failed\",\"reason\":\"the discovery build failed: exit 2\\nsome output\"}");
+  auto back = RunSummary::from_json(s.to_json());
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->results);
+  EXPECT_EQ(back->outcome, RunOutcome::failed);
+  EXPECT_EQ(back->reason, s.reason);
+}
+
+// A finished run writes no outcome (its summary is as it always was).
+TEST(Summary, without_an_outcome_is_finished) {
+  auto s = RunSummary::from_json("{\"run_dir\":\"/r\",\"objective\":\"m\",\"baseline\":2,\"best\":1,\"verdict\":\"v\"}");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->outcome, RunOutcome::finished);
+  ASSERT_TRUE(s->results);
+  EXPECT_EQ(s->results->best, 1);
+  EXPECT_FALSE(s->results->p_value);
+  EXPECT_FALSE(RunSummary::from_json("{\"outcome\":\"maybe\"}"));
+  EXPECT_FALSE(RunSummary::from_json("[1]"));
+}
+
+TEST(Summary, file_absent_written_read_removed) {
+  auto dir = ScratchDir::create("ciq-summary");
+  ASSERT_TRUE(dir);
+  auto none = read_summary(dir->path());
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  ASSERT_TRUE(write_summary(dir->path(), finished_run()));
+  auto text = read_file(summary_path(dir->path()));
+  ASSERT_TRUE(text);
+  EXPECT_EQ(*text, finished_run().to_json() + "\n");
+  auto read = read_summary(dir->path());
+  ASSERT_TRUE(read && *read);
+  EXPECT_EQ((*read)->results->controls, "maxrregcount=64");
+  ASSERT_TRUE(remove_summary(dir->path()));
+  ASSERT_TRUE(remove_summary(dir->path())); // already gone: nothing to do
+  EXPECT_FALSE(path_exists(summary_path(dir->path())));
+  ASSERT_TRUE(write_file_atomic(summary_path(dir->path()), "{not json"));
+  EXPECT_FALSE(read_summary(dir->path()));
+}

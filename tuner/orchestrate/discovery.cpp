@@ -1,0 +1,112 @@
+#include "tuner/orchestrate/discovery.h"
+
+#include "spaces/space.h"
+#include "tuner/measure/evaluator.h"
+#include "tuner/measure/executor.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+// The discovery's trace in `dir`: the interrupted run's when resuming (a
+// resumed run searches the space the run began with: built again, the NVVM
+// stage would be missing, since the step memo answers cicc and no unit is
+// traced, and the journal's candidates would belong to another space), else
+// a build of the default now (or, with a --bench alone, a run of it).
+Result<std::vector<TracedModule>> discovery_trace(const TuneOptions& o, const std::string& dir) {
+  std::string complete = join_path(dir, "complete"); // written once the discovery succeeded
+  if (o.resume && path_exists(complete)) {
+    std::fprintf(stderr, "ciq-tuner: discovery: the interrupted run's (%s)\n", dir.c_str());
+    return read_trace(join_path(dir, "trace"));
+  }
+  std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
+  // The default controls, and each --param at its default: commands
+  // may name {param:NAME}.
+  SearchSpace empty;
+  empty.compiler_space = o.space;
+  for (const auto& spec : o.params) {
+    auto d = parse_param(spec);
+    if (!d) return d.error();
+    empty.dimensions.push_back(std::move(*d));
+  }
+  Evaluator probe(o.setup, empty);
+  Candidate none = empty.default_candidate();
+  ::unlink(complete.c_str());
+  auto trace = probe.build(none, dir);
+  if (!trace) return make_error("tuner", "the discovery build failed: " + trace.error().message);
+  if (trace->empty() && !o.setup.bench.empty() && o.setup.build.empty()) {
+    if (auto ran = probe.bench_once(none, dir); !ran) return make_error("tuner", "the discovery run failed: " + ran.error().message);
+    trace = read_trace(join_path(dir, "trace"));
+    if (!trace) return trace.error();
+  }
+  if (auto w = write_file_atomic(complete, ""); !w) return w.error();
+  return trace;
+}
+
+// What the discovery found, on stderr: the units, the modules, each kernel
+// (starred when --kernels selects it). Fails when --kernels selects none.
+Result<void> say_discovered(const TuneOptions& o, const std::vector<TracedModule>& discovery, const std::vector<TracedUnit>& units) {
+  if (!units.empty()) std::fprintf(stderr, "ciq-tuner: found %zu translation unit compile(s) through ciq-nvcc (NVVM stage)\n", units.size());
+  std::size_t kernels = 0;
+  for (const auto& m : discovery) kernels += m.kernels.size();
+  std::fprintf(stderr, "ciq-tuner: found %zu kernel(s) in %zu module(s)%s\n", kernels, discovery.size(),
+               discovery.empty() ? "" : printable(" (ptxas " + discovery.front().ptxas_version + ", " + discovery.front().target + ")").c_str());
+  std::size_t targeted_count = 0;
+  for (const auto& m : discovery)
+    for (const auto& k : m.kernels) {
+      bool targeted = o.setup.kernels.empty() || glob_match(o.setup.kernels, k.name);
+      targeted_count += targeted;
+      std::fprintf(stderr, "  %s %s  key %s  %g registers, %g bytes spilled\n", targeted ? "*" : " ", printable(k.name).c_str(),
+                   printable(k.key.substr(0, 12)).c_str(), k.registers, k.spill_stores);
+    }
+  // A glob that selects nothing would tune nothing: every candidate
+  // invalid, or the default "best". (The names above are the mangled
+  // ones the glob is matched against.)
+  if (kernels > 0 && targeted_count == 0)
+    return make_error("invalid", "--kernels '" + o.setup.kernels + "' matches none of the " + std::to_string(kernels) +
+                                     " kernel(s) the build compiled (listed above; --kernels matches these mangled names, "
+                                     "e.g. '*scale*' for scale(float*, int))");
+  return {};
+}
+
+} // namespace
+
+Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<TracedUnit>& units) {
+  // A space named that does not exist: said before the build runs.
+  if (!o.space.empty() && o.space != "none")
+    if (auto named = spaces::load_space(spaces_directory(), o.space); !named) return named.error();
+  if (o.space == "none" || o.setup.replay) return std::vector<TracedModule>{};
+  std::string dir = join_path(o.out_dir, "discovery");
+  auto discovery = discovery_trace(o, dir);
+  if (!discovery) return discovery.error();
+  if (auto traced = read_unit_trace(join_path(dir, "trace")); traced) units = std::move(*traced);
+  else std::fprintf(stderr, "ciq-tuner: warning: %s; searching without NVVM-stage knobs\n", printable(traced.error().message).c_str());
+  if (auto said = say_discovered(o, *discovery, units); !said) return said.error();
+  return discovery;
+}
+
+Result<std::vector<std::string>> discover_kernels(TuneOptions o) {
+  if (o.space == "none") return make_error("tuner", "a campaign tunes kernels: it needs a compiler space, not --space none");
+  if (auto checked = prepare_run(o); !checked) return checked.error();
+  if (o.setup.replay) return make_error("tuner", "a campaign runs builds: --replay does not apply");
+  o.setup.executor->use_run_directory(o.out_dir);
+  std::vector<TracedUnit> units;
+  auto modules = discover(o, units);
+  if (!modules) return modules.error();
+  std::vector<std::string> names;
+  for (const auto& m : *modules)
+    for (const auto& k : m.kernels)
+      if ((o.setup.kernels.empty() || glob_match(o.setup.kernels, k.name)) &&
+          std::find(names.begin(), names.end(), k.name) == names.end())
+        names.push_back(k.name);
+  return names;
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,70 @@
+// What people read while a run goes and when it ends, on stderr: one
+// progress line per evaluation (rewritten in place on a terminal), the
+// default on each GPU, the search's outcome and the verdict, errors. Values
+// are shown as people read them (maximised objectives un-negated,
+// format_number()), changes as percentages of the default.
+#pragma once
+
+#include "tuner/orchestrate/options.h"
+#include "tuner/rundir/journal.h"
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+class Evaluator;
+
+/// " (+1.5%)": the change from `from` to `to`; "" when it cannot be said
+/// (`from` zero, either not finite).
+std::string percent(double from, double to);
+
+/// The value shown to people for objective k of a record (maximised ones
+/// un-negated); NaN when the record is invalid or has no such objective.
+double shown(const TuneOptions& o, const EvalRecord& r, std::size_t k);
+
+/// Prints "ciq-tuner: error: MESSAGE" (its lines kept, made printable);
+/// returns 1, the exit status of a run that could not tune.
+int fail(const std::string& message);
+
+/// The progress lines: "[gen G] N/BUDGET value (change) | best ... | F
+/// failed | ETA", then "[prune] ..." for the pruning trials, which come on
+/// top of the budget. An evaluation asked again is counted once.
+class Progress {
+public:
+  Progress(const TuneOptions& o, int budget);
+  /// One finished evaluation (`from_journal`: replayed on --resume), with
+  /// the default's and the best's records so far (null: none yet).
+  void record(const EvalRecord& r, bool from_journal, const EvalRecord* baseline, const EvalRecord* best);
+  /// Ends a line rewritten in place.
+  void finish();
+  /// What follows are pruning trials.
+  void pruning() { pruning_ = true; }
+  int failed() const { return failed_; }
+
+private:
+  const TuneOptions& o_;
+  int budget_, done_ = 0, failed_ = 0, replayed_ = 0, pruned_ = 0;
+  bool pruning_ = false;
+  std::set<std::string> seen_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// The default's preferred objective on each GPU (per-GPU baselines), when
+/// there are several.
+void say_gpu_defaults(const TuneOptions& o, const Evaluator& evaluator);
+
+/// The Pareto front, preferred point first and starred, when it has more
+/// than one point.
+void say_front(const TuneOptions& o, const std::vector<const EvalRecord*>& front);
+
+/// The search's outcome: evaluations (searching and pruning apart), invalid
+/// ones, the default's and the best's value, and the verdict. Returns the
+/// number of invalid evaluations.
+int say_results(const TuneOptions& o, const std::vector<EvalRecord>& records, const EvalRecord& def, const EvalRecord* best,
+                const std::string& verdict, int searched);
+
+} // namespace ciq::tuner

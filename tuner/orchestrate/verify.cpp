@@ -1,0 +1,259 @@
+#include "tuner/orchestrate/verify.h"
+
+#include "tuner/measure/gpu_monitor.h"
+#include "tuner/objectives/statistics.h"
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+// Re-measures the default and the winner in interleaved pairs (A B A B ...,
+// so that drift hits both alike) into `a` and `b`, per objective, and
+// writes every value to verify/samples.csv; why it could not, or "".
+std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
+                      const TuneOptions& options, std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& b,
+                      std::vector<GpuState> (&states)[2]) {
+  const auto& objectives = options.setup.objectives;
+  auto dc = space.parse(def.candidate), bc = space.parse(best.candidate);
+  if (!dc || !bc) return "cannot read back the candidates to verify";
+  std::string root = join_path(options.out_dir, "verify");
+  std::string dir_a = join_path(root, "default"), dir_b = join_path(root, "best");
+  bool rebuild = !options.setup.build.empty() && options.setup.build.find("{workdir}") == std::string::npos;
+  if (!rebuild) {
+    if (auto t = evaluator.build(*dc, dir_a); !t) return "verification build of the default failed: " + t.error().message;
+    if (auto t = evaluator.build(*bc, dir_b); !t) return "verification build of the winner failed: " + t.error().message;
+  }
+  for (int i = 0; i < options.verify_runs; ++i) {
+    for (int side = 0; side < 2; ++side) {
+      const Candidate& c = side == 0 ? *dc : *bc;
+      const std::string& dir = side == 0 ? dir_a : dir_b;
+      if (rebuild)
+        if (auto t = evaluator.build(c, dir); !t) return "verification build failed: " + t.error().message;
+      BenchRun run;
+      run.gpu = evaluator.verification_gpu(); // both sides on one GPU: no GPU's difference in the comparison
+      auto values = evaluator.bench_once(c, dir, run);
+      if (run.state.read) states[side].push_back(run.state);
+      if (!values) return "verification run failed: " + values.error().message;
+      std::size_t m = 0;
+      for (std::size_t k = 0; k < objectives.size(); ++k)
+        if (objectives[k].needs_benchmark()) (side == 0 ? a : b)[k].push_back((*values)[m++]);
+    }
+    if (::isatty(2)) std::fprintf(stderr, "\r\033[Kciq-tuner: verifying: %d/%d interleaved pairs", i + 1, options.verify_runs);
+  }
+  if (::isatty(2)) std::fprintf(stderr, "\n");
+  std::fprintf(stderr, "ciq-tuner: verified over %d interleaved pairs\n", options.verify_runs);
+  // Every re-measured value, for `ciq-tuner report` (and for people).
+  std::string csv = "side,objective,run,value\n";
+  for (std::size_t k = 0; k < objectives.size(); ++k)
+    for (int side = 0; side < 2; ++side) {
+      const auto& values = side == 0 ? a[k] : b[k];
+      for (std::size_t i = 0; i < values.size(); ++i)
+        csv += std::string(side == 0 ? "default" : "best") + "," + csv_field(objectives[k].name) + "," + std::to_string(i) + "," +
+               format_number(values[i]) + "\n";
+    }
+  // A replay builds nothing, so nothing has made the directory yet.
+  if (auto made = make_dirs(root); !made) std::fprintf(stderr, "ciq-tuner: warning: %s\n", made.error().message.c_str());
+  else if (auto w = write_file_atomic(join_path(root, "samples.csv"), csv); !w)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  return "";
+}
+
+// The benchmark (noisy) objectives compared: Welch's t-test on the
+// re-measured values (compile-time's from the search's samples), in
+// minimisation form. Sets the verdict's values, p-value and conditions;
+// `better`/`worse`: some objective is significantly so, by the minimum
+// effect; `first_effect`: the first one's relative gain. False (and the
+// reason set) when re-measuring failed.
+bool compare_noisy(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
+                   const TuneOptions& options, const std::vector<std::size_t>& noisy, Verdict& v, bool& better, bool& worse,
+                   double& first_effect) {
+  const auto& objectives = options.setup.objectives;
+  std::vector<std::vector<double>> a(objectives.size()), b(objectives.size());
+  std::vector<GpuState> states[2];
+  if (auto why = remeasure(evaluator, space, def, best, options, a, b, states); !why.empty()) {
+    v.reason = why;
+    return false;
+  }
+  v.conditions = compare_conditions(states);
+  bool first = true;
+  for (auto k : noisy) {
+    if (!objectives[k].needs_benchmark()) { // compile-time: use the search's samples
+      a[k] = def.samples[k];
+      b[k] = best.samples[k];
+    }
+    v.default_values[k] = median(a[k]);
+    v.best_values[k] = median(b[k]);
+    // In minimisation form: a candidate is better when its values are lower.
+    std::vector<double> am = a[k], bm = b[k];
+    if (objectives[k].maximize) {
+      for (auto& x : am) x = -x;
+      for (auto& x : bm) x = -x;
+    }
+    WelchResult w = welch_t_test(bm, am);
+    double base = std::fabs(median(am));
+    double effect = base > 0 ? (median(am) - median(bm)) / base : 0;
+    if (first) v.p_value = w.p_less, first_effect = effect;
+    first = false;
+    if (w.p_less < options.alpha && effect >= options.min_effect) better = true;
+    if (1 - w.p_less < options.alpha && -effect >= options.min_effect) worse = true;
+  }
+  return true;
+}
+
+// The verdict's reason, for people, once `v.better` is known.
+std::string verdict_reason(const Verdict& v, bool any_worse, double first_effect, const TuneOptions& options) {
+  std::string reason;
+  if (v.better) reason = "better than the default";
+  else if (any_worse) reason = "worse than the default on at least one objective";
+  else if (v.method == VerifyMethod::welch && v.p_value < options.alpha && first_effect > 0)
+    reason = "better than the default by only " + format_number(std::round(first_effect * 1000) / 10) +
+             " %, less than the minimum effect of " + format_number(options.min_effect * 100) + " % (p = " +
+             format_number(v.p_value) + ")";
+  else reason = "not significantly better than the default (p = " + format_number(v.p_value) + ", minimum effect " +
+                format_number(options.min_effect * 100) + " %)";
+  if (!v.better && !v.conditions.empty()) reason += "; note: the two ran under different GPU conditions (" + v.conditions + ")";
+  return reason;
+}
+
+} // namespace
+
+std::string method_name(VerifyMethod method) {
+  switch (method) {
+  case VerifyMethod::none: return "";
+  case VerifyMethod::deterministic: return "deterministic";
+  case VerifyMethod::welch: return "welch";
+  }
+  return "";
+}
+
+// How the GPU's state differed between the default's runs and the
+// winner's: slow-down reasons (power cap, thermal, ...) seen on one side
+// only, or SM clocks whose medians differ by more than 2 %. "" when alike
+// or not read.
+std::string compare_conditions(const std::vector<GpuState> (&states)[2]) {
+  if (states[0].empty() || states[1].empty()) return "";
+  std::uint64_t reasons[2] = {0, 0};
+  std::vector<double> clocks[2];
+  for (int side = 0; side < 2; ++side)
+    for (const auto& s : states[side]) {
+      reasons[side] |= slowdown_reasons(s.reasons);
+      clocks[side].push_back(s.sm_mhz_min);
+    }
+  std::string out;
+  if (reasons[0] != reasons[1]) {
+    auto names = [](std::uint64_t r) { return r ? clock_event_names(r) : std::string("none"); };
+    out = "clock slow-downs: default " + names(reasons[0]) + ", winner " + names(reasons[1]);
+  }
+  double c0 = median(clocks[0]), c1 = median(clocks[1]);
+  if (c0 > 0 && c1 > 0 && std::fabs(c0 - c1) / c0 > 0.02)
+    out += (out.empty() ? "" : "; ") + std::string("lowest SM clock (median of runs): default ") + format_number(c0) +
+           " MHz, winner " + format_number(c1) + " MHz";
+  return out;
+}
+
+Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
+               const TuneOptions& options) {
+  Verdict v;
+  const auto& objectives = options.setup.objectives;
+  std::vector<std::size_t> noisy;
+  for (std::size_t k = 0; k < objectives.size(); ++k)
+    if (!objectives[k].deterministic()) noisy.push_back(k);
+
+  v.default_values.resize(objectives.size());
+  v.best_values.resize(objectives.size());
+  bool any_better = false, any_worse = false;
+  for (std::size_t k = 0; k < objectives.size(); ++k) {
+    if (!objectives[k].deterministic()) continue;
+    double a = def.evaluation.objectives[k], b = best.evaluation.objectives[k];
+    v.default_values[k] = objectives[k].maximize ? -a : a;
+    v.best_values[k] = objectives[k].maximize ? -b : b;
+    any_better |= b < a;
+    any_worse |= b > a;
+  }
+  v.method = VerifyMethod::deterministic;
+
+  double first_effect = 0; // the first objective's relative gain in the verification
+  if (!noisy.empty()) {
+    v.method = VerifyMethod::welch;
+    if (!compare_noisy(evaluator, space, def, best, options, noisy, v, any_better, any_worse, first_effect)) return v;
+  }
+  v.better = any_better && !any_worse;
+  if (v.better && !v.conditions.empty()) {
+    // The difference may be the GPU's, not the code's: not shipped on it.
+    v.better = false;
+    v.reason = "better than the default, but the two ran under different GPU conditions (" + v.conditions +
+               "), so the difference may be the GPU's: not shipped; tune again when the GPU is steady";
+    return v;
+  }
+  v.reason = verdict_reason(v, any_worse, first_effect, options);
+  return v;
+}
+
+void prune_winner(const TuneOptions& o, const SearchSpace& space, Evaluator& evaluator, const EvaluateBatch& batch,
+                         Progress& progress, SearchResult& result) {
+  bool deterministic = std::all_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.deterministic(); });
+  if (result.best.size() == 1 && result.evaluated[result.best[0]].candidate != space.default_candidate()) {
+    const Evaluated& top = result.evaluated[result.best[0]];
+    auto same_code = [&](const Candidate& a, const Candidate& b) {
+      const EvalRecord* ra = evaluator.find(space.canonical(a));
+      const EvalRecord* rb = evaluator.find(space.canonical(b));
+      return ra && rb && !ra->digest.empty() && ra->digest == rb->digest;
+    };
+    progress.pruning();
+    Candidate pruned = prune(space, top.candidate, top.evaluation, batch, top.generation + 1,
+                             deterministic ? 0.0 : o.min_effect / 4, same_code);
+    if (!(pruned == top.candidate)) {
+      std::fprintf(stderr, "ciq-tuner: pruned the winner to %s\n", space.canonical(pruned).c_str());
+      if (const EvalRecord* r = evaluator.find(space.canonical(pruned))) {
+        result.evaluated.push_back(Evaluated{pruned, r->evaluation, r->generation});
+        result.best = {result.evaluated.size() - 1};
+      }
+    }
+  }
+}
+
+std::vector<const EvalRecord*> pareto_front(const TuneOptions& o, const SearchSpace& space, const Evaluator& evaluator,
+                                                   const SearchResult& result, const EvalRecord& def) {
+  std::vector<const EvalRecord*> front;
+  for (auto i : result.best) front.push_back(evaluator.find(space.canonical(result.evaluated[i].candidate)));
+  std::sort(front.begin(), front.end(), [](auto a, auto b) { return a->evaluation.objectives < b->evaluation.objectives; });
+  std::vector<const Evaluation*> points;
+  for (auto* r : front) points.push_back(&r->evaluation);
+  if (std::size_t p = preferred_point(points, &def.evaluation, o.prefer); p != SIZE_MAX && p > 0)
+    std::rotate(front.begin(), front.begin() + std::ptrdiff_t(p), front.begin() + std::ptrdiff_t(p) + 1);
+  say_front(o, front);
+  return front;
+}
+
+Verdict verify_front(const TuneOptions& o, Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def,
+                            const std::vector<const EvalRecord*>& front, const EvalRecord** winner) {
+  std::string default_key = space.canonical(space.default_candidate());
+  Verdict verdict;
+  verdict.reason = "the default was the best candidate found";
+  verdict.default_values.resize(o.setup.objectives.size());
+  verdict.best_values.resize(o.setup.objectives.size());
+  for (std::size_t k = 0; k < o.setup.objectives.size(); ++k) verdict.default_values[k] = verdict.best_values[k] = shown(o, def, k);
+  for (std::size_t i = 0; i < front.size() && i < 4; ++i) {
+    if (front[i]->candidate == default_key) continue;
+    std::fprintf(stderr, "ciq-tuner: verifying %s against the default\n", front[i]->candidate.c_str());
+    Verdict v = verify(evaluator, space, def, *front[i], o);
+    // When nothing ships, the verdict told is the preferred point's (the
+    // front's first; when that is the default, the default's).
+    if (i == 0 || v.better) verdict = v;
+    if (v.better) {
+      *winner = front[i];
+      break;
+    }
+  }
+
+  return verdict;
+}
+
+} // namespace ciq::tuner
