@@ -52,13 +52,18 @@ def cut(directory):
     os.rename(os.path.join(directory, ".tmp"), path)
 
 
-def listen(fifo):
+def take_channel(fifo):
+    """The FIFO opened before the program answers anything, as the library
+    opens it inside cuInit: the tuner's first cut must find a reader."""
     holder = open(fifo + ".lock", "a")
     try:
         fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        return
-    fd = os.open(fifo, os.O_RDWR)
+        return None
+    return holder, os.open(fifo, os.O_RDWR)
+
+
+def listen(fd):
     pending = b""
     while True:
         data = os.read(fd, 4096)
@@ -72,8 +77,9 @@ def listen(fifo):
 
 
 control = os.environ.get("CIQ_KERNEL_CONTROL", "")
-if control and "--no-listen" not in sys.argv:
-    threading.Thread(target=listen, args=(control,), daemon=True).start()
+channel = take_channel(control) if control and "--no-listen" not in sys.argv else None
+if channel:
+    threading.Thread(target=listen, args=(channel[1],), daemon=True).start()
 launch("_Z6targetPf", "target(float*)", 1000, 1)  # start-up
 
 for request_id, request in requests():

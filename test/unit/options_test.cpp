@@ -136,7 +136,7 @@ TEST(Options, profile_top) {
 }
 
 TEST(Options, output_directory_absolute_or_dated) {
-  EXPECT_EQ(output_directory("/tmp/run", "ciq-tune").front(), '/');
-  std::string dated = output_directory("", "ciq-tune");
+  EXPECT_EQ(output_directory("/tmp/run", "ciq-tune").value().front(), '/');
+  std::string dated = output_directory("", "ciq-tune").value();
   EXPECT_NE(dated.find("/ciq-tune-"), std::string::npos) << dated;
 }

@@ -399,7 +399,9 @@ int run_campaign(CampaignOptions c) {
   };
   if (auto checked = check_campaign_options(o, c.concurrent); !checked) return fail(checked.error().message);
   std::vector<std::string> gpu_sets = gpu_sets_for(c);
-  o.out_dir = output_directory(o.out_dir, "ciq-campaign");
+  auto out = output_directory(o.out_dir, "ciq-campaign");
+  if (!out) return fail(out.error().message);
+  o.out_dir = *out;
   static std::string interrupt_message;
   interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
   kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);

@@ -304,17 +304,24 @@ Result<void> prepare_run(TuneOptions& o) {
     return make_error("invalid", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
   if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return make_error("invalid", "give --build CMD and/or --bench CMD");
   if (auto r = prepare_cache(o); !r) return r.error();
-  o.out_dir = output_directory(o.out_dir, "ciq-tune");
+  auto out = output_directory(o.out_dir, "ciq-tune");
+  if (!out) return out.error();
+  o.out_dir = *out;
   return {};
 }
 
-std::string output_directory(std::string dir, const char* prefix) {
+Result<std::string> output_directory(std::string dir, const char* prefix) {
   if (dir.empty()) {
     char name[64];
     std::time_t now = std::time(nullptr);
     std::strftime(name, sizeof name, "-%Y%m%d-%H%M%S", std::localtime(&now));
     dir = prefix + std::string(name);
   }
+  // Checked as written, before its links are resolved away: another user's
+  // link or directory on the way could send the run elsewhere.
+  std::string existing = dir_name(dir);
+  while (!path_exists(existing) && existing != dir_name(existing)) existing = dir_name(existing);
+  if (auto secure = check_secure_location(existing); !secure) return secure.error();
   if (auto abs = real_path(dir_name(dir))) dir = join_path(*abs, base_name(dir));
   return dir;
 }

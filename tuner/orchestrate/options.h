@@ -115,7 +115,9 @@ Result<void> check_profile_top(int top);
 Result<void> prepare_run(TuneOptions& o);
 
 /// `dir` made absolute (its parent resolved), or `<prefix>-<date>-<time>`
-/// in the current directory when empty.
-std::string output_directory(std::string dir, const char* prefix);
+/// in the current directory when empty. Fails ("unsafe") when, as written,
+/// the path passes through another user's link or a directory they could
+/// swap (check_secure_location on its deepest existing level).
+Result<std::string> output_directory(std::string dir, const char* prefix);
 
 } // namespace ciq::tuner
