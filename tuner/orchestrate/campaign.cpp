@@ -19,6 +19,8 @@
 #include <map>
 #include <cstdio>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -237,6 +239,7 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
   auto rows = profile_rows(p->trace, p->build);
   if (auto w = write_file_atomic(join_path(o.out_dir, "profile.json"), profile_json(p->trace, rows) + "\n"); !w) return w.error();
   std::vector<std::string> chosen;
+  std::optional<std::set<std::string>> own_build;  // the kernels --build compiles through ciq, once asked
   double covered = 0;
   for (const auto& row : rows) {
     if (covered >= c.cover) break;
@@ -248,9 +251,19 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
       continue;
     }
     if (row.origins.empty()) {
-      std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: not compiled by this build through ciq (a library's, or built elsewhere): left out\n",
-                   100 * k.share, label.c_str());
-      continue;
+      // The profile's build trace does not name it (a profile taken without
+      // --build has none): the campaign's own --build says, by one traced
+      // default build, made at the first such kernel.
+      if (!own_build && !o.setup.build.empty()) {
+        auto found = discover_kernels(o);
+        if (!found) return found.error();
+        own_build.emplace(found->begin(), found->end());
+      }
+      if (!own_build || !own_build->count(k.kernel)) {
+        std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: not compiled by %s through ciq (a library's, or built elsewhere): left out\n",
+                     100 * k.share, label.c_str(), o.setup.build.empty() ? "the profiled build (give --build)" : "this build");
+        continue;
+      }
     }
     std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: to tune\n", 100 * k.share, label.c_str());
     chosen.push_back(k.kernel);
