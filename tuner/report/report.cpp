@@ -85,14 +85,20 @@ std::string convergence_plot(const Run& run, const std::string& id) {
   double preferred = run.summary ? run.summary->prefer : 1;
   std::size_t p = preferred >= 1 ? std::size_t(preferred) - 1 : 0;
   if (p >= run.objectives.size()) p = 0;
-  std::vector<const Evaluation*> seen;
+  // The preferred point of the records so far, kept as they come:
+  // preferred_point() is a first-wins minimum under a fixed test, so the
+  // best of (the best so far, the new one) is the best of all so far. (Asking
+  // it of the whole prefix each time was quadratic: 21 s at 40k evaluations.)
+  const Evaluation* best_so_far = nullptr;
   for (const auto& r : run.records) {
     ++index;
-    seen.push_back(&r.evaluation);
     if (!r.evaluation.valid || r.evaluation.objectives.empty()) continue;
-    std::size_t best = preferred_point(seen, def ? &def->evaluation : nullptr, p);
+    std::vector<const Evaluation*> contenders{&r.evaluation};
+    if (best_so_far) contenders.insert(contenders.begin(), best_so_far);
+    std::size_t best = preferred_point(contenders, def ? &def->evaluation : nullptr, p);
     if (best == SIZE_MAX) continue;
-    double v = seen[best]->objectives[p];
+    best_so_far = contenders[best];
+    double v = best_so_far->objectives[p];
     double s = run.maximize[p] ? -v : v;
     steps.emplace_back(index, s);
     lo = std::min(lo, s), hi = std::max(hi, s);
