@@ -27,6 +27,16 @@ TEST(Params, kinds_defaults_and_errors) {
   auto c = parse_param("mode=choice:a,b,c,default=b");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->default_index, 1);
+  // ,default=V with ,knockout=P (either order): knocked out, and so the
+  // baseline, is V, not an empty value.
+  for (const char* spec : {"n=range:1:5:1,default=3,knockout=0.5", "n=range:1:5:1,knockout=0.5,default=3"}) {
+    auto both = parse_param(spec);
+    ASSERT_TRUE(both.ok()) << spec;
+    EXPECT_TRUE(both->knockable) << spec;
+    SearchSpace s;
+    s.dimensions = {*both};
+    EXPECT_EQ(s.param(s.default_candidate(), "n"), "3") << spec;
+  }
   auto l = parse_param("z=literal:on,knockout=0.5");
   ASSERT_TRUE(l.ok());
   EXPECT_TRUE(l->knockable);

@@ -114,7 +114,12 @@ std::size_t SearchSpace::find(DimensionKind kind, std::string_view knob, std::st
 
 std::string SearchSpace::param(const Candidate& c, const std::string& name) const {
   std::size_t i = find(DimensionKind::param, name);
-  return i < dimensions.size() && c.genes[i] ? dimensions[i].values[std::size_t(*c.genes[i])] : "";
+  if (i >= dimensions.size()) return "";
+  const Dimension& d = dimensions[i];
+  // Knocked out: left at its default, which for a parameter is ,default=V
+  // when given (the baseline too), else nothing.
+  if (!c.genes[i]) return d.has_default ? d.values[std::size_t(d.default_index)] : "";
+  return d.values[std::size_t(*c.genes[i])];
 }
 
 double SearchSpace::size() const {
@@ -196,6 +201,7 @@ Result<Dimension> parse_param(const std::string& spec) {
     }
     if (it == d.values.end()) return fail("default " + default_value + " is not one of its values");
     d.default_index = int(it - d.values.begin());
+    d.has_default = true;
   }
   return d;
 }

@@ -26,6 +26,7 @@ struct Dimension {
   bool knockable = true;           // may be left at the default
   double knockout = 0.5;           // chance that a random draw leaves it at the default
   int default_index = 0;           // the baseline value of a parameter that cannot be knocked out
+  bool has_default = false;        // a parameter's ,default=V: also what "knocked out" means for it
 
   /// "maxrregcount", "KERNEL:maxnreg", "param:x", "nvcc.fmad".
   std::string label() const;
