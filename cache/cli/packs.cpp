@@ -217,20 +217,10 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
   }
 
   Pack merged = *pa;
-  int added = 0, replaced = 0, kept = 0, same = 0;
   for (const auto& [key, text] : pb->entries) {
     auto it = merged.entries.find(key);
-    if (it == merged.entries.end()) {
-      merged.entries.emplace(key, text);
-      ++added;
-    } else if (it->second == text) {
-      ++same;
-    } else if (replaces(checked_b.at(key), it->second)) {
-      it->second = text;
-      ++replaced;
-    } else {
-      ++kept;
-    }
+    if (it == merged.entries.end()) merged.entries.emplace(key, text);
+    else if (it->second != text && replaces(checked_b.at(key), it->second)) it->second = text;
   }
   for (const auto& [key, text] : merged.entries) {
     auto in_a = pa->entries.find(key);
@@ -238,9 +228,17 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
     std::string hex = to_hex(key);
     if (in_b == pb->entries.end()) lines.push_back({hex, "kept", "only in " + a});
     else if (in_a == pa->entries.end()) lines.push_back({hex, "added", "only in " + b});
-    else if (in_a->second == in_b->second) lines.push_back({hex, "kept", "the same in both"});
+    else if (in_a->second == in_b->second) lines.push_back({hex, "same", "the same in both"});
     else if (text == in_b->second) lines.push_back({hex, "replaced", b + "'s result is better"});
     else lines.push_back({hex, "kept", a + "'s result is as good or better"});
+  }
+  // The summary counts the lines it follows: every "kept" line is a kept entry.
+  int added = 0, replaced = 0, kept = 0, same = 0;
+  for (const auto& line : lines) {
+    if (line.action == "added") ++added;
+    else if (line.action == "replaced") ++replaced;
+    else if (line.action == "kept") ++kept;
+    else if (line.action == "same") ++same;
   }
   merged.blobs.insert(pb->blobs.begin(), pb->blobs.end());
   // Keep only the blobs some entry still uses.
