@@ -241,6 +241,19 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   auto entries = module_entries(base, controls, keys, /*tuned=*/false);
   std::map<Sha256, std::string> blobs;
   if (!acf_blob.empty()) blobs.emplace(sha256(acf_blob), acf_blob);
+  // An ACF named by digest (--set acf=sha256:..., a control file) must be in
+  // the cache already: an entry whose blob is missing is broken (verify says
+  // so, the wrappers cannot apply it). Looked for before anything is made.
+  if (controls.acf && acf_blob.empty()) {
+    auto existing = Store::open_for_reading(cache_dir);
+    if (!existing) return existing.error();
+    Result<std::optional<std::string>> blob = std::optional<std::string>{};
+    if (*existing) blob = (*existing)->get(Table::blobs, digest_bytes(*controls.acf));
+    if (!blob) return blob.error();
+    if (!*blob)
+      return make_error("invalid", "the ACF sha256:" + to_hex(*controls.acf) + " is not in the cache " + cache_dir +
+                                       ": give the file itself with --acf FILE, or import it first (ciq-cache import-acfs)");
+  }
 
   auto store = Store::open_for_writing(cache_dir);
   if (!store) return store.error();
