@@ -86,14 +86,13 @@ std::string redact_secrets(std::string_view text) {
   // A URL typed wrong is hidden the same way: `redis:/:PW@h` (one slash) is
   // a scheme too, and `redis://:PW` (no '@') has a password where a port
   // would be: what follows a ':' there is hidden unless it is all digits.
-  auto scheme_end = [&](std::size_t from) { return text.find(":/", from); };
   auto slashes = [&](std::size_t s) { return text.compare(s, 3, "://") == 0 ? std::size_t(3) : std::size_t(2); };
   std::string out;
   std::size_t at = 0;
-  std::size_t scheme = scheme_end(0);
+  std::size_t scheme = text.find(":/");
   while (scheme != std::string_view::npos) {
     std::size_t start = scheme + slashes(scheme);
-    std::size_t next = scheme_end(start);
+    std::size_t next = text.find(":/", start);
     std::size_t end = next == std::string_view::npos ? text.size() : next;
     while (next != std::string_view::npos && end > start && is_scheme_char(text[end - 1])) --end; // the next URL's scheme
     out.append(text.substr(at, start - at));

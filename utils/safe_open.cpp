@@ -111,6 +111,12 @@ Result<void> check_secure_location(const std::string& dir) {
   return {};
 }
 
+Result<void> check_place_to_make(const std::string& path) {
+  std::string existing = path;
+  for (struct stat st {}; ::stat(existing.c_str(), &st) != 0 && existing != dir_of(existing);) existing = dir_of(existing);
+  return check_secure_location(existing);
+}
+
 Result<void> check_own_directory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return io_error("cannot look at directory", dir);
@@ -121,15 +127,10 @@ Result<void> check_own_directory(const std::string& dir) {
 
 Result<void> make_own_directory(const std::string& dir, mode_t mode) {
   if (dir.empty()) return make_error("io", "an empty directory name");
-  // Nothing is made in a place another user controls: the deepest level
-  // that exists is checked first.
-  std::string existing = dir;
-  for (struct stat st {}; ::stat(existing.c_str(), &st) != 0;) {
-    std::size_t slash = existing.rfind('/');
-    existing = slash == std::string::npos ? "." : slash == 0 ? "/" : existing.substr(0, slash);
-  }
-  if (existing != dir)
-    if (auto secure = check_secure_location(existing); !secure) return secure;
+  // Nothing is made in a place another user controls.
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    if (auto secure = check_place_to_make(dir); !secure) return secure;
   for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string level = dir.substr(0, slash);
     if (::mkdir(level.c_str(), mode) != 0 && errno != EEXIST) {

@@ -58,9 +58,13 @@ Result<void> check_own_directory(const std::string& dir);
 /// link is on the way. Where ciq may create in, or next to, a user-named path.
 Result<void> check_secure_location(const std::string& dir);
 
-/// mkdir -p `dir` (new levels with `mode`, less the umask) when the deepest
-/// level that exists passes check_secure_location() (nothing is made in
-/// another user's place), then check_own_directory(dir).
+/// check_secure_location() of the deepest level of `path` that exists: where
+/// `path` (or the levels missing above it) would be made.
+Result<void> check_place_to_make(const std::string& path);
+
+/// mkdir -p `dir` (new levels with `mode`, less the umask) when
+/// check_place_to_make(dir) passes (nothing is made in another user's
+/// place), then check_own_directory(dir).
 Result<void> make_own_directory(const std::string& dir, mode_t mode = 0755);
 
 /// Creates `path`, which must not exist (contract 2), opened with `flags`

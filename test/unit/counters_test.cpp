@@ -1,18 +1,12 @@
 // Tests of cache/counters.h: the wrappers' counters file.
 #include "cache/counters.h"
+#include "test/unit/temp_cache.h"
 #include "utils/files.h"
 
 #include <gtest/gtest.h>
 
 using namespace ciq;
 using namespace ciq::cache;
-
-namespace {
-struct TempCache {
-  ScratchDir dir = ScratchDir::create("ciq-store-test").value();
-  std::string path() const { return dir.path(); }
-};
-} // namespace
 
 TEST(Counters, bump_read_reset) {
   TempCache t;

@@ -1,5 +1,6 @@
 #include "cache/store.h"
 
+#include "test/unit/temp_cache.h"
 #include "utils/files.h"
 
 #include <gtest/gtest.h>
@@ -8,13 +9,6 @@
 
 using namespace ciq;
 using namespace ciq::cache;
-
-namespace {
-struct TempCache {
-  ScratchDir dir = ScratchDir::create("ciq-store-test").value();
-  std::string path() const { return dir.path(); }
-};
-} // namespace
 
 TEST(Store, absent_store_is_nullopt_not_error) {
   TempCache t;

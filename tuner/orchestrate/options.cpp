@@ -319,9 +319,7 @@ Result<std::string> output_directory(std::string dir, const char* prefix) {
   }
   // Checked as written, before its links are resolved away: another user's
   // link or directory on the way could send the run elsewhere.
-  std::string existing = dir_name(dir);
-  while (!path_exists(existing) && existing != dir_name(existing)) existing = dir_name(existing);
-  if (auto secure = check_secure_location(existing); !secure) return secure.error();
+  if (auto secure = check_place_to_make(dir_name(dir)); !secure) return secure.error();
   if (auto abs = real_path(dir_name(dir))) dir = join_path(*abs, base_name(dir));
   return dir;
 }
