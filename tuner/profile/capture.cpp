@@ -1,0 +1,256 @@
+// Reading kernel captures (the format: capture.h). nlohmann/json directly:
+// device addresses and sizes need all 64 bits.
+#include "tuner/profile/capture.h"
+
+#include "utils/files.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+namespace ciq::profile {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::uint64_t max_json_bytes = std::uint64_t(64) << 20;  // param buffers are at most 32 KiB
+
+std::string string_member(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool unsigned_member(const json& object, const char* key, std::uint64_t& out) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_unsigned()) return false;
+  out = it->get<std::uint64_t>();
+  return true;
+}
+
+bool read_dims(const json& object, const char* key, std::array<std::uint32_t, 3>& out) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_array() || it->size() != 3) return false;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const json& v = (*it)[i];
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > UINT32_MAX) return false;
+    out[i] = static_cast<std::uint32_t>(v.get<std::uint64_t>());
+  }
+  return true;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool from_hex(const std::string& text, std::vector<std::uint8_t>& out) {
+  if (text.size() % 2) return false;
+  out.clear();
+  out.reserve(text.size() / 2);
+  for (std::size_t i = 0; i < text.size(); i += 2) {
+    int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out.push_back(std::uint8_t(hi * 16 + lo));
+  }
+  return true;
+}
+
+/// "0x..." as a 64-bit address.
+bool read_address(const std::string& text, std::uint64_t& out) {
+  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) return false;
+  out = 0;
+  for (std::size_t i = 2; i < text.size(); ++i) {
+    int d = hex_digit(text[i]);
+    if (d < 0) return false;
+    out = out * 16 + std::uint64_t(d);
+  }
+  return true;
+}
+
+Result<json> read_json_file(const std::string& path) {
+  auto text = read_file(path, max_json_bytes);
+  if (!text) return text.error();
+  json doc = json::parse(*text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return make_error("parse", path + ": not a JSON object");
+  return doc;
+}
+
+Error bad(const std::string& path, const std::string& what) { return make_error("parse", path + ": " + what); }
+
+Result<void> read_compile(const std::string& dir, Capture& c) {
+  std::string path = join_path(dir, "compile.json");
+  if (!path_exists(path)) return {};
+  auto doc = read_json_file(path);
+  if (!doc) return doc.error();
+  CaptureCompile& k = c.compile;
+  k.ptx = string_member(*doc, "ptx");
+  k.target = string_member(*doc, "target");
+  k.module_key = string_member(*doc, "module_key");
+  if (k.ptx.empty() || k.target.empty()) return bad(path, "\"ptx\" and \"target\" are required");
+  if (k.ptx[0] != '/') k.ptx = join_path(dir, k.ptx);
+  if (auto it = doc->find("args"); it != doc->end()) {
+    if (!it->is_array()) return bad(path, "\"args\" is not a list of words");
+    for (const auto& a : *it) {
+      if (!a.is_string()) return bad(path, "\"args\" is not a list of words");
+      k.args.push_back(a.get<std::string>());
+    }
+  }
+  c.has_compile = true;
+  return {};
+}
+
+} // namespace
+
+std::uint64_t Capture::bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& a : allocations) total += a.size;
+  return total;
+}
+
+Result<Capture> read_capture(const std::string& dir_given) {
+  std::string dir = real_path(dir_given).value_or(dir_given);
+  std::string path = join_path(dir, "launch.json");
+  auto doc = read_json_file(path);
+  if (!doc) return doc.error();
+  const json& d = *doc;
+  auto version = d.find("ciq_capture");
+  if (version == d.end() || !version->is_number_unsigned() || version->get<std::uint64_t>() != 1)
+    return bad(path, "not a capture of format 1 (\"ciq_capture\": 1)");
+  Capture c;
+  c.dir = dir;
+  c.kernel = string_member(d, "kernel");
+  if (c.kernel.empty()) return bad(path, "no \"kernel\"");
+  std::uint64_t n = 0;
+  if (unsigned_member(d, "pid", n)) c.pid = std::int64_t(n);
+  c.exe = string_member(d, "exe");
+  if (unsigned_member(d, "device", n)) c.device = int(n);
+  c.device_name = string_member(d, "device_name");
+  if (auto it = d.find("compute_capability"); it != d.end() && it->is_array() && it->size() == 2 &&
+                                              (*it)[0].is_number_unsigned() && (*it)[1].is_number_unsigned())
+    c.compute_capability = {int((*it)[0].get<std::uint64_t>() & 0xff), int((*it)[1].get<std::uint64_t>() & 0xff)};
+  if (!read_dims(d, "grid", c.grid) || !read_dims(d, "block", c.block)) return bad(path, "\"grid\" and \"block\" must be [x, y, z]");
+  if (!unsigned_member(d, "dynamic_smem", n) || n > UINT32_MAX) return bad(path, "no \"dynamic_smem\"");
+  c.dynamic_smem = std::uint32_t(n);
+  c.launch_api = string_member(d, "launch_api");
+  if (unsigned_member(d, "config_launches", n)) c.config_launches = n;
+  if (!from_hex(string_member(d, "param_bytes"), c.param_bytes)) return bad(path, "\"param_bytes\" is not hex");
+  auto params = d.find("params");
+  if (params == d.end() || !params->is_array()) return bad(path, "no \"params\" list");
+  for (const auto& p : *params) {
+    CaptureParam param;
+    if (!p.is_object() || !unsigned_member(p, "offset", param.offset) || !unsigned_member(p, "size", param.size))
+      return bad(path, "a parameter without \"offset\" and \"size\"");
+    if (param.size > c.param_bytes.size() || param.offset > c.param_bytes.size() - param.size)
+      return bad(path, "parameter " + std::to_string(c.params.size()) + " lies outside \"param_bytes\"");
+    c.params.push_back(param);
+  }
+  auto allocations = d.find("allocations");
+  if (allocations == d.end() || !allocations->is_array()) return bad(path, "no \"allocations\" list");
+  for (const auto& a : *allocations) {
+    CaptureAllocation alloc;
+    if (!a.is_object() || !read_address(string_member(a, "base"), alloc.base) || !unsigned_member(a, "size", alloc.size))
+      return bad(path, "an allocation without \"base\" (\"0x...\") and \"size\"");
+    std::string file = string_member(a, "file");
+    if (file.empty() || file.find('/') != std::string::npos || file[0] == '.')
+      return bad(path, "an allocation's \"file\" must name a file in the capture's directory");
+    alloc.file = join_path(dir, file);
+    struct stat st;
+    if (::lstat(alloc.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return bad(path, "allocation " + std::to_string(c.allocations.size()) + "'s bytes are missing: " + alloc.file);
+    if (std::uint64_t(st.st_size) != alloc.size)
+      return bad(path, alloc.file + " holds " + std::to_string(st.st_size) + " bytes, not the allocation's " + std::to_string(alloc.size));
+    alloc.before_xxh128 = string_member(a, "before_xxh128");
+    alloc.after_xxh128 = string_member(a, "after_xxh128");
+    c.allocations.push_back(std::move(alloc));
+  }
+  auto pointers = d.find("pointers");
+  if (pointers != d.end()) {
+    if (!pointers->is_array()) return bad(path, "\"pointers\" is not a list");
+    for (const auto& p : *pointers) {
+      std::uint64_t param = 0, allocation = 0;
+      CapturePointer ptr;
+      if (!p.is_object() || !unsigned_member(p, "param", param) || !unsigned_member(p, "allocation", allocation) ||
+          !unsigned_member(p, "offset", ptr.offset))
+        return bad(path, "a pointer without \"param\", \"allocation\" and \"offset\"");
+      if (param >= c.params.size() || c.params[param].size != 8)
+        return bad(path, "pointer names parameter " + std::to_string(param) + ", which is not an 8-byte parameter");
+      if (allocation >= c.allocations.size() || ptr.offset >= c.allocations[allocation].size)
+        return bad(path, "pointer of parameter " + std::to_string(param) + " lies outside its allocation");
+      ptr.param = std::uint32_t(param);
+      ptr.allocation = std::uint32_t(allocation);
+      c.pointers.push_back(ptr);
+    }
+  }
+  if (auto compiled = read_compile(dir, c); !compiled) return compiled.error();
+  return c;
+}
+
+Result<CaptureSet> read_capture_set(const std::string& root) {
+  auto names = list_directory(root);
+  if (!names) return names.error();
+  std::sort(names->begin(), names->end());
+  CaptureSet set;
+  for (const auto& name : *names) {
+    std::string path = join_path(root, name);
+    if (name.rfind("index-", 0) == 0 && name.size() > 12 && name.compare(name.size() - 6, 6, ".jsonl") == 0) {
+      auto text = read_file(path, max_json_bytes);
+      if (!text) {
+        set.problems.push_back(path + ": " + text.error().message);
+        continue;
+      }
+      CaptureIndex index;
+      index.file = path;
+      std::size_t line_no = 0, start = 0;
+      while (start < text->size()) {
+        std::size_t end = text->find('\n', start);
+        if (end == std::string::npos) end = text->size();
+        std::string line = text->substr(start, end - start);
+        start = end + 1;
+        ++line_no;
+        if (line.empty()) continue;
+        json j = json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.is_object()) {
+          set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a JSON object");
+          continue;
+        }
+        if (j.contains("ciq_capture_index")) {
+          std::uint64_t pid = 0;
+          if (unsigned_member(j, "pid", pid)) index.pid = std::int64_t(pid);
+          index.exe = string_member(j, "exe");
+          index.status = string_member(j, "status");
+          index.reason = string_member(j, "reason");
+          continue;
+        }
+        CaptureIndexEntry e;
+        e.kernel = string_member(j, "kernel");
+        std::uint64_t smem = 0;
+        if (e.kernel.empty() || !read_dims(j, "grid", e.grid) || !read_dims(j, "block", e.block) ||
+            !unsigned_member(j, "dynamic_smem", smem) || smem > UINT32_MAX) {
+          set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a kernel line");
+          continue;
+        }
+        e.dynamic_smem = std::uint32_t(smem);
+        unsigned_member(j, "launches", e.launches);
+        e.captured = string_member(j, "captured");
+        e.refused = string_member(j, "refused");
+        index.entries.push_back(std::move(e));
+      }
+      set.indexes.push_back(std::move(index));
+    } else if (name[0] != '.' && is_directory(path) && path_exists(join_path(path, "launch.json"))) {
+      auto capture = read_capture(path);
+      if (capture) set.captures.push_back(std::move(*capture));
+      else set.problems.push_back(capture.error().message);
+    }
+  }
+  return set;
+}
+
+Result<void> write_capture_compile(const std::string& dir, const CaptureCompile& compile) {
+  json j = {{"ptx", compile.ptx}, {"target", compile.target}, {"args", compile.args}, {"module_key", compile.module_key}};
+  return write_file_atomic(join_path(dir, "compile.json"), j.dump(2) + "\n");
+}
+
+} // namespace ciq::profile

@@ -1,0 +1,153 @@
+// Kernel captures: one real launch of a kernel, recorded inside the user's
+// own program by libciq-inject (CIQ_CAPTURE=<dir>), so that the kernel can be
+// re-run alone (ciq-replay) with other code for the same PTX. This header is
+// the format's documentation and its one reader; the writer is
+// tuner/inject/capture_writer.h.
+//
+// Directory layout (<dir> as CIQ_CAPTURE names it):
+//
+//   <dir>/index-<pid>.jsonl         written once per process at exit (like
+//                                   the kernel trace): what was captured,
+//                                   what was not and why
+//   <dir>/<pid>-<n>/launch.json     one captured launch (n = 0, 1, ...)
+//   <dir>/<pid>-<n>/mem-<i>.bin     allocation i's bytes just before the
+//                                   launch, exactly `size` bytes
+//   <dir>/<pid>-<n>/compile.json    added by `ciq-tuner profile` (not by the
+//                                   library): how the kernel's module was
+//                                   compiled, for ciq-replay's candidates
+//   <dir>/<pid>-<n>/module.ptx      ... and that module's PTX
+//
+// launch.json (one JSON object):
+//   {"ciq_capture": 1,
+//    "kernel": "mangled name", "pid": N, "exe": "...",
+//    "device": ordinal, "device_name": "NVIDIA H100 80GB HBM3",
+//    "compute_capability": [9, 0],
+//    "grid": [x,y,z], "block": [x,y,z], "dynamic_smem": bytes,
+//    "launch_api": "cuLaunchKernel" | "cuLaunchKernelEx" | ...,
+//    "params": [{"offset": o, "size": s}, ...],   // cuFuncGetParamInfo, in order
+//    "param_bytes": "hex",   // the parameter buffer: every parameter's value at
+//                            // its offset; length = last offset + size
+//    "pointers": [{"param": i, "allocation": a, "offset": o}, ...],
+//                            // parameter i (8 bytes) held allocations[a].base + o
+//    "allocations": [{"base": "0x...", "size": bytes, "file": "mem-0.bin",
+//                     "before_xxh128": "hex", "after_xxh128": "hex"}, ...],
+//                            // every device allocation (cuMemGetAddressRange)
+//                            // a pointer parameter points into, whole; the
+//                            // digests (utils/hash.h XXH3-128) of its bytes
+//                            // before and after the program's own launch
+//    "config_launches": N}   // how many launches of this kernel with this
+//                            // grid/block/dynamic_smem the process made
+//                            // (filled in at exit; 1 if it ended first)
+//
+// index-<pid>.jsonl: a first line {"ciq_capture_index": 1, "pid": N,
+// "exe": "...", "status": "ok" | why nothing could be captured,
+// "reason": "..."}, then one line per kernel and launch configuration the
+// library saw and was asked to capture:
+//   {"kernel": "mangled", "grid": [..], "block": [..], "dynamic_smem": b,
+//    "launches": N, "captured": "<pid>-<n>" | "", "refused": "why not" | ""}
+// A refusal names the reason a person can act on: a pointer inside a
+// structure parameter, managed or host memory, a launch during stream
+// capture (a CUDA graph), a cooperative launch, a tensor-map parameter, a
+// launch over the size cap (CIQ_CAPTURE_MAX_BYTES), a CUDA call that failed.
+//
+// Readers ignore members they do not know; "ciq_capture" changes only when
+// a member changes meaning.
+#pragma once
+
+#include "utils/result.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ciq::profile {
+
+struct CaptureParam {
+  std::uint64_t offset = 0, size = 0;
+};
+
+/// Parameter `param` held allocations[allocation].base + offset.
+struct CapturePointer {
+  std::uint32_t param = 0, allocation = 0;
+  std::uint64_t offset = 0;
+};
+
+struct CaptureAllocation {
+  std::uint64_t base = 0, size = 0;
+  std::string file;  // absolute path of its bytes before the launch
+  std::string before_xxh128, after_xxh128;
+};
+
+/// How the kernel's module was compiled (compile.json, written by
+/// `ciq-tuner profile` from the build trace): the real ptxas's arguments
+/// that matter for the cache key, so that ciq-ptxas recompiles module.ptx
+/// under the same key the program's build used.
+struct CaptureCompile {
+  std::string ptx;                // absolute path of module.ptx
+  std::string target;             // sm_90a
+  std::vector<std::string> args;  // ptxas arguments other than input and -o
+  std::string module_key;         // hex, as the build trace named it
+};
+
+struct Capture {
+  std::string dir;  // absolute path of <dir>/<pid>-<n>
+  std::string kernel;
+  std::int64_t pid = 0;
+  std::string exe;
+  int device = 0;
+  std::string device_name;
+  std::array<int, 2> compute_capability{0, 0};
+  std::array<std::uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  std::uint32_t dynamic_smem = 0;
+  std::string launch_api;
+  std::vector<CaptureParam> params;
+  std::vector<std::uint8_t> param_bytes;
+  std::vector<CapturePointer> pointers;
+  std::vector<CaptureAllocation> allocations;
+  std::uint64_t config_launches = 1;
+  bool has_compile = false;
+  CaptureCompile compile;
+
+  std::uint64_t bytes() const;  // the allocations' total size
+};
+
+/// One line of an index file: a kernel and launch configuration seen.
+struct CaptureIndexEntry {
+  std::string kernel;
+  std::array<std::uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  std::uint32_t dynamic_smem = 0;
+  std::uint64_t launches = 0;
+  std::string captured;  // "<pid>-<n>" or ""
+  std::string refused;   // why not, or ""
+};
+
+struct CaptureIndex {
+  std::string file;
+  std::int64_t pid = 0;
+  std::string exe, status, reason;
+  std::vector<CaptureIndexEntry> entries;
+};
+
+/// Reads <dir>/launch.json (and compile.json when present), checking that
+/// it is well formed: parameters inside param_bytes, pointers naming a
+/// parameter of 8 bytes and an offset inside their allocation, every
+/// allocation's file present with exactly `size` bytes (not read here).
+/// Errors name the file and the member.
+Result<Capture> read_capture(const std::string& dir);
+
+/// Reads every index-*.jsonl and every captured launch under `root`
+/// (CIQ_CAPTURE's directory). Launches whose launch.json cannot be read
+/// are reported in `problems`, not fatal.
+struct CaptureSet {
+  std::vector<CaptureIndex> indexes;
+  std::vector<Capture> captures;
+  std::vector<std::string> problems;  // "path: why"
+};
+Result<CaptureSet> read_capture_set(const std::string& root);
+
+/// Writes compile.json into a capture's directory (used by ciq-tuner
+/// profile); atomically.
+Result<void> write_capture_compile(const std::string& dir, const CaptureCompile& compile);
+
+} // namespace ciq::profile
