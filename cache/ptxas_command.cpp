@@ -124,6 +124,7 @@ std::vector<std::string> words_of(std::string_view text) {
 Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, bool from_file, int depth) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
+    const std::size_t first = i;  // an option's position, before its value is taken
     if (arg == "-") { // standard input: ptxas' to read; never a file called "-"
       if (from_file) return make_error("unsupported", "input file named inside an --options-file");
       cmd.inputs.push_back(PtxasInput{i, false, arg, true});
@@ -171,6 +172,8 @@ Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, 
     case Role::output:
       if (from_file) return make_error("unsupported", "-o inside an --options-file");
       cmd.output = *value;
+      cmd.output_args.clear();
+      for (std::size_t at = first; at <= i; ++at) cmd.output_args.push_back(at);
       break;
     case Role::input_string:
       if (from_file) return make_error("unsupported", "--input-as-string inside an --options-file");

@@ -25,6 +25,7 @@ struct PtxasCommand {
   std::vector<PtxasInput> inputs;
   std::string target;                // --gpu-name / -arch value; "" when absent
   std::optional<std::string> output; // -o value; absent for nvcc's syntax check
+  std::vector<std::size_t> output_args; // positions of the -o option and its value in the scanned list
   bool verbose = false;              // -v given by the caller
   bool info_only = false;            // --version, --help, --list-version
   bool user_controls = false;        // the caller's own --apply-controls

@@ -5,6 +5,7 @@
 // orchestrate/options.h; --resume's saved command line is merged here,
 // before parsing.
 #include "tuner/orchestrate/campaign.h"
+#include "tuner/orchestrate/captures.h"
 #include "tuner/orchestrate/options.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/run.h"
@@ -53,6 +54,8 @@ static cl::opt<std::string> build("build", cl::desc("Build command (optional); m
 static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its output holds the --metric numbers"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see README, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN);
+static cl::opt<std::string> capture("capture", cl::desc("Run: tune one kernel by replaying its launch captured inside the program (`ciq-tuner profile --capture`): DIR holds the captures (with --kernels naming the kernel) or is one launch's; replaces --build, --bench, --check and --bench-server"), cl::value_desc("dir"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
+static cl::opt<std::string> compare("compare", cl::desc("Run --capture: how a candidate's outputs must match the reference code's: bitwise (default), or f32:TOL, f64:TOL, f16:TOL, bf16:TOL (elements within TOL, relative and absolute)"), cl::value_desc("mode"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
 static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
 static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
@@ -107,6 +110,7 @@ static cl::opt<int> sample_count(cl::Positional, cl::desc("<N>"), cl::init(10), 
 static cl::list<std::string> profile_argv(cl::Positional, cl::desc("-- <program> [args...]"), cl::ZeroOrMore, cl::sub(profile_cmd));
 static cl::opt<std::string> profile_build("build", cl::desc("Build command run first through ciq-nvcc/ciq-ptxas (traced: the table names each kernel's cache key)"), cl::value_desc("cmd"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<bool> profile_shell("shell", cl::desc("Run --build through /bin/sh -c"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<std::string> profile_capture("capture", cl::desc("Also capture the first launch of each of these kernels (mangled names, ','; up to 4 launch configurations each) for tuning by replay: `ciq-tuner run --capture OUT/captures --kernels NAME`"), cl::value_desc("kernels"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_out("out", cl::desc("Where the traces go (default: a new directory under $TMPDIR, printed)"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_trace("trace", cl::desc("Read a recorded kernel trace directory (kernels-*.jsonl) instead of running anything"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_build_trace("build-trace", cl::desc("With --trace: the build's CIQ_TRACE directory, to name each kernel's cache key"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
@@ -157,9 +161,9 @@ Placeholders in commands: {controls} {workdir} {gpu} {param:NAME}.
 Results: <run dir>/journal.jsonl, results.csv, best.controls, summary.json.
 )";
 
-static int fail(const std::string& message) {
+static int fail(const std::string& message, int status = 1) {
   std::fprintf(stderr, "ciq-tuner: error: %s\n", ciq::printable_lines(message).c_str());
-  return 1;
+  return status;
 }
 
 // --resume DIR (or --resume=DIR): the original command line, re-parsed,
@@ -278,6 +282,7 @@ static int profile_command() {
   p.out_dir = profile_out;
   p.trace_dir = profile_trace;
   p.build_trace_dir = profile_build_trace;
+  p.capture = profile_capture;
   if (auto checked = tn::check_profile_top(profile_top); !checked) return fail(checked.error().message);
   p.top = profile_top;
   p.json = profile_json;
@@ -350,7 +355,13 @@ int main(int argc, char** argv) {
     objectives.push_back("kernel-time");
     args.push_back("--objective=kernel-time");
   }
-  auto options = tn::tune_options(given_options(argc, argv));
+  tn::GivenOptions given = given_options(argc, argv);
+  if (run_cmd && !capture.empty()) {
+    if (auto used = tn::use_capture(given, capture, compare); !used) return fail(used.error().message);
+  } else if (!compare.empty()) {
+    return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
+  }
+  auto options = tn::tune_options(given);
   if (!options) return fail(options.error().message);
   if (report_cmd) {
     auto written = tn::write_report(report_dir, report_out);

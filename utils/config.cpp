@@ -26,6 +26,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::publish, "CIQ_PUBLISH", "ciq-tuner: the --publish URL with its password, for a --publish given with *** in its place (as run directories keep it)"},
       {Env::controls, "CIQ_CONTROLS", "tuning builds: the candidate's control set, applied instead of the cache"},
       {Env::trace, "CIQ_TRACE", "write a JSON record of every ptxas and cicc step into this directory"},
+      {Env::trace_ptx, "CIQ_TRACE_PTX", "1: with CIQ_TRACE, ciq-ptxas also keeps each module's PTX there (ptx/<module key>.ptx), for kernel replay"},
       {Env::kernels, "CIQ_KERNELS", "tuning builds: apply CIQ_CONTROLS only to kernels matching this glob"},
       {Env::units, "CIQ_UNITS", "tuning builds: apply NVVM-stage controls only to these unit keys (',')"},
       {Env::memo_dir, "CIQ_MEMO_DIR", "tuning builds: ciq-nvcc reuses the nvcc steps a candidate leaves alone"},
@@ -40,6 +41,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::cupti_library, "CIQ_CUPTI_LIBRARY", "libciq-inject: the libcupti to load first"},
       {Env::cupti_no_fallback, "CIQ_CUPTI_NO_FALLBACK", "1: libciq-inject tries only CIQ_CUPTI_LIBRARY"},
       {Env::nvml_library, "CIQ_NVML_LIBRARY", "ciq-tuner: the NVML library to load for energy and the GPU's state (default libnvidia-ml.so.1)"},
+      {Env::replay, "CIQ_REPLAY", "ciq-tuner run --capture: the kernel replayer to start (default ciq-replay beside ciq-tuner)"},
   };
   return table;
 }

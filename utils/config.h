@@ -17,11 +17,12 @@ enum class Env {
   cache_dir, spaces_dir, disable, allow_unsafe, log_level, log_file,       // everyone
   real_ptxas, real_nvcc, real_cicc, ptxas,                                 // finding the tools
   packs, remote, remote_timeout_ms, publish,                               // shared results
-  controls, trace, kernels, units, memo_dir, campaign_pid,                 // set by the tuner for its builds
+  controls, trace, trace_ptx, kernels, units, memo_dir, campaign_pid,      // set by the tuner for its builds
   in_ptxas, in_nvcc, in_cicc,                                              // set by a wrapper for the tool it runs
   inject_library, kernel_trace, kernel_control, kernel_trace_verbose,      // kernel timing inside a program
   cupti_library, cupti_no_fallback,                                        // (libciq-inject reads its own)
   nvml_library,                                                            // GPU state and energy (the tuner)
+  replay,                                                                  // ciq-tuner run --capture
 };
 
 struct EnvVariable {

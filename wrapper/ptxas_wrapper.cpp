@@ -20,6 +20,7 @@
 #include "wrapper/trace.h"
 #include "wrapper/watchdog.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -385,6 +386,18 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.accepts_controls_file = identity_.accepts_controls_file;
   r.flags = context_.flags;
   r.module_key = to_hex(cache::module_key(module_, context_));
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    bool is_output = std::find(command_.output_args.begin(), command_.output_args.end(), i) != command_.output_args.end();
+    if (i != input.arg_index && !is_output) r.args.push_back(args_[i]);
+  }
+  if (env_flag(Env::trace_ptx, false) && !input.is_string && !input.is_stdin) {
+    // For replay: the module recompiled later, with other controls, under this key.
+    std::string copy = join_path(join_path(trace_dir_, "ptx"), r.module_key + ".ptx");
+    if (path_exists(copy) || (make_dirs(dir_name(copy)) && write_file_atomic(copy, ptx_)))
+      r.ptx_copy = "ptx/" + r.module_key + ".ptx";
+    else
+      spdlog::warn("cannot keep the PTX in {}", copy);
+  }
   auto resources = parse_resources(run.err);
   for (const auto& name : module_.kernel_names()) {
     TraceKernel k{name, to_hex(cache::kernel_key(module_, name, context_)), module_.block_threads(name), {}, {}};

@@ -37,6 +37,8 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
   field("ptxas_path", r.ptxas_path);
   field("ptxas_version", r.ptxas_version);
   field("flags", r.flags);
+  raw("args", string_array(r.args));
+  field("ptx_copy", r.ptx_copy);
   raw("accepts_controls_file", r.accepts_controls_file ? "true" : "false");
   field("module_key", r.module_key);
   json += ",\"kernels\":[";

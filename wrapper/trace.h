@@ -27,6 +27,8 @@ struct TraceRecord {
   std::string ptxas_version;
   bool accepts_controls_file = false; // this ptxas takes --apply-controls (ACF files)
   std::string flags;
+  std::vector<std::string> args;  // ptxas' arguments as given, without the input and -o: how to compile it again
+  std::string ptx_copy;      // with CIQ_TRACE_PTX=1: "ptx/<module_key>.ptx" under the trace directory; else ""
   std::string module_key;    // hex
   std::vector<TraceKernel> kernels;
   std::string controls_source;  // "cache", "pack", "remote", "controls-file" or "" (none)

@@ -86,6 +86,9 @@ struct TracedModule {
   double seconds = 0;
   std::vector<TracedKernel> kernels;
   std::vector<std::string> warnings; // ptxas' warnings, normalised ("ptxas warning : ...")
+  std::vector<std::string> args;     // ptxas' arguments without the input and -o (how to compile it again)
+  std::string ptxas_path;            // the real ptxas that compiled it
+  std::string ptx_copy;              // the module's PTX kept with CIQ_TRACE_PTX=1, relative to the trace dir; or ""
 };
 
 /// Every trace record under `dir`, oldest first; an absent dir gives none.

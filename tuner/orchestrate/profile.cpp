@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/profile.h"
 
 #include "tuner/measure/command.h"
+#include "tuner/orchestrate/captures.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
@@ -154,7 +155,8 @@ std::string profile_json(const profile::KernelTrace& trace, const std::vector<Pr
 
 Result<ProfileCapture> capture_profile(const std::string& build_command, const std::vector<std::string>& argv, bool shell,
                                        const std::string& out_dir, const std::string& library_given,
-                                       const std::map<std::string, std::string>& placeholders, bool quiet) {
+                                       const std::map<std::string, std::string>& placeholders, bool quiet,
+                                       const std::string& capture_kernels) {
   if (argv.empty())
     return make_error("usage", "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
   std::string library = inject_library(library_given);
@@ -165,9 +167,11 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
   ProfileCapture c;
   c.kernel_dir = join_path(*out, "kernels");
   c.build_dir = join_path(*out, "build-trace");
+  if (!capture_kernels.empty()) c.captures_dir = join_path(*out, "captures");
   // An earlier profile into the same --out: its traces would be read with
   // this run's (twice the time, twice the processes).
-  for (const auto& d : {c.kernel_dir, c.build_dir}) {
+  for (const auto& d : {c.kernel_dir, c.build_dir, c.captures_dir}) {
+    if (d.empty()) continue;
     remove_tree(d);
     if (auto made = make_dirs(d); !made) return made.error();
   }
@@ -189,6 +193,7 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
     RunOptions build;
     build.argv = *build_argv;
     build.set_env = {{env_name(Env::trace), c.build_dir}};
+    if (!capture_kernels.empty()) build.set_env.emplace_back(env_name(Env::trace_ptx), "1");  // replay recompiles the module
     keep(build);
     auto ran = run_process(build); // its output is the user's to see
     if (!ran) return ran.error();
@@ -202,6 +207,11 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
   // through ciq-ptxas) is its build, and names its kernels' keys there.
   program.set_env = {{"CUDA_INJECTION64_PATH", library}, {env_name(Env::kernel_trace), c.kernel_dir},
                      {env_name(Env::trace), c.build_dir}};
+  if (!capture_kernels.empty()) {
+    program.set_env.emplace_back(env_name(Env::trace_ptx), "1");
+    program.set_env.emplace_back("CIQ_CAPTURE", c.captures_dir);
+    program.set_env.emplace_back("CIQ_CAPTURE_KERNELS", capture_kernels);
+  }
   keep(program);
   auto ran = run_process(program);
   if (!ran) return ran.error();
@@ -244,14 +254,21 @@ Result<int> run_profile(const ProfileOptions& o) {
   if (!o.trace_dir.empty() && !o.argv.empty())
     return make_error("usage", "--trace reads a recorded profile and runs nothing: give either --trace DIR or a program after '--'");
   int program_status = 0;
+  if (!o.capture.empty() && !o.trace_dir.empty())
+    return make_error("usage", "--capture records launches while the program runs: give the program after '--', not --trace");
   if (kernel_dir.empty()) {
-    auto captured = capture_profile(o.build, o.argv, o.shell, o.out_dir, o.library);
+    auto captured = capture_profile(o.build, o.argv, o.shell, o.out_dir, o.library, {}, false, o.capture);
     if (!captured) return captured.error();
     kernel_dir = captured->kernel_dir;
     build_dir = captured->build_dir;
     program_status = captured->program_status;
     if (!captured->program_describe.empty())
       std::fprintf(stderr, "ciq-tuner: warning: the program ended with %s\n", captured->program_describe.c_str());
+    if (!captured->captures_dir.empty()) {
+      auto outcome = attach_compiles(captured->captures_dir, build_dir);
+      if (!outcome) return outcome.error();
+      say_captures(*outcome, o.capture);
+    }
   }
   auto p = read_profile(kernel_dir, build_dir);
   if (!p) {

@@ -24,6 +24,7 @@ struct ProfileOptions {
   std::string trace_dir;          // read a recorded kernel trace instead of running
   std::string build_trace_dir;    // ... and its build trace (optional)
   std::string library;            // libciq-inject.so ("" = CIQ_INJECT_LIBRARY, else beside ciq-tuner)
+  std::string capture;            // kernels (mangled names, ',') whose launches are captured for replay
   int top = 20;                   // rows shown (0 = all)
   bool json = false;
 };
@@ -64,6 +65,7 @@ std::string no_driver_note();
 /// Where one profiling run left its traces, and how the program ended.
 struct ProfileCapture {
   std::string kernel_dir, build_dir;  // <out>/kernels, <out>/build-trace
+  std::string captures_dir;           // <out>/captures when kernels were to be captured, else ""
   int program_status = 0;             // as a shell reports it
   std::string program_describe;       // "exited with status 1", ... ("" when it succeeded)
 };
@@ -76,7 +78,8 @@ struct ProfileCapture {
 /// `quiet`, the build's and the program's output go to <out>/profile.log.
 Result<ProfileCapture> capture_profile(const std::string& build, const std::vector<std::string>& argv, bool shell,
                                        const std::string& out_dir, const std::string& library = "",
-                                       const std::map<std::string, std::string>& placeholders = {}, bool quiet = false);
+                                       const std::map<std::string, std::string>& placeholders = {}, bool quiet = false,
+                                       const std::string& capture_kernels = "");
 
 /// A recorded profile: the kernel trace of `kernel_dir` with the build
 /// trace of `build_dir` ("" = none), and its rows. Fails when there is no

@@ -89,6 +89,7 @@ Result<void> read_compile(const std::string& dir, Capture& c) {
   k.ptx = string_member(*doc, "ptx");
   k.target = string_member(*doc, "target");
   k.module_key = string_member(*doc, "module_key");
+  k.ptxas = string_member(*doc, "ptxas");
   if (k.ptx.empty() || k.target.empty()) return bad(path, "\"ptx\" and \"target\" are required");
   if (k.ptx[0] != '/') k.ptx = join_path(dir, k.ptx);
   if (auto it = doc->find("args"); it != doc->end()) {
@@ -249,7 +250,7 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
 }
 
 Result<void> write_capture_compile(const std::string& dir, const CaptureCompile& compile) {
-  json j = {{"ptx", compile.ptx}, {"target", compile.target}, {"args", compile.args}, {"module_key", compile.module_key}};
+  json j = {{"ptx", compile.ptx}, {"target", compile.target}, {"ptxas", compile.ptxas}, {"args", compile.args}, {"module_key", compile.module_key}};
   return write_file_atomic(join_path(dir, "compile.json"), j.dump(2) + "\n");
 }
 

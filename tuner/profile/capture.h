@@ -85,6 +85,7 @@ struct CaptureAllocation {
 /// under the same key the program's build used.
 struct CaptureCompile {
   std::string ptx;                // absolute path of module.ptx
+  std::string ptxas;              // the real ptxas the program's build ran (its version is in the key)
   std::string target;             // sm_90a
   std::vector<std::string> args;  // ptxas arguments other than input and -o
   std::string module_key;         // hex, as the build trace named it
