@@ -103,6 +103,7 @@ static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run 
 static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd), cl::ZeroOrMore);
 static cl::opt<std::string> prefer("prefer", cl::desc("With several objectives: the one (its name, e.g. energy, or number from 1) whose best point that gives up no other is verified and shipped (default the first)"), cl::value_desc("objective"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<std::string> from_profile("from-profile", cl::desc("Campaign: tune the program's hottest kernels by GPU time, measured in one run of --bench (or read from DIR, a `ciq-tuner profile --out DIR`); objective kernel-time unless given"), cl::value_desc("DIR"), cl::ValueOptional, cl::cat(category), cl::sub(campaign_cmd));
+static cl::opt<bool> capture_kernels("capture-kernels", cl::desc("Campaign --from-profile: capture each hot kernel's launch in one more run of the program, tune it by replay (ciq-replay: no program build or run per candidate) and confirm the replay's winner in the program before it ships (default true; =false: every candidate is a program run)"), cl::init(true), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<std::string> cover("cover", cl::desc("Campaign --from-profile: the share of the program's GPU time whose kernels are tuned, hottest first: 90%, 90 or 0.9 (default 90%)"), cl::value_desc("percent"), cl::init("90%"), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<std::string> report_dir(cl::Positional, cl::desc("<run or campaign directory>"), cl::Required, cl::sub(report_cmd));
 static cl::opt<std::string> report_out("o", cl::desc("The HTML file to write (default DIR/report.html)"), cl::value_desc("file"), cl::cat(category), cl::sub(report_cmd));
@@ -264,6 +265,7 @@ static std::vector<std::string> campaign_run_args(const std::vector<std::string>
     while (ciq::starts_with(name, "-")) name.erase(0, 1);
     bool joined = args[i].find('=') != std::string::npos;
     if (name == "from-profile") continue; // its value, if any, is joined (ValueOptional)
+    if (name == "capture-kernels") continue; // a flag: its value, if any, is joined
     if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent" || name == "cover") {
       if (!joined) ++i;
       continue;
@@ -309,6 +311,7 @@ static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& a
     auto share = tn::parse_cover(cover);
     if (!share) return fail(share.error().message);
     c.cover = *share;
+    c.capture = capture_kernels;
   }
   c.run_args = tn::without_publish_password(campaign_run_args(args)); // the URL goes in CIQ_PUBLISH
   c.tune = std::move(o);

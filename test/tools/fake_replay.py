@@ -2,12 +2,13 @@
 """A stand-in for `ciq-replay serve` on a machine without a GPU.
 
   fake_replay.py serve --reference CUBIN [--compare MODE] CAPTURE... (LOG in $FAKE_REPLAY_LOG)
+  fake_replay.py size CUBIN KERNEL     (the program's stand-in: prints the same time_ms)
 
 Checks what ciq-tuner's `run --capture` hands a real ciq-replay: the
 reference cubin exists, every CAPTURE holds launch.json. Then answers
 requests (`--cubin FILE [--check]`) the way ciq-replay does: `time_ms: T`
-where T is the size of the kernel's code (.text.<kernel> in FILE) / 100, a
-stand-in for its time that a control set changes; with --check, status 1
+where T is 100000 / the size of the kernel's code (.text.<kernel> in FILE),
+a stand-in for its time that a control set changes; with --check, status 1
 and "wrong answer" when the cubin's code for the kernel is empty. Appends
 each request to $FAKE_REPLAY_LOG.
 """
@@ -34,8 +35,17 @@ def text_size(path, kernel):
     return 0
 
 
+def stand_in_time(size):
+    """Larger code "runs faster": the default (the smallest code here) loses
+    to what most knobs make, so a search has winners to find."""
+    return 100000.0 / size if size else 1e9
+
+
 def main():
     args = sys.argv[1:]
+    if args[0] == "size":  # the program's stand-in: the same "time" from a cubin, as a process
+        print(f"time_ms: {stand_in_time(text_size(args[1], args[2])):.4f}")
+        return
     assert args[0] == "serve", args
     reference = args[args.index("--reference") + 1]
     captures = [a for a in args[1:] if os.path.isdir(a)]
@@ -51,7 +61,7 @@ def main():
             status = 0 if size else 1
             print("check: ok" if size else f"wrong answer: no code for {kernel}")
         else:
-            print(f"time_ms: {size / 100:.3f}")
+            print(f"time_ms: {stand_in_time(size):.4f}")
             status = 0
         print(status_line(request_id, status), flush=True)
 

@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/campaign.h"
 
 #include "tuner/measure/executor.h"
+#include "tuner/orchestrate/captures.h"
 #include "tuner/orchestrate/discovery.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/rundir/command_line.h"
@@ -50,6 +51,11 @@ struct KernelResult {
   double share = NAN; // of the program's GPU time (--from-profile)
   bool shipped = false;
   int evaluations = 0, invalid = 0;
+  // Tuned by replay: the replay run's directory and the change it measured
+  // (replay_change), before the program confirmed it (change()); "" / NaN
+  // when tuned by program runs only. replay_note: why replay did not serve.
+  std::string replay_dir, replay_note;
+  double replay_change = NAN;
 };
 
 std::string number_json(double v) {
@@ -87,7 +93,9 @@ std::string to_json(const std::vector<KernelResult>& results) {
          ",\"program_change\":" + number_json(program_change(r)) + ",\"baseline\":" + number_json(r.baseline) +
          ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
          ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
-         ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) + "}";
+         ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) +
+         ",\"tuned_by\":" + json_string(r.replay_dir.empty() ? "program" : "replay") + ",\"replay_dir\":" + json_string(r.replay_dir) +
+         ",\"replay_change\":" + number_json(r.replay_change) + ",\"replay_note\":" + json_string(r.replay_note) + "}";
   }
   return j + "]}\n";
 }
@@ -138,8 +146,8 @@ void print_table(const std::vector<KernelResult>& results) {
     shares |= std::isfinite(r.share);
   }
   if (shares)
-    std::fprintf(stderr, "\n%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), "kernel", "share", "change", "program", "shipped",
-                 "verdict");
+    std::fprintf(stderr, "\n%-*s  %6s  %-8s  %-8s  %-8s  %-7s  %s\n", int(width), "kernel", "share", "replay", "change", "program",
+                 "shipped", "verdict");
   else
     std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
   double total = 0;
@@ -148,17 +156,20 @@ void print_table(const std::vector<KernelResult>& results) {
                                                                   : state_name(r.state) + (r.error.empty() ? "" : ": " + r.error));
     if (shares) {
       if (std::isfinite(program_change(r))) total += program_change(r);
-      std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-7s  %s\n", int(width), table_name(r.kernel).c_str(),
-                   percent(r.share, "%.1f%%").c_str(), change_text(r).c_str(), percent(program_change(r), "%+.2f %%").c_str(),
-                   r.shipped ? "yes" : "no", verdict.c_str());
+      std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-8s  %-7s  %s\n", int(width), table_name(r.kernel).c_str(),
+                   percent(r.share, "%.1f%%").c_str(), percent(r.replay_change, "%+.1f %%").c_str(), change_text(r).c_str(),
+                   percent(program_change(r), "%+.2f %%").c_str(), r.shipped ? "yes" : "no", verdict.c_str());
     } else {
       std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), table_name(r.kernel).c_str(), change_text(r).c_str(),
                    r.shipped ? "yes" : "no", verdict.c_str());
     }
   }
-  if (shares)
+  if (shares) {
     std::fprintf(stderr, "program: %s of its GPU time, estimated from the shipped kernels' changes (confirm with fresh runs)\n",
                  percent(total, "%+.2f %%").c_str());
+    std::fprintf(stderr, "replay: the kernel's change replayed alone; change: in the program (a replay winner is shipped only "
+                         "when it wins there too)\n");
+  }
 }
 
 /// A directory name for the i-th kernel: its number and a readable part.
@@ -196,6 +207,35 @@ std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
     set += (set.empty() ? "" : ",") + o.setup.gpus[g];
   }
   return sets;
+}
+
+// One more run of the program (not the build: the profile's build trace
+// kept the PTX), capturing the first launches of `chosen` into
+// <campaign>/capture/captures, each tied to its module (attach_compiles).
+// A fresh {workdir}: a JIT inside the program (Triton) compiles again, so
+// that its compiles are traced with their PTX.
+Result<void> capture_chosen(const TuneOptions& o, const std::vector<std::string>& chosen, const std::string& profile_build_dir) {
+  std::string dir = join_path(o.out_dir, "capture");
+  std::map<std::string, std::string> values{{"workdir", join_path(dir, "work")},
+                                            {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
+                                            {"controls", "/dev/null"}};
+  if (auto made = make_dirs(values["workdir"]); !made) return made.error();
+  auto argv = command_argv(o.setup.bench, values, o.setup.shell);
+  if (!argv) return argv.error();
+  std::string names;
+  for (const auto& k : chosen) names += (names.empty() ? "" : ",") + k;
+  std::fprintf(stderr, "ciq-tuner: capturing the launches of %zu kernel(s) in one more run of the program\n", chosen.size());
+  auto captured = capture_profile("", *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true, names);
+  if (!captured) return captured.error();
+  if (!captured->program_describe.empty()) {
+    std::fprintf(stderr, "ciq-tuner: warning: the capturing run ended with %s: every kernel is tuned by program runs\n",
+                 captured->program_describe.c_str());
+    return {};
+  }
+  auto outcome = attach_compiles(captured->captures_dir, {profile_build_dir, captured->build_dir});
+  if (!outcome) return outcome.error();
+  say_captures(*outcome, names);
+  return {};
 }
 
 // --from-profile: the program's kernels by GPU time, hottest first, until
@@ -270,6 +310,9 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
   }
   std::fprintf(stderr, "ciq-tuner: the first %.1f%% of the program's GPU time (--cover %.0f%%): %zu kernel(s) to tune\n",
                100 * std::min(covered, 1.0), 100 * c.cover, chosen.size());
+  if (c.capture && c.from_profile == "now" && !chosen.empty()) {
+    if (auto captured = capture_chosen(o, chosen, build_dir); !captured) return captured.error();
+  }
   return chosen;
 }
 
@@ -311,27 +354,74 @@ Result<std::vector<std::string>> campaign_kernels(const CampaignOptions& c, Tune
   return found;
 }
 
-// The `ciq-tuner run` of one kernel: a fresh one, or the resumption of
-// what an interrupted campaign left.
-RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
+// A `ciq-tuner run` of the campaign: a fresh one (`args`, then --out DIR
+// --json, and the slot's --gpus), or the resumption of what an
+// interrupted campaign left in DIR.
+RunOptions tuner_run(const CampaignOptions& c, const std::string& dir, std::vector<std::string> args, const std::string& gpus) {
   RunOptions run;
   std::string self = self_executable();
-  if (path_exists(join_path(r.run_dir, "journal.jsonl"))) {
-    run.argv = {self, "run", "--resume", r.run_dir, "--json"};
+  if (path_exists(join_path(dir, "journal.jsonl"))) {
+    run.argv = {self, "run", "--resume", dir, "--json"};
   } else {
     run.argv = {self, "run"};
-    run.argv.insert(run.argv.end(), c.run_args.begin(), c.run_args.end());
-    run.argv.insert(run.argv.end(), {"--kernels", exact_glob(r.kernel), "--out", r.run_dir, "--json"});
+    run.argv.insert(run.argv.end(), args.begin(), args.end());
+    run.argv.insert(run.argv.end(), {"--out", dir, "--json"});
     if (!gpus.empty()) run.argv.insert(run.argv.end(), {"--gpus", gpus});
   }
   run.capture_stdout = run.stdin_null = true;
-  run.stderr_file = r.run_dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
+  run.stderr_file = dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
   run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
   run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // and it ends if the campaign dies
   // Its argv (c.run_args, and the command-line it saves) shows --publish
   // without the password, which anyone may read in ps: the URL comes here.
   if (!c.tune.publish.empty()) run.set_env.emplace_back(env_name(Env::publish), c.tune.publish);
   return run;
+}
+
+// The run of one kernel by program runs: every candidate a build and a run
+// of the program.
+RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", exact_glob(r.kernel)});
+  return tuner_run(c, r.run_dir, std::move(args), gpus);
+}
+
+// The campaign's run options less those a replay replaces: the program's
+// build and benchmark, and what is read from them.
+std::vector<std::string> replay_run_args(const std::vector<std::string>& run_args) {
+  static const std::set<std::string> replaced{"build", "bench", "check", "bench-server", "metric", "objective", "direction", "prefer"};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < run_args.size(); ++i) {
+    std::string name = run_args[i].substr(0, run_args[i].find('='));
+    bool joined = run_args[i].find('=') != std::string::npos;
+    while (starts_with(name, "-")) name.erase(0, 1);
+    if (name == "shell") continue;
+    if (replaced.count(name)) {
+      if (!joined) ++i;
+      continue;
+    }
+    out.push_back(run_args[i]);
+  }
+  return out;
+}
+
+// The replay run of one kernel: its captured launches timed by ciq-replay,
+// nothing shipped (the program decides).
+RunOptions replay_run(const CampaignOptions& c, const KernelResult& r, const std::string& captures, const std::string& gpus) {
+  std::vector<std::string> args = replay_run_args(c.run_args);
+  args.insert(args.end(), {"--capture", captures, "--kernels", exact_glob(r.kernel), "--no-ship"});
+  return tuner_run(c, r.replay_dir, std::move(args), gpus);
+}
+
+// The program's confirmation of a replay winner: a run of the program whose
+// only candidates are the default and the winner (budget 2, no probes),
+// verified interleaved against the default as every run is, and shipped
+// only if it wins there.
+RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", exact_glob(r.kernel), "--seed-controls", join_path(r.replay_dir, "best.controls"),
+                           "--budget", "2", "--occupancy-probes=false"});
+  return tuner_run(c, r.run_dir, std::move(args), gpus);
 }
 
 // Why a run could not tune, in one line: the error its summary.json records
@@ -364,10 +454,31 @@ void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::st
                printable(r.error).c_str(), printable(r.run_dir).c_str());
 }
 
+// The captures the kernels are replayed from: those of the campaign's own
+// capturing run, or of the profile it was given (`profile --capture`);
+// "" when the campaign tunes by program runs only.
+std::string captures_root(const CampaignOptions& c) {
+  if (!c.capture || c.from_profile.empty()) return "";
+  if (c.from_profile == "now") return join_path(join_path(c.tune.out_dir, "capture"), "captures");
+  return join_path(c.from_profile, "captures");
+}
+
+// The kernels with a capture ready for replay (its compile.json written).
+std::set<std::string> replayable_kernels(const std::string& root) {
+  std::set<std::string> kernels;
+  if (root.empty() || !is_directory(root)) return kernels;
+  auto set = profile::read_capture_set(root);
+  if (!set) return kernels;
+  for (const auto& capture : set->captures)
+    if (capture.has_compile) kernels.insert(capture.kernel);
+  return kernels;
+}
+
 // Runs the kernels' runs not done yet, --concurrent at a time (slot i
 // benchmarks on gpu_sets[i]), each outcome recorded in `results` and
 // campaign.json as it ends.
-void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::string>& gpu_sets) {
+void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::string>& gpu_sets,
+                 const std::string& captures) {
   std::mutex mutex;
   auto write_summary = [&] { // under the mutex
     if (auto w = write_file_atomic(join_path(c.tune.out_dir, "campaign.json"), to_json(results)); !w)
@@ -386,7 +497,37 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       if (auto removed = remove_summary(r.run_dir); !removed)
         std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
       RunOptions run = kernel_run(c, r, gpu_sets[slot]);
-      {
+      if (!r.replay_dir.empty()) {
+        {
+          std::lock_guard lock(mutex);
+          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), printable(r.kernel).c_str());
+        }
+        RunOptions replay = replay_run(c, r, captures, gpu_sets[slot]);
+        auto replayed = run_process(replay);
+        auto summary = read_summary(r.replay_dir);
+        std::optional<RunSummary> said = summary ? std::move(*summary) : std::nullopt;
+        std::lock_guard lock(mutex);
+        if (replayed && replayed->succeeded() && said && said->results) {
+          const SummaryResults& found = *said->results;
+          if (std::isfinite(found.baseline) && std::isfinite(found.best) && found.baseline != 0)
+            r.replay_change = (found.best - found.baseline) / found.baseline;
+          if (found.controls == "default") {  // nothing to confirm: the replay's word is the kernel's
+            take_results(r, said);
+            std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s\n", i + 1, results.size(), printable(r.kernel).c_str(),
+                         printable(r.verdict).c_str());
+            write_summary();
+            continue;
+          }
+          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s); confirming in the program\n", i + 1, results.size(),
+                       printable(r.kernel).c_str(), printable(found.controls).c_str(), percent(r.replay_change, "%+.1f %%").c_str());
+          run = confirm_run(c, r, gpu_sets[slot]);
+        } else {
+          r.replay_note = "replay could not tune it (" + failure_reason(said, replayed, replay.stderr_file) + "): tuned by program runs";
+          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, results.size(), printable(r.kernel).c_str(),
+                       printable(r.replay_note).c_str());
+          r.replay_dir.clear();
+        }
+      } else {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
       }
@@ -428,17 +569,20 @@ int run_campaign(CampaignOptions c) {
   if (!kernels) return fail(kernels.error().message);
   auto shares = profiled_shares(o.out_dir);
 
+  std::string captures = captures_root(c);
+  std::set<std::string> replayable = replayable_kernels(captures);
   std::vector<KernelResult> results(kernels->size());
   for (std::size_t i = 0; i < results.size(); ++i) {
     results[i].kernel = (*kernels)[i];
     results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
+    if (replayable.count(results[i].kernel)) results[i].replay_dir = results[i].run_dir + ".replay";
     if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
     take_results(results[i], summary_of(results[i]));
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });
   std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
-  run_kernels(c, results, gpu_sets);
+  run_kernels(c, results, gpu_sets, captures);
 
   print_table(results);
   int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != KernelState::done; }));

@@ -33,6 +33,12 @@ struct CampaignOptions {
   // else the directory of an earlier `ciq-tuner profile --out DIR`.
   std::string from_profile;
   double cover = 0.9;
+  // --from-profile: capture the chosen kernels' launches in one more run of
+  // the program and tune each captured kernel by replay (`run --capture`),
+  // then confirm the replay's winner in the program (`run` with the winner
+  // as the only candidate besides the default) before it ships. Kernels
+  // that could not be captured are tuned by program runs.
+  bool capture = true;
 };
 
 /// Runs (or resumes) the campaign; 0 when every run finished, whatever it

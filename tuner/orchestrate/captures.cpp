@@ -30,7 +30,7 @@ std::string words(const std::vector<std::string>& argv) {
 
 } // namespace
 
-Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const std::string& build_dir) {
+Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const std::vector<std::string>& build_dirs) {
   CaptureOutcome out;
   if (!is_directory(captures_dir)) return out;
   auto set = profile::read_capture_set(captures_dir);
@@ -44,20 +44,30 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
       if (!e.refused.empty()) out.refused.push_back(e.kernel + ": " + e.refused);
   }
   std::vector<TracedModule> modules;
-  if (!build_dir.empty()) {
-    auto read = read_trace(build_dir);
+  std::vector<std::string> module_dirs;  // the trace directory of each
+  for (const auto& dir : build_dirs) {
+    if (dir.empty() || !is_directory(dir)) continue;
+    auto read = read_trace(dir);
     if (!read) return read.error();
-    modules = std::move(*read);
+    for (auto& m : *read) {
+      modules.push_back(std::move(m));
+      module_dirs.push_back(dir);
+    }
   }
   for (const auto& c : set->captures) {
     std::set<std::string> keys;
     const TracedModule* found = nullptr;
-    for (const auto& m : modules) {
+    std::string found_dir;
+    for (std::size_t i = 0; i < modules.size(); ++i) {
+      const TracedModule& m = modules[i];
       if (m.exit_status != 0 || m.output.empty() || m.ptx_copy.empty() || !target_runs_on(m.target, c.compute_capability))
         continue;
       bool holds = std::any_of(m.kernels.begin(), m.kernels.end(), [&](const TracedKernel& k) { return k.name == c.kernel; });
       if (!holds) continue;
-      if (keys.insert(m.module_key).second && !found) found = &m;
+      if (keys.insert(m.module_key).second && !found) {
+        found = &m;
+        found_dir = module_dirs[i];
+      }
     }
     std::string name = printable(c.kernel);
     if (!found) {
@@ -71,7 +81,7 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
       continue;
     }
     std::string ptx = join_path(c.dir, "module.ptx");
-    auto text = read_file(join_path(build_dir, found->ptx_copy));
+    auto text = read_file(join_path(found_dir, found->ptx_copy));
     if (!text) return text.error();
     if (auto w = write_file_atomic(ptx, *text); !w) return w.error();
     profile::CaptureCompile compile{"module.ptx", found->ptxas_path, found->target, found->args, found->module_key};

@@ -25,12 +25,12 @@ struct CaptureOutcome {
 
 /// For every capture under `captures_dir`: the traced compile of the
 /// module holding its kernel (a successful ptxas run with an output, a
-/// target of the capture's GPU, and its PTX kept under `build_dir`: the
-/// build ran with CIQ_TRACE_PTX=1), copied in as module.ptx with
+/// target of the capture's GPU, and its PTX kept in one of `build_dirs`:
+/// the build ran with CIQ_TRACE_PTX=1), copied in as module.ptx with
 /// compile.json. A kernel no traced module holds (a library's, or built
 /// without ciq) or held by modules of different keys is refused with that
 /// reason.
-Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const std::string& build_dir);
+Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const std::vector<std::string>& build_dirs);
 
 /// Says on stderr which kernels were captured (and where) and which not
 /// and why; `asked`: the kernels that were to be captured (',').

@@ -193,7 +193,8 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
     RunOptions build;
     build.argv = *build_argv;
     build.set_env = {{env_name(Env::trace), c.build_dir}};
-    if (!capture_kernels.empty()) build.set_env.emplace_back(env_name(Env::trace_ptx), "1");  // replay recompiles the module
+    // The PTX kept: a later capture of these kernels needs it to replay them.
+    build.set_env.emplace_back(env_name(Env::trace_ptx), "1");
     keep(build);
     auto ran = run_process(build); // its output is the user's to see
     if (!ran) return ran.error();
@@ -265,7 +266,7 @@ Result<int> run_profile(const ProfileOptions& o) {
     if (!captured->program_describe.empty())
       std::fprintf(stderr, "ciq-tuner: warning: the program ended with %s\n", captured->program_describe.c_str());
     if (!captured->captures_dir.empty()) {
-      auto outcome = attach_compiles(captured->captures_dir, build_dir);
+      auto outcome = attach_compiles(captured->captures_dir, {build_dir});
       if (!outcome) return outcome.error();
       say_captures(*outcome, o.capture);
     }
