@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Issue 34 on the GPU machine: kernel capture and replay measured on a
+# program nobody here wrote, llm.c's GPT-2 training (train_gpt2.cu, built by
+# its own Makefile through ciq-nvcc; a copy in LLMC, random weights -e d12,
+# random tokens from llmc_data.py), against today's program-run campaign.
+#
+#   bench/gpu/capture-replay.sh BIN OUT LLMC [STEP...]
+# STEP: env smoke build replay program confirm (default: all, in that order).
+# BIN holds ciq-*; BIN/../lib libciq-inject.so. Everything goes to
+# OUT/log.txt (wall times as "== STEP took S s"); run directories to OUT/work.
+source "$(dirname "$0")/common.sh"
+llmc_src=$(cd "$3" && pwd)
+shift 3
+steps=${*:-env smoke build replay program confirm}
+export PATH="$bin:$cuda/bin:$PATH" CIQ_REAL_NVCC="$cuda/bin/nvcc" CIQ_REAL_PTXAS="$cuda/bin/ptxas"
+export CIQ_INJECT_LIBRARY=$(cd "$bin/../lib" && pwd)/libciq-inject.so
+work=$out/work
+mkdir -p "$work"
+export CIQ_CACHE_DIR=$work/cache
+llmc=/tmp/ciq-llmc
+exec > >(tee -a "$out/log.txt") 2>&1
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+build="make -C $llmc -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0"
+# Ten training steps of GPT-2 124M, B=4, T=1024; no validation until the end, no sampling.
+program="$llmc/train_gpt2cu -i $llmc/data/train.bin -j $llmc/data/val.bin -e d12 -b 4 -t 1024 -x 10 -v 1000 -s 0 -m 2"
+
+# The GPU's busy fraction while a step runs: nvidia-smi's utilization.gpu
+# (the share of time a kernel was running) sampled every 500 ms.
+busy_start() { nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$work/busy-$1.txt" 2>/dev/null & busy_pid=$!; }
+busy_stop() {
+  kill "$busy_pid" 2>/dev/null; wait "$busy_pid" 2>/dev/null
+  awk -v s="$1" '{ t += $1; n++ } END { if (n) printf "busy %s: %.1f %% of %d samples\n", s, t / n, n }' "$work/busy-$1.txt"
+}
+
+for step in $steps; do
+  t0=$(now)
+  printf '\n== %s (%s)\n' "$step" "$(date +%T)"
+  case $step in
+  env)
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv
+    nvcc --version | tail -2
+    ;;
+  smoke)
+    [[ -x $root/bench/gpu/replay-smoke.sh ]] && bash "$root/bench/gpu/replay-smoke.sh" "$bin" "$work/smoke"
+    ;;
+  build)
+    rm -rf "$llmc" && cp -r "$llmc_src" "$llmc"
+    python3 "$root/bench/gpu/llmc_data.py" "$llmc/data" 2000000
+    $build >"$work/llmc-build.log" 2>&1 || { tail -30 "$work/llmc-build.log"; exit 1; }
+    grep -E "nvcc|ciq" "$work/llmc-build.log" | head -3
+    t1=$(now); $program >"$work/llmc-run.log" 2>&1; echo "program exit $? in $(since "$t1") s"
+    grep -E "^step" "$work/llmc-run.log" | tail -3
+    ;;
+  replay)
+    # The capture/replay campaign: profile, capture, replay per candidate,
+    # confirm in the program.
+    busy_start replay
+    ciq-tuner campaign --from-profile --cover 80% --budget 32 --build "$build" --bench "$program" \
+      --out "$work/campaign-replay" --json >"$work/campaign-replay.json"
+    echo "campaign exit $?"
+    busy_stop replay
+    ;;
+  program)
+    # Today's path on the hottest kernel the replay campaign tuned, budget 8:
+    # every candidate a build and a run of the program.
+    kernel=$(head -1 "$work/campaign-replay/kernels.txt")
+    busy_start program
+    ciq-tuner campaign --from-profile --capture-kernels=false --kernels "$kernel" --cover 100% --budget 8 \
+      --build "$build" --bench "$program" --out "$work/campaign-program" --json >"$work/campaign-program.json"
+    echo "campaign exit $?"
+    busy_stop program
+    ;;
+  confirm)
+    # Fresh builds, default (CIQ_DISABLE=1) against tuned (the cache), 5
+    # interleaved pairs; each run's mean step time (ms) of steps 2..10.
+    for i in 1 2 3 4 5; do
+      for side in default tuned; do
+        if [[ $side == default ]]; then CIQ_DISABLE=1 $build >/dev/null 2>&1; else $build >/dev/null 2>&1; fi
+        $program 2>/dev/null | awk -v side=$side -v i=$i '/^step +([2-9]|10)\// { for (f = 2; f <= NF; f++) if ($f == "ms") { s += $(f - 1); n++ } }
+          END { printf "confirm %s %d mean_step_ms %.3f over %d steps\n", side, i, s / n, n }'
+      done
+    done
+    ;;
+  esac
+  echo "== $step took $(since "$t0") s"
+done
