@@ -22,6 +22,7 @@ enum class Env {
   inject_library, kernel_trace, kernel_control, kernel_trace_verbose,      // kernel timing inside a program
   cupti_library, cupti_no_fallback,                                        // (libciq-inject reads its own)
   nvml_library,                                                            // GPU state and energy (the tuner)
+  cuda_library,                                                            // the driver ciq-replay loads
 };
 
 struct EnvVariable {
