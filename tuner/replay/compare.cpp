@@ -77,9 +77,11 @@ bool elements_agree(const CompareMode& mode, std::uint64_t expected_bits, std::u
   if (expected_bits == got_bits) return true;  // also the same NaN, the same infinity
   if (mode.type == ElementType::bytes) return false;
   double a = to_double(mode.type, expected_bits), b = to_double(mode.type, got_bits);
-  if (std::isnan(a) || std::isnan(b)) return false;
+  // Bits differ: a NaN or an infinity agrees with nothing else (an
+  // expected infinity would otherwise allow an infinite difference).
+  if (!std::isfinite(a) || !std::isfinite(b)) return false;
   double allowed = mode.tolerance * std::max(1.0, std::fabs(a));
-  return std::fabs(a - b) <= allowed;  // an infinity against anything else: inf > allowed
+  return std::fabs(a - b) <= allowed;
 }
 
 std::string value_text(ElementType t, std::uint64_t bits, std::size_t size) {
