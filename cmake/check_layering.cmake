@@ -9,6 +9,7 @@
 #   tuner/profile <- tuner/objectives <- tuner/search <- tuner/rundir <- tuner/measure
 #     <- {tuner/report, tuner/orchestrate} <- tuner (ciq-tuner's main)
 #   utils <- tuner/inject (the library loaded into programs)
+#   utils <- tuner/profile <- tuner/replay (ciq-replay)
 #
 # Each folder is also one library that links only downward (its
 # CMakeLists.txt); this check catches what linking would not: an upward
@@ -28,6 +29,8 @@ set(ciq_below_cache/cli utils spaces cache cache/cli)
 # part, ciq_elf); objectives and everything above may read traces.
 set(ciq_below_tuner/profile utils tuner/profile)
 set(ciq_below_tuner/inject utils tuner/inject)
+# tuner/replay re-runs captured launches (ciq-replay): the capture reader only.
+set(ciq_below_tuner/replay utils tuner/profile tuner/replay)
 set(ciq_below_tuner/objectives utils spaces cache tuner/profile tuner/objectives)
 set(ciq_below_tuner/search ${ciq_below_tuner/objectives} tuner/search)
 set(ciq_below_tuner/rundir ${ciq_below_tuner/search} tuner/rundir)
@@ -35,7 +38,7 @@ set(ciq_below_tuner/measure ${ciq_below_tuner/rundir} tuner/measure)
 set(ciq_below_tuner/report ${ciq_below_tuner/measure} tuner/report)
 set(ciq_below_tuner/orchestrate ${ciq_below_tuner/measure} tuner/orchestrate)
 set(ciq_below_tuner ${ciq_below_tuner/measure} tuner/report tuner/orchestrate tuner)
-set(ciq_folders utils spaces cache wrapper cache/cli tuner/profile tuner/inject
+set(ciq_folders utils spaces cache wrapper cache/cli tuner/profile tuner/inject tuner/replay
     tuner/objectives tuner/search tuner/rundir tuner/measure tuner/report tuner/orchestrate tuner)
 
 set(ciq_layering_errors "")
@@ -69,5 +72,5 @@ endforeach()
 if(ciq_layering_errors)
   message(FATAL_ERROR "ciq: an include goes against the folders' layering (utils <- spaces <- cache <- wrapper, cache/cli, tuner; "
                       "tuner/profile <- tuner/objectives <- tuner/search <- tuner/measure <- tuner/report, tuner/orchestrate <- tuner; "
-                      "tuner/profile <- tuner/inject):${ciq_layering_errors}")
+                      "tuner/profile <- tuner/inject, tuner/replay):${ciq_layering_errors}")
 endif()

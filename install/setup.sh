@@ -2,7 +2,7 @@
 # One command from a fresh Debian 12 machine to a working ciq: installs the
 # packages that are missing (install/deps.sh), builds in ./build everything
 # `cmake --install` installs (target ciq-tools: ciq-ptxas, ciq-nvcc,
-# ciq-cicc, ciq-cache, ciq-tuner and, where the CUDA Toolkit has CUPTI's
+# ciq-cicc, ciq-cache, ciq-tuner, ciq-replay and, where the CUDA Toolkit has CUPTI's
 # headers, lib/libciq-inject.so), runs the main job on the bundled example
 # (examples/run-example.sh), and ends by saying how to use the build.
 #

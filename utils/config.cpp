@@ -42,6 +42,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::cupti_no_fallback, "CIQ_CUPTI_NO_FALLBACK", "1: libciq-inject tries only CIQ_CUPTI_LIBRARY"},
       {Env::nvml_library, "CIQ_NVML_LIBRARY", "ciq-tuner: the NVML library to load for energy and the GPU's state (default libnvidia-ml.so.1)"},
       {Env::replay, "CIQ_REPLAY", "ciq-tuner run --capture: the kernel replayer to start (default ciq-replay beside ciq-tuner)"},
+      {Env::cuda_library, "CIQ_CUDA_LIBRARY", "ciq-replay: the CUDA driver library to load (default libcuda.so.1)"},
   };
   return table;
 }

@@ -23,6 +23,7 @@ enum class Env {
   cupti_library, cupti_no_fallback,                                        // (libciq-inject reads its own)
   nvml_library,                                                            // GPU state and energy (the tuner)
   replay,                                                                  // ciq-tuner run --capture
+  cuda_library,                                                            // the driver ciq-replay loads
 };
 
 struct EnvVariable {
