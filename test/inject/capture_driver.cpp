@@ -25,9 +25,11 @@
 //                                     struct:NAME (16 bytes: NAME's address, 0)
 //                               writes=NAME+OFFSET:COUNT  (COUNT bytes of 0xee)
 //   exit N                      the status to end with (default 0)
+//   sigterm                     raise SIGTERM (default action: the program dies of it)
 #include <cuda.h>
 #include <cupti.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -242,6 +244,9 @@ int main(int argc, char** argv) {
         keys[word.substr(0, eq)] = word.substr(eq + 1);
       }
       program.launch(keys);
+    } else if (command == "sigterm") {
+      std::fflush(stdout);
+      std::raise(SIGTERM);
     } else if (command == "exit") {
       words >> status;
     } else {
