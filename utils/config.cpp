@@ -39,6 +39,10 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::kernel_trace_verbose, "CIQ_KERNEL_TRACE_VERBOSE", "1: libciq-inject says on stderr what it loaded and wrote"},
       {Env::cupti_library, "CIQ_CUPTI_LIBRARY", "libciq-inject: the libcupti to load first"},
       {Env::cupti_no_fallback, "CIQ_CUPTI_NO_FALLBACK", "1: libciq-inject tries only CIQ_CUPTI_LIBRARY"},
+      {Env::capture, "CIQ_CAPTURE", "libciq-inject: capture launches of CIQ_CAPTURE_KERNELS into this directory, for replay"},
+      {Env::capture_kernels, "CIQ_CAPTURE_KERNELS", "libciq-inject: the mangled kernel names to capture (',')"},
+      {Env::capture_max_bytes, "CIQ_CAPTURE_MAX_BYTES", "libciq-inject: refuse a launch whose allocations total more (default 4G; K, M, G, T)"},
+      {Env::capture_configs, "CIQ_CAPTURE_CONFIGS", "libciq-inject: launch configurations captured per kernel, the first launch of each (default 4)"},
       {Env::nvml_library, "CIQ_NVML_LIBRARY", "ciq-tuner: the NVML library to load for energy and the GPU's state (default libnvidia-ml.so.1)"},
   };
   return table;

@@ -5,20 +5,28 @@
 // CIQ_KERNEL_TRACE=<dir> set, this records every kernel execution through
 // CUPTI's activity API (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: the kind that
 // does not serialise kernels) and, at the end, writes
-// <dir>/kernels-<pid>.jsonl (format: tuner/profile/kernel_trace.h). Without
-// it, nothing happens.
+// <dir>/kernels-<pid>.jsonl (format: tuner/profile/kernel_trace.h). With
+// CIQ_CAPTURE=<dir> set (alone or as well), it captures launches of the
+// kernels named in CIQ_CAPTURE_KERNELS for replay (capture.h: the format is
+// tuner/profile/capture.h) and writes <dir>/index-<pid>.jsonl at the same
+// moments as the trace. CUPTI allows one callback subscriber per process:
+// this file's on_callback() is it, and hands modules loaded to the trace
+// and driver-API launch calls to capture. Without either variable, nothing
+// happens.
 //
 // Promises, because this runs inside someone else's program:
 // - It never changes the program's output or exit status. Nothing goes to
 //   stdout or stderr unless CIQ_KERNEL_TRACE_VERBOSE=1; every failure is a
-//   status in the trace, not a crash. InitializeInjection always reports
-//   success to the driver.
+//   status in the trace or the capture index, not a crash.
+//   InitializeInjection always reports success to the driver.
 // - libcupti is not linked but loaded with dlopen (cupti_loader.h): a
 //   missing or mismatched CUPTI must never make cuInit fail; it becomes
 //   status "no-cupti" or "cupti-version" with the reason.
-// - Memory is bounded (kernel_table.h).
-// - The trace is written once: at exit() (atexit, after a forced flush of
-//   CUPTI's buffers), or on SIGINT, SIGTERM, SIGHUP or SIGQUIT when that
+// - Memory is bounded (kernel_table.h; capture_writer.h's table, and
+//   capture copies device memory through a 64 MiB buffer).
+// - The trace and the capture index are written once: at exit() (atexit,
+//   after a forced flush of CUPTI's buffers), or on SIGINT, SIGTERM, SIGHUP
+//   or SIGQUIT when that
 //   signal's disposition was the default at InitializeInjection (then the
 //   signal is re-raised with the default action, so the exit status is the
 //   signal's). A program that handles a signal itself exits through exit()
