@@ -83,7 +83,7 @@ TEST(CaptureWriter, finds_each_allocation_once_with_every_pointer_into_it) {
   // (in, in + 256, n, out): two pointers into one allocation, a scalar that
   // is no address, a second allocation.
   std::vector<ParamSlot> layout = {{0, 8}, {8, 8}, {16, 8}, {24, 8}};
-  auto params = buffer_of({0x1000, 0x1100, 4096, 0x9010});
+  auto params = buffer_of({0x1000, 0x1100, 1 << 22, 0x9010});
   auto memory = find_launch_memory(layout, params, device_with({{0x1000, 0x800}, {0x9000, 0x100}}));
   EXPECT_EQ(memory.refusal, "");
   ASSERT_EQ(memory.allocations.size(), 2u);
