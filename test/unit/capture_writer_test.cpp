@@ -30,28 +30,35 @@ std::vector<std::uint8_t> buffer_of(const std::vector<std::uint64_t>& words) {
 } // namespace
 
 TEST(CaptureWriter, assembles_the_parameter_buffer_from_kernel_params_at_the_layouts_offsets) {
-  // (float* out, int n, double scale): n at 8, 4 bytes of padding, scale at 16.
-  std::vector<ParamSlot> layout = {{0, 8}, {8, 4}, {16, 8}};
-  std::uint64_t out = 0x7e0000001000;
+  // (int n, float v, float* out, char c, double scale): packed where the
+  // ABI packs them, padding after c.
+  std::vector<ParamSlot> layout = {{0, 4}, {4, 4}, {8, 8}, {16, 1}, {24, 8}};
   std::int32_t n = 1000;
+  float v = 2.5f;
+  std::uint64_t out = 0x7e0000001000;
+  char c = 'x';
   double scale = 0.5;
-  void* params[] = {&out, &n, &scale};
+  void* params[] = {&n, &v, &out, &c, &scale};
   auto bytes = params_from_pointers(layout, params);
   ASSERT_TRUE(bytes);
-  ASSERT_EQ(bytes->size(), 24u);
-  std::uint64_t out_read = 0;
+  ASSERT_EQ(bytes->size(), 32u);
   std::int32_t n_read = 0;
+  float v_read = 0;
+  std::uint64_t out_read = 0;
   double scale_read = 0;
-  std::memcpy(&out_read, bytes->data(), 8);
-  std::memcpy(&n_read, bytes->data() + 8, 4);
-  std::memcpy(&scale_read, bytes->data() + 16, 8);
-  EXPECT_EQ(out_read, out);
+  std::memcpy(&n_read, bytes->data(), 4);
+  std::memcpy(&v_read, bytes->data() + 4, 4);
+  std::memcpy(&out_read, bytes->data() + 8, 8);
+  std::memcpy(&scale_read, bytes->data() + 24, 8);
   EXPECT_EQ(n_read, 1000);
+  EXPECT_EQ(v_read, 2.5f);
+  EXPECT_EQ(out_read, out);
+  EXPECT_EQ((*bytes)[16], 'x');
   EXPECT_EQ(scale_read, 0.5);
-  EXPECT_EQ((*bytes)[12], 0);  // padding is zero, not whatever the stack held
+  for (int i = 17; i < 24; ++i) EXPECT_EQ((*bytes)[i], 0) << i;  // padding is zero, not whatever the stack held
 
   EXPECT_FALSE(params_from_pointers(layout, nullptr));
-  void* holed[] = {&out, nullptr, &scale};
+  void* holed[] = {&n, &v, nullptr, &c, &scale};
   EXPECT_FALSE(params_from_pointers(layout, holed));
   auto none = params_from_pointers({}, nullptr);  // a kernel without parameters
   ASSERT_TRUE(none);
