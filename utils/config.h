@@ -21,6 +21,7 @@ enum class Env {
   in_ptxas, in_nvcc, in_cicc,                                              // set by a wrapper for the tool it runs
   inject_library, kernel_trace, kernel_control, kernel_trace_verbose,      // kernel timing inside a program
   cupti_library, cupti_no_fallback,                                        // (libciq-inject reads its own)
+  capture, capture_kernels, capture_max_bytes, capture_configs,            // kernel capture inside a program
   nvml_library,                                                            // GPU state and energy (the tuner)
   replay,                                                                  // ciq-tuner run --capture
   cuda_library,                                                            // the driver ciq-replay loads

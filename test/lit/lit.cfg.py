@@ -70,6 +70,13 @@ config.substitutions.append(("%fake_cuda", os.path.join(config.ciq_test_bin_dir,
 if config.ciq_inject_library:
     config.available_features.add("cupti")
     config.substitutions.append(("%inject_lib", config.ciq_inject_library))
+    # Kernel capture without a GPU (test/inject/): %capture_driver plays a
+    # program's launches through %fake_cuda (a stand-in libcuda.so.1;
+    # %fake_cuda_old lacks cuFuncGetParamInfo) and %fake_cupti (libcupti.so.13).
+    config.substitutions.append(("%capture_driver", os.path.join(config.ciq_test_bin_dir, "ciq-test-capture-driver")))
+    config.substitutions.append(("%fake_cuda_old", os.path.join(config.ciq_test_bin_dir, "fake-cuda-old", "libcuda.so.1")))
+    config.substitutions.append(("%fake_cuda", os.path.join(config.ciq_test_bin_dir, "fake-cuda", "libcuda.so.1")))
+    config.substitutions.append(("%fake_cupti", os.path.join(config.ciq_test_bin_dir, "fake-cupti", "libcupti.so.13")))
 else:
     lit_config.note("kernel-timing tests skipped: libciq-inject was not built (no CUPTI headers in the CUDA Toolkit)")
 if shutil.which("redis-server") and shutil.which("redis-cli"):

@@ -5,20 +5,28 @@
 // CIQ_KERNEL_TRACE=<dir> set, this records every kernel execution through
 // CUPTI's activity API (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: the kind that
 // does not serialise kernels) and, at the end, writes
-// <dir>/kernels-<pid>.jsonl (format: tuner/profile/kernel_trace.h). Without
-// it, nothing happens.
+// <dir>/kernels-<pid>.jsonl (format: tuner/profile/kernel_trace.h). With
+// CIQ_CAPTURE=<dir> set (alone or as well), it captures launches of the
+// kernels named in CIQ_CAPTURE_KERNELS for replay (capture.h: the format is
+// tuner/profile/capture.h) and writes <dir>/index-<pid>.jsonl at the same
+// moments as the trace. CUPTI allows one callback subscriber per process:
+// this file's on_callback() is it, and hands modules loaded to the trace
+// and driver-API launch calls to capture. Without either variable, nothing
+// happens.
 //
 // Promises, because this runs inside someone else's program:
 // - It never changes the program's output or exit status. Nothing goes to
 //   stdout or stderr unless CIQ_KERNEL_TRACE_VERBOSE=1; every failure is a
-//   status in the trace, not a crash. InitializeInjection always reports
-//   success to the driver.
+//   status in the trace or the capture index, not a crash.
+//   InitializeInjection always reports success to the driver.
 // - libcupti is not linked but loaded with dlopen (cupti_loader.h): a
 //   missing or mismatched CUPTI must never make cuInit fail; it becomes
 //   status "no-cupti" or "cupti-version" with the reason.
-// - Memory is bounded (kernel_table.h).
-// - The trace is written once: at exit() (atexit, after a forced flush of
-//   CUPTI's buffers), or on SIGINT, SIGTERM, SIGHUP or SIGQUIT when that
+// - Memory is bounded (kernel_table.h; capture_writer.h's table, and
+//   capture copies device memory through a 64 MiB buffer).
+// - The trace and the capture index are written once: at exit() (atexit,
+//   after a forced flush of CUPTI's buffers), or on SIGINT, SIGTERM, SIGHUP
+//   or SIGQUIT when that
 //   signal's disposition was the default at InitializeInjection (then the
 //   signal is re-raised with the default action, so the exit status is the
 //   signal's). A program that handles a signal itself exits through exit()
@@ -45,6 +53,7 @@
 // take it says "interrupted". A program that runs its own CUPTI client
 // (torch.profiler, Nsight) competes with this one: CUPTI allows one
 // callback subscriber and one set of activity buffers.
+#include "tuner/inject/capture.h"
 #include "tuner/inject/cupti_loader.h"
 #include "tuner/inject/kernel_table.h"
 #include "utils/safe_open.h"
@@ -75,7 +84,7 @@ constexpr int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 /// Everything the library knows. Allocated once and never freed: CUPTI may
 /// deliver a buffer after static destructors have run.
 struct Injection {
-  std::string dir;  // absolute
+  std::string dir;  // absolute; empty without CIQ_KERNEL_TRACE (then no timing is recorded)
   bool verbose = false;
   pid_t pid = 0;
   Cupti cupti;
@@ -85,6 +94,7 @@ struct Injection {
   ProcessFacts facts;
   bool closed = false;  // rendered: later records are dropped
   std::atomic<bool> writing{false};
+  LaunchCapture* capture = nullptr;  // with CIQ_CAPTURE; never freed, like this
 };
 
 Injection* injection = nullptr;
@@ -147,8 +157,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
   std::free(buffer);
 }
 
-void CUPTIAPI module_loaded(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_MODULE_LOADED || !data) return;
+void module_loaded(CUpti_CallbackId id, const void* data) {
+  if (id != CUPTI_CBID_RESOURCE_MODULE_LOADED || !data || injection->dir.empty()) return;
   const auto* module = static_cast<const CUpti_ModuleResourceData*>(
       static_cast<const CUpti_ResourceData*>(data)->resourceDescriptor);
   if (!module || !module->pCubin) return;
@@ -159,6 +169,14 @@ void CUPTIAPI module_loaded(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
   } catch (...) {
     // Out of memory: the module goes unrecorded.
   }
+}
+
+/// CUPTI's one subscriber of the process, for both: modules loaded (the
+/// trace) and the driver's launch calls (capture).
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) module_loaded(id, data);
+  else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && injection->capture && data)
+    injection->capture->on_driver_api(id, *static_cast<const CUpti_CallbackData*>(data));
 }
 
 bool write_all(int fd, const std::string& text) {
@@ -175,7 +193,7 @@ bool write_all(int fd, const std::string& text) {
 /// Hands every completed record to buffer_completed, on this thread: call
 /// it without holding our lock.
 void flush_cupti(Injection& in) {
-  if (!in.cupti_loaded || in.facts.status != "ok") return;
+  if (!in.cupti_loaded || in.dir.empty() || in.facts.status != "ok") return;
   CUptiResult flushed = in.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (flushed != CUPTI_SUCCESS) say(in.cupti.describe("cuptiActivityFlushAll", flushed));
 }
@@ -206,7 +224,7 @@ void write_file(const std::string& dir, pid_t pid, const std::string& text) {
 /// and never in a fork child.
 void write_trace() {
   Injection& in = *injection;
-  if (in.writing.exchange(true) || ::getpid() != in.pid) return;
+  if (in.dir.empty() || in.writing.exchange(true) || ::getpid() != in.pid) return;
   flush_cupti(in);
   std::string text;
   if (in.lock.try_lock_for(std::chrono::seconds(2))) {
@@ -298,11 +316,18 @@ void start_control(const std::string& path) {
   say("listening on " + path);
 }
 
+/// The trace, then the capture index: each once, whichever comes first
+/// (exit or a signal).
 void write_trace_safely() {
   try {
     write_trace();
   } catch (...) {
     say("cannot write the trace: out of memory");
+  }
+  try {
+    if (injection->capture) injection->capture->finish();
+  } catch (...) {
+    say("cannot write the capture index: out of memory");
   }
 }
 
@@ -316,12 +341,18 @@ void write_on_signal(int signal) {
   std::raise(signal);  // delivered with the default action once we return
 }
 
-/// Sets in.facts.status: "ok" when kernel activity is being recorded.
+/// Sets in.facts.status: "ok" when kernel activity is being recorded (with
+/// CIQ_KERNEL_TRACE), and makes capture's status say why it cannot
+/// capture (with CIQ_CAPTURE). One CUPTI subscriber serves both.
 void start_recording(Injection& in) {
   std::string reason;
+  auto failed = [&](const std::string& status, const std::string& why) {
+    in.facts.status = status;
+    in.facts.reason = why;
+    if (in.capture) in.capture->fail(status, why);
+  };
   if (!load_cupti(in.cupti, reason)) {
-    in.facts.status = "no-cupti";
-    in.facts.reason = reason;
+    failed("no-cupti", reason);
     in.facts.module_identity = "no CUPTI";
     return;
   }
@@ -329,16 +360,23 @@ void start_recording(Injection& in) {
   uint32_t version = 0;
   CUptiResult result = in.cupti.get_version(&version);
   if (result != CUPTI_SUCCESS || version / 10000 != CUPTI_API_VERSION / 10000) {
-    // Activity records change layout between major versions; reading them
-    // with the wrong struct would give garbage, not timing.
-    in.facts.status = "cupti-version";
-    in.facts.reason = in.cupti.path + ": CUPTI API version " + std::to_string(version) +
-                      "; this library reads the records of version " + std::to_string(CUPTI_API_VERSION / 10000) + ".x";
+    // Activity records and callback data change layout between major
+    // versions; reading them with the wrong struct would give garbage.
+    failed("cupti-version", in.cupti.path + ": CUPTI API version " + std::to_string(version) +
+                                "; this library reads the records of version " + std::to_string(CUPTI_API_VERSION / 10000) + ".x");
     in.facts.module_identity = "CUPTI version";
     return;
   }
   CUpti_SubscriberHandle subscriber = nullptr;
-  result = in.cupti.subscribe(&subscriber, module_loaded, nullptr);
+  CUptiResult subscribed = in.cupti.subscribe(&subscriber, on_callback, nullptr);
+  if (in.capture && in.capture->start()) {
+    result = subscribed;
+    for (CUpti_CallbackId id : launch_callback_ids())
+      if (result == CUPTI_SUCCESS) result = in.cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    if (result != CUPTI_SUCCESS) in.capture->fail("cupti-error", in.cupti.describe("cuptiSubscribe/cuptiEnableCallback(DRIVER_API)", result));
+  }
+  if (in.dir.empty()) return;
+  result = subscribed;
   if (result == CUPTI_SUCCESS)
     result = in.cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
   if (result != CUPTI_SUCCESS) in.facts.module_identity = in.cupti.describe("cuptiSubscribe/cuptiEnableCallback", result);
@@ -357,6 +395,14 @@ void start_recording(Injection& in) {
   in.facts.status = "ok";
 }
 
+/// `path` made absolute against the directory where the program started
+/// CUDA, not where it is at exit.
+std::string absolute(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char cwd[4096];
+  return ::getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + path : path;
+}
+
 std::string self_exe() {
   char buffer[4096];
   ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer);
@@ -373,20 +419,18 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   static std::atomic<bool> initialised{false};
   if (initialised.exchange(true)) return 1;
   const char* dir = std::getenv("CIQ_KERNEL_TRACE");
-  if (!dir || !*dir) return 1;
+  const char* capture_dir = std::getenv("CIQ_CAPTURE");
+  bool tracing = dir && *dir, capturing = capture_dir && *capture_dir;
+  if (!tracing && !capturing) return 1;
   try {
     auto* in = new Injection;
     in->verbose = [] { const char* v = std::getenv("CIQ_KERNEL_TRACE_VERBOSE"); return v && std::strcmp(v, "1") == 0; }();
-    in->dir = dir;
-    if (in->dir[0] != '/') {
-      // Relative to where the program started CUDA, not where it is at exit.
-      char cwd[4096];
-      if (::getcwd(cwd, sizeof cwd)) in->dir = std::string(cwd) + "/" + in->dir;
-    }
+    if (tracing) in->dir = absolute(dir);
     in->pid = ::getpid();
     in->facts.pid = in->pid;
     in->facts.exe = self_exe();
     injection = in;
+    if (capturing) in->capture = new LaunchCapture(absolute(capture_dir), in->pid, in->facts.exe, say);
     std::atexit(write_at_exit);
     for (int signal : fatal_signals) {
       struct sigaction current;
@@ -400,8 +444,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       sigaction(signal, &ours, nullptr);
     }
     start_recording(*in);
-    if (const char* control = std::getenv("CIQ_KERNEL_CONTROL"); control && *control == '/') start_control(control);
-    say("status " + in->facts.status + (in->facts.reason.empty() ? "" : ": " + in->facts.reason) + "; trace in " + in->dir);
+    if (tracing) {
+      if (const char* control = std::getenv("CIQ_KERNEL_CONTROL"); control && *control == '/') start_control(control);
+      say("status " + in->facts.status + (in->facts.reason.empty() ? "" : ": " + in->facts.reason) + "; trace in " + in->dir);
+    }
+    if (capturing)
+      say("capture status " + in->capture->status() + "; captures in " + in->capture->dir());
   } catch (...) {
     // Out of memory at start-up: record nothing rather than disturb cuInit.
   }

@@ -2,7 +2,7 @@
 // own program by libciq-inject (CIQ_CAPTURE=<dir>), so that the kernel can be
 // re-run alone (ciq-replay) with other code for the same PTX. This header is
 // the format's documentation and its one reader; the writer is
-// tuner/inject/capture_writer.h.
+// tuner/inject/capture_writer.h (the texts) and capture.h (the files).
 //
 // Directory layout (<dir> as CIQ_CAPTURE names it):
 //
@@ -40,8 +40,12 @@
 //                            // (filled in at exit; 1 if it ended first)
 //
 // index-<pid>.jsonl: a first line {"ciq_capture_index": 1, "pid": N,
-// "exe": "...", "status": "ok" | why nothing could be captured,
-// "reason": "..."}, then one line per kernel and launch configuration the
+// "exe": "...", "status": "ok" | why nothing could be captured
+// ("bad-setting", "no-driver", "no-cupti", "cupti-version", "cupti-error",
+// "interrupted"), "reason": "...", "untracked_launches": N (launches of
+// configurations past the library's bound on remembered ones, 65536),
+// "graph_launches": N (cuGraphLaunch calls: the kernels inside graphs are
+// not seen)}, then one line per kernel and launch configuration the
 // library saw and was asked to capture:
 //   {"kernel": "mangled", "grid": [..], "block": [..], "dynamic_smem": b,
 //    "launches": N, "captured": "<pid>-<n>" | "", "refused": "why not" | ""}

@@ -1,0 +1,459 @@
+#include "tuner/inject/capture.h"
+
+#include "utils/safe_open.h"
+
+#include <cupti.h>  // with the launch calls' parameter structures (generated_cuda_meta.h)
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ciq::inject {
+
+namespace {
+
+constexpr std::size_t chunk_bytes = std::size_t(64) << 20;  // host memory a copy holds at once
+constexpr std::size_t max_params = 32768;                    // the parameter space is 32 KiB
+constexpr std::uint32_t max_directory_tries = 1000;          // <pid>-<n> left by an earlier process of this pid
+
+/// Set while this thread is inside capture: our own driver calls, and
+/// anything they trigger, are not the program's launches.
+thread_local bool inside_capture = false;
+
+std::string cuda_error(const char* call, CUresult result) {
+  return std::string(call) + " failed (CUresult " + std::to_string(int(result)) + ")";
+}
+
+bool write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= std::size_t(n);
+  }
+  return true;
+}
+
+} // namespace
+
+const std::vector<CUpti_CallbackId>& launch_callback_ids() {
+  static const std::vector<CUpti_CallbackId> ids = {
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
+  return ids;
+}
+
+/// One launch as the callback's parameters describe it.
+struct LaunchCapture::Launch {
+  std::string_view kernel;
+  const char* api = "";
+  LaunchConfig config;
+  CUfunction function = nullptr;
+  CUstream stream = nullptr;
+  bool per_thread_stream = false;
+  void** kernel_params = nullptr;
+  void** extra = nullptr;
+  std::string refusal;  // cooperative, clusters: not capturable whatever happens
+};
+
+/// A capture between API enter and exit.
+struct LaunchCapture::InFlight {
+  std::string name;  // <pid>-<n>
+  std::string path;  // <dir>/<pid>-<n>
+  LaunchRecord record;
+  std::vector<std::string> files_made;
+};
+
+LaunchCapture::LaunchCapture(std::string dir, std::int64_t pid, std::string exe, Logger say)
+    : dir_(std::move(dir)), pid_(pid), exe_(std::move(exe)), say_(std::move(say)),
+      table_(std::make_unique<CaptureTable>(CaptureSettings())) {}
+
+bool LaunchCapture::start() {
+  CaptureSettings settings;
+  std::string why;
+  if (!parse_capture_settings(std::getenv("CIQ_CAPTURE_KERNELS"), std::getenv("CIQ_CAPTURE_MAX_BYTES"),
+                              std::getenv("CIQ_CAPTURE_CONFIGS"), settings, why)) {
+    fail("bad-setting", why);
+    return false;
+  }
+  table_ = std::make_unique<CaptureTable>(std::move(settings));
+  if (!load_cuda_driver(driver_, why)) {
+    fail("no-driver", why);
+    return false;
+  }
+  capturing_ = true;
+  return true;
+}
+
+void LaunchCapture::fail(const std::string& status, const std::string& reason) {
+  status_ = status;
+  reason_ = reason;
+  capturing_ = false;
+}
+
+void LaunchCapture::on_driver_api(CUpti_CallbackId id, const CUpti_CallbackData& data) {
+  if (!capturing_ || inside_capture || finished_.load() || ::getpid() != pid_) return;
+  inside_capture = true;
+  try {
+    if (data.callbackSite == CUPTI_API_ENTER) on_enter(id, data);
+    else if (data.callbackSite == CUPTI_API_EXIT) on_exit(data);
+  } catch (...) {
+    // Out of memory: this launch goes uncaptured; the program goes on.
+  }
+  inside_capture = false;
+}
+
+void LaunchCapture::on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data) {
+  if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || id == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
+    std::lock_guard<std::timed_mutex> hold(lock_);
+    table_->count_graph_launch();
+    return;
+  }
+  if (!data.symbolName || !data.functionParams || !table_->wanted(data.symbolName)) return;
+  Launch launch;
+  launch.kernel = data.symbolName;
+  auto classic = [&](const cuLaunchKernel_params& p, const char* api, bool ptsz) {
+    launch.api = api;
+    launch.config = {{p.gridDimX, p.gridDimY, p.gridDimZ}, {p.blockDimX, p.blockDimY, p.blockDimZ}, p.sharedMemBytes};
+    launch.function = p.f;
+    launch.stream = p.hStream;
+    launch.per_thread_stream = ptsz;
+    launch.kernel_params = p.kernelParams;
+    launch.extra = p.extra;
+  };
+  auto extended = [&](const cuLaunchKernelEx_params& p, const char* api, bool ptsz) {
+    launch.api = api;
+    launch.function = p.f;
+    launch.per_thread_stream = ptsz;
+    launch.kernel_params = p.kernelParams;
+    launch.extra = p.extra;
+    if (!p.config) {
+      launch.refusal = "cuLaunchKernelEx without a launch configuration";
+      return;
+    }
+    const CUlaunchConfig& c = *p.config;
+    launch.config = {{c.gridDimX, c.gridDimY, c.gridDimZ}, {c.blockDimX, c.blockDimY, c.blockDimZ}, c.sharedMemBytes};
+    launch.stream = c.hStream;
+    for (unsigned i = 0; c.attrs && i < c.numAttrs; ++i) {
+      const CUlaunchAttribute& a = c.attrs[i];
+      if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.value.cooperative)
+        launch.refusal = "a cooperative launch (grid-wide synchronisation): replay cannot reproduce it";
+      else if (a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
+               a.value.clusterDim.x * a.value.clusterDim.y * a.value.clusterDim.z > 1)
+        launch.refusal = "a launch with thread-block clusters: the capture format does not record them";
+    }
+  };
+  switch (id) {
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    classic(*static_cast<const cuLaunchKernel_params*>(data.functionParams), "cuLaunchKernel", false);
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    // The same members in the same order as cuLaunchKernel_params.
+    classic(*static_cast<const cuLaunchKernel_params*>(data.functionParams), "cuLaunchKernel_ptsz", true);
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    extended(*static_cast<const cuLaunchKernelEx_params*>(data.functionParams), "cuLaunchKernelEx", false);
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    extended(*static_cast<const cuLaunchKernelEx_params*>(data.functionParams), "cuLaunchKernelEx_ptsz", true);
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+    const auto& p = *static_cast<const cuLaunchCooperativeKernel_params*>(data.functionParams);
+    launch.config = {{p.gridDimX, p.gridDimY, p.gridDimZ}, {p.blockDimX, p.blockDimY, p.blockDimZ}, p.sharedMemBytes};
+    launch.refusal = "a cooperative launch (cuLaunchCooperativeKernel, grid-wide synchronisation): replay cannot reproduce it";
+    break;
+  }
+  default:
+    return;
+  }
+  if (!launch.refusal.empty()) {
+    std::lock_guard<std::timed_mutex> hold(lock_);
+    table_->count_refused(launch.kernel, launch.config, launch.refusal);
+    return;
+  }
+  {
+    std::lock_guard<std::timed_mutex> hold(lock_);
+    if (table_->count_launch(launch.kernel, launch.config) != CaptureTable::Offer::capture) return;
+    // Until captured() or refused(): what the index says if the process ends first.
+    table_->refused(launch.kernel, launch.config, "the process ended before the captured launch completed");
+  }
+  std::string why;
+  std::unique_ptr<InFlight> flight = prepare(launch, why);
+  std::lock_guard<std::timed_mutex> hold(lock_);
+  if (!flight) {
+    table_->refused(launch.kernel, launch.config, why);
+    say_("not capturing " + std::string(launch.kernel) + ": " + why);
+    return;
+  }
+  if (!data.correlationData) {
+    remove_capture(*flight);
+    table_->refused(launch.kernel, launch.config, "CUPTI gave no correlation data to carry the capture to the launch's end");
+    return;
+  }
+  std::uint64_t token = next_token_++;
+  *data.correlationData = token;
+  in_flight_[token] = std::move(flight);
+}
+
+std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& launch, std::string& why) {
+  const CudaDriver& d = driver_;
+  // No synchronisation may happen while the stream is being recorded into
+  // a graph: it would invalidate the program's capture. Checked first.
+  CUstreamCaptureStatus capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
+  auto is_capturing = launch.per_thread_stream && d.stream_is_capturing_ptsz ? d.stream_is_capturing_ptsz : d.stream_is_capturing;
+  if (CUresult r = is_capturing(launch.stream, &capture_status); r != CUDA_SUCCESS) {
+    why = cuda_error("cuStreamIsCapturing", r);
+    return nullptr;
+  }
+  if (capture_status != CU_STREAM_CAPTURE_STATUS_NONE) {
+    why = "launched during stream capture (recorded into a CUDA graph): capturing would synchronise, which the graph forbids";
+    return nullptr;
+  }
+
+  auto flight = std::make_unique<InFlight>();
+  LaunchRecord& r = flight->record;
+  r.kernel = std::string(launch.kernel);
+  r.pid = pid_;
+  r.exe = exe_;
+  r.config = launch.config;
+  r.launch_api = launch.api;
+  for (std::size_t i = 0; i < max_params; ++i) {
+    std::size_t offset = 0, size = 0;
+    CUresult result = d.func_get_param_info(launch.function, i, &offset, &size);
+    if (result != CUDA_SUCCESS && i == 0 && result != CUDA_ERROR_INVALID_VALUE && d.kernel_get_param_info) {
+      // The handle may be a CUkernel (cuLibraryGetKernel), which
+      // cuLaunchKernel accepts as a function.
+      result = d.kernel_get_param_info(reinterpret_cast<CUkernel>(launch.function), i, &offset, &size);
+      if (result != CUDA_SUCCESS && result != CUDA_ERROR_INVALID_VALUE) {
+        why = cuda_error("cuFuncGetParamInfo", result);
+        return nullptr;
+      }
+    }
+    if (result != CUDA_SUCCESS) break;  // past the last parameter
+    r.params.push_back({offset, size});
+  }
+  std::optional<std::vector<std::uint8_t>> bytes;
+  if (launch.kernel_params) {
+    bytes = params_from_pointers(r.params, launch.kernel_params);
+    if (!bytes) why = "a null pointer among the launch's kernelParams";
+  } else {
+    bytes = params_from_extra(r.params, launch.extra, why);
+  }
+  if (!bytes) return nullptr;
+  r.param_bytes = std::move(*bytes);
+
+  r.memory = find_launch_memory(r.params, r.param_bytes, [&](std::uint64_t value) -> std::optional<AllocationFound> {
+    CUdeviceptr base = 0;
+    std::size_t size = 0;
+    unsigned int memory_type = 0;
+    if (d.mem_get_address_range(&base, &size, CUdeviceptr(value)) != CUDA_SUCCESS) {
+      // Pinned host memory the device reads through: not an allocation of
+      // the device's, but not a scalar either.
+      if (d.pointer_get_attribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CUdeviceptr(value)) == CUDA_SUCCESS &&
+          memory_type == CU_MEMORYTYPE_HOST)
+        return AllocationFound{value, 0, "host memory the device reads through a mapping"};
+      return std::nullopt;
+    }
+    AllocationFound found{base, size, ""};
+    unsigned int managed = 0;
+    if (CUresult res = d.pointer_get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, CUdeviceptr(value)); res != CUDA_SUCCESS)
+      found.refusal = cuda_error("cuPointerGetAttribute(IS_MANAGED)", res);
+    else if (managed)
+      found.refusal = "managed memory (cudaMallocManaged): the driver moves it between host and device";
+    else if (CUresult res2 = d.pointer_get_attribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CUdeviceptr(value));
+             res2 != CUDA_SUCCESS)
+      found.refusal = cuda_error("cuPointerGetAttribute(MEMORY_TYPE)", res2);
+    else if (memory_type == CU_MEMORYTYPE_HOST)
+      found.refusal = "host memory the device reads through a mapping";
+    return found;
+  });
+  if (!r.memory.refusal.empty()) {
+    why = r.memory.refusal;
+    return nullptr;
+  }
+  std::uint64_t cap = table_->settings().max_bytes;
+  if (r.memory.bytes > cap) {
+    why = "the launch's allocations total " + std::to_string(r.memory.bytes) + " bytes, over CIQ_CAPTURE_MAX_BYTES=" +
+          std::to_string(cap) + " (raise it to capture this launch)";
+    return nullptr;
+  }
+
+  if (CUresult res = d.ctx_synchronize(); res != CUDA_SUCCESS) {
+    why = cuda_error("cuCtxSynchronize before the launch", res);
+    return nullptr;
+  }
+  CUdevice device = 0;
+  if (d.ctx_get_device(&device) == CUDA_SUCCESS) {
+    r.device = int(device);
+    char name[256] = {};
+    if (d.device_get_name(name, sizeof name - 1, device) == CUDA_SUCCESS) r.device_name = name;
+    int major = 0, minor = 0;
+    if (d.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) == CUDA_SUCCESS &&
+        d.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) == CUDA_SUCCESS)
+      r.compute_capability = {major, minor};
+  }
+
+  if (auto made = make_own_directory(dir_); !made) {
+    why = "cannot make " + dir_ + ": " + made.error().message;
+    return nullptr;
+  }
+  for (std::uint32_t tries = 0;; ++tries) {
+    flight->name = std::to_string(pid_) + "-" + std::to_string(next_capture_++);
+    flight->path = dir_ + "/" + flight->name;
+    if (::mkdir(flight->path.c_str(), 0755) == 0) break;
+    if (errno != EEXIST || tries >= max_directory_tries) {
+      why = "cannot make " + flight->path + ": " + std::strerror(errno);
+      return nullptr;
+    }
+  }
+  if (!copy_allocations(*flight, why)) {
+    remove_capture(*flight);
+    return nullptr;
+  }
+  return flight;
+}
+
+bool LaunchCapture::copy_allocations(InFlight& flight, std::string& why) {
+  LaunchRecord& r = flight.record;
+  std::vector<std::uint8_t> chunk;
+  for (std::size_t i = 0; i < r.memory.allocations.size(); ++i) {
+    const FoundAllocation& a = r.memory.allocations[i];
+    std::string path = flight.path + "/" + memory_file_name(i);
+    auto fd = create_new_file(path, O_WRONLY);
+    if (!fd) {
+      why = "cannot write " + path + ": " + fd.error().message;
+      return false;
+    }
+    flight.files_made.push_back(path);
+    chunk.resize(std::min<std::uint64_t>(a.size, chunk_bytes));
+    StreamDigest digest;
+    bool ok = true;
+    for (std::uint64_t done = 0; ok && done < a.size;) {
+      std::size_t n = std::size_t(std::min<std::uint64_t>(a.size - done, chunk.size()));
+      if (CUresult res = driver_.memcpy_dtoh(chunk.data(), CUdeviceptr(a.base + done), n); res != CUDA_SUCCESS) {
+        why = cuda_error("cuMemcpyDtoH", res) + " copying allocation " + std::to_string(i);
+        ok = false;
+        break;
+      }
+      digest.add(chunk.data(), n);
+      if (!write_all(*fd, chunk.data(), n)) {
+        why = "cannot write " + path + ": " + std::strerror(errno);
+        ok = false;
+      }
+      done += n;
+    }
+    if (::close(*fd) != 0 && ok) {
+      why = "cannot write " + path + ": " + std::strerror(errno);
+      ok = false;
+    }
+    if (!ok) return false;
+    r.before_xxh128.push_back(digest.hex());
+  }
+  return true;
+}
+
+void LaunchCapture::on_exit(const CUpti_CallbackData& data) {
+  std::unique_ptr<InFlight> flight;
+  {
+    std::lock_guard<std::timed_mutex> hold(lock_);
+    if (!data.correlationData) return;
+    auto it = in_flight_.find(*data.correlationData);
+    if (it == in_flight_.end() || !data.symbolName || it->second->record.kernel != data.symbolName) return;
+    flight = std::move(it->second);
+    in_flight_.erase(it);
+  }
+  LaunchRecord& r = flight->record;
+  std::string why;
+  const auto* returned = static_cast<const CUresult*>(data.functionReturnValue);
+  if (returned && *returned != CUDA_SUCCESS) {
+    why = "the launch itself failed (CUresult " + std::to_string(int(*returned)) + ")";
+  } else if (CUresult res = driver_.ctx_synchronize(); res != CUDA_SUCCESS) {
+    why = cuda_error("cuCtxSynchronize after the launch", res);
+  } else {
+    std::vector<std::uint8_t> chunk;
+    for (std::size_t i = 0; why.empty() && i < r.memory.allocations.size(); ++i) {
+      const FoundAllocation& a = r.memory.allocations[i];
+      chunk.resize(std::min<std::uint64_t>(a.size, chunk_bytes));
+      StreamDigest digest;
+      for (std::uint64_t done = 0; done < a.size;) {
+        std::size_t n = std::size_t(std::min<std::uint64_t>(a.size - done, chunk.size()));
+        if (CUresult res = driver_.memcpy_dtoh(chunk.data(), CUdeviceptr(a.base + done), n); res != CUDA_SUCCESS) {
+          why = cuda_error("cuMemcpyDtoH", res) + " reading allocation " + std::to_string(i) + " after the launch";
+          break;
+        }
+        digest.add(chunk.data(), n);
+        done += n;
+      }
+      r.after_xxh128.push_back(digest.hex());
+    }
+  }
+  if (why.empty()) why = write_atomically(flight->path, "launch.json", render_launch(r));
+  std::lock_guard<std::timed_mutex> hold(lock_);
+  LaunchConfig config = r.config;
+  if (!why.empty()) {
+    remove_capture(*flight);
+    table_->refused(r.kernel, config, why);
+    say_("not capturing " + r.kernel + ": " + why);
+    return;
+  }
+  flight->files_made.push_back(flight->path + "/launch.json");
+  table_->captured(r.kernel, config, flight->name);
+  written_.push_back({flight->path, std::move(r)});
+  say_("captured " + written_.back().record.kernel + " in " + flight->path);
+}
+
+std::string LaunchCapture::write_atomically(const std::string& dir, const std::string& name, const std::string& text) {
+  auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::string temporary = dir + "/." + name + "." + std::to_string(pid_) + "-" + std::to_string(stamp);
+  std::string path = dir + "/" + name;
+  auto fd = create_new_file(temporary, O_WRONLY);
+  if (!fd) return "cannot write " + path + ": " + fd.error().message;
+  bool ok = write_all(*fd, text.data(), text.size());
+  ok = ::close(*fd) == 0 && ok;
+  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) return "";
+  std::string why = "cannot write " + path + ": " + std::strerror(errno);
+  ::unlink(temporary.c_str());
+  return why;
+}
+
+void LaunchCapture::remove_capture(const InFlight& flight) {
+  for (const std::string& file : flight.files_made) ::unlink(file.c_str());
+  if (!flight.path.empty()) ::rmdir(flight.path.c_str());
+}
+
+void LaunchCapture::finish() {
+  if (finished_.exchange(true) || ::getpid() != pid_) return;
+  std::string text;
+  if (lock_.try_lock_for(std::chrono::seconds(2))) {
+    std::lock_guard<std::timed_mutex> hold(lock_, std::adopt_lock);
+    for (Written& w : written_) {
+      const CaptureTable::Entry* e = table_->entry(w.record.kernel, w.record.config);
+      if (!e || e->launches == w.record.config_launches) continue;
+      w.record.config_launches = e->launches;
+      if (std::string why = write_atomically(w.dir, "launch.json", render_launch(w.record)); !why.empty()) say_(why);
+    }
+    text = table_->render_index(pid_, exe_, status_, reason_);
+  } else {
+    text = CaptureTable(CaptureSettings()).render_index(
+        pid_, exe_, "interrupted", "a signal arrived while a launch was being captured; the index of this process is lost");
+  }
+  std::string path = dir_ + "/index-" + std::to_string(pid_) + ".jsonl";
+  if (auto made = make_own_directory(dir_); !made) {
+    say_("not writing " + path + ": " + made.error().message);
+    return;
+  }
+  if (std::string why = write_atomically(dir_, "index-" + std::to_string(pid_) + ".jsonl", text); !why.empty()) say_(why);
+  else say_("wrote " + path);
+}
+
+} // namespace ciq::inject

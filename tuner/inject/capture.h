@@ -1,0 +1,99 @@
+// Kernel capture inside the user's program (CIQ_CAPTURE=<dir>): for each
+// kernel named in CIQ_CAPTURE_KERNELS, the first launch of each launch
+// configuration (up to CIQ_CAPTURE_CONFIGS per kernel) is recorded whole —
+// parameters, and every device allocation a pointer parameter points into,
+// before and after the launch — in the format of tuner/profile/capture.h,
+// so that ciq-replay can run the kernel alone.
+//
+// inject.cpp owns CUPTI and hands this every driver-API callback of the
+// launch ids launch_callback_ids() names. At API enter of a launch to
+// capture it checks what can be checked without waiting (stream capture,
+// the parameters, the memory and its size), then synchronises the context,
+// copies each allocation to <dir>/<pid>-<n>/mem-<i>.bin in 64 MiB chunks
+// (its XXH3-128 digest taken on the way); at API exit it synchronises
+// again, digests the allocations anew and writes launch.json atomically.
+// Every launch of a kernel asked for is counted by configuration; at exit
+// (or a fatal signal, through inject.cpp) launch.json's config_launches is
+// brought up to date and index-<pid>.jsonl says what was captured and why
+// anything was not.
+//
+// Promises (inject.cpp's): the program's output, exit status and memory are
+// its own: this only reads device memory and adds synchronisations around
+// the captured launches; every failure is a refusal in the index, nothing
+// is printed unless the logger is verbose. Our own driver calls inside a
+// callback are never captured (a per-thread guard).
+#pragma once
+
+#include "tuner/inject/capture_writer.h"
+#include "tuner/inject/cuda_loader.h"
+
+#include <cupti_callbacks.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ciq::inject {
+
+/// The CUPTI_CB_DOMAIN_DRIVER_API ids capture listens to: the launches it
+/// captures and the ones it counts as refused (cooperative, graph).
+const std::vector<CUpti_CallbackId>& launch_callback_ids();
+
+class LaunchCapture {
+public:
+  using Logger = std::function<void(const std::string&)>;
+
+  /// `dir` is absolute; nothing is made there until a launch is captured or
+  /// the index is written.
+  LaunchCapture(std::string dir, std::int64_t pid, std::string exe, Logger say);
+
+  /// Reads CIQ_CAPTURE_* and loads the driver's calls; the index's status
+  /// says what failed ("bad-setting", "no-driver"). True when capturing.
+  bool start();
+  /// Something outside (CUPTI) keeps capture from working: the index says so.
+  void fail(const std::string& status, const std::string& reason);
+  const std::string& status() const { return status_; }
+  const std::string& dir() const { return dir_; }
+
+  /// A CUPTI_CB_DOMAIN_DRIVER_API callback of one of launch_callback_ids().
+  void on_driver_api(CUpti_CallbackId id, const CUpti_CallbackData& data);
+
+  /// Writes launch counts into the captured launch.json files and
+  /// index-<pid>.jsonl; once (later calls do nothing).
+  void finish();
+
+private:
+  struct InFlight;
+  struct Launch;
+  void on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data);
+  void on_exit(const CUpti_CallbackData& data);
+  std::unique_ptr<InFlight> prepare(const Launch& launch, std::string& why);
+  bool copy_allocations(InFlight& flight, std::string& why);
+  std::string write_atomically(const std::string& dir, const std::string& name, const std::string& text);
+  void remove_capture(const InFlight& flight);
+
+  std::string dir_;
+  std::int64_t pid_;
+  std::string exe_;
+  Logger say_;
+  std::string status_ = "ok", reason_;
+  CudaDriver driver_;
+  bool capturing_ = false;
+  std::unique_ptr<CaptureTable> table_;
+  std::timed_mutex lock_;  // guards table_, in_flight_, written_
+  std::map<std::uint64_t, std::unique_ptr<InFlight>> in_flight_;  // by the token in correlationData
+  std::uint64_t next_token_ = 1;
+  struct Written {
+    std::string dir;
+    LaunchRecord record;
+  };
+  std::vector<Written> written_;
+  std::atomic<std::uint32_t> next_capture_{0};
+  std::atomic<bool> finished_{false};
+};
+
+} // namespace ciq::inject
