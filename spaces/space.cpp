@@ -49,11 +49,14 @@ static std::pair<long long, long long> release_pair(std::string_view r) {
   return {*a, *b};
 }
 
+bool Conflict::names(bool when_side, std::string_view value) const {
+  const auto& listed = when_side ? values : excluded_values;
+  return listed == std::vector<std::string>{"*"} || std::find(listed.begin(), listed.end(), value) != listed.end();
+}
+
 bool Conflict::hit(const std::map<std::string, std::string>& options) const {
   auto a = options.find(knob), b = options.find(excluded);
-  return a != options.end() && b != options.end() &&
-         std::find(values.begin(), values.end(), a->second) != values.end() &&
-         std::find(excluded_values.begin(), excluded_values.end(), b->second) != excluded_values.end();
+  return a != options.end() && b != options.end() && names(true, a->second) && names(false, b->second);
 }
 
 bool Space::covers(std::string_view t, std::string_view release) const {
@@ -90,6 +93,10 @@ Result<void> set_conflict_key(Conflict& c, const KeyValue& kv) {
     knob_name = std::string(trim(std::string_view(kv.value).substr(0, colon)));
     for (auto v : split(std::string_view(kv.value).substr(colon + 1), ','))
       if (!trim(v).empty()) values.emplace_back(trim(v));
+  } else if (kv.key == "effect") {
+    if (kv.value == "refused") c.effect = ConflictEffect::refused;
+    else if (kv.value == "ignored") c.effect = ConflictEffect::ignored;
+    else return bad("effect must be refused or ignored");
   } else if (kv.key == "note") {
     c.note = kv.value;
   } else {
@@ -126,14 +133,25 @@ Result<void> set_knob_key(Knob& knob, const KeyValue& kv) {
     else return bad("safety must be exact, numerics or unsafe");
   } else if (kv.key == "note") {
     knob.note = kv.value;
+  } else if (kv.key == "floor") {
+    knob.floor = parse_canonical_integer(kv.value);
+    if (!knob.floor) return bad("floor must be an integer");
+  } else if (kv.key == "needs") {
+    for (auto v : split(kv.value, ','))
+      if (!trim(v).empty()) knob.needs.emplace_back(trim(v));
+  } else if (kv.key == "unit") {
+    if (kv.value != "blocks-per-sm") return bad("unit must be blocks-per-sm");
+    knob.blocks_per_sm = true;
   } else {
     return bad("unknown key '" + kv.key + "' for a knob");
   }
   return {};
 }
 
-// What must hold of a whole space: the header, every knob's domain, and
-// conflicts that name options of the space with values in their domains.
+// What must hold of a whole space: the header, every knob's domain (a
+// floor inside it, a unit or floor only on integer knobs, needs only of
+// what the tuner can read in the PTX), and conflicts that name options of
+// the space with values in their domains (or `*`).
 Result<void> check_space(const Space& space, std::string_view origin) {
   if (space.name.empty() || space.tool.empty() || space.min_release.empty())
     return bad(std::string(origin) + ": [space] needs name, tool and versions");
@@ -143,6 +161,15 @@ Result<void> check_space(const Space& space, std::string_view origin) {
     if (!flag && k.render.find("{}") == std::string::npos) return bad(at + "render must contain {}");
     if (k.values.empty() && !k.lo) return bad(at + "needs values or range");
     if (!k.values.empty() && k.lo) return bad(at + "has both values and range");
+    bool integers = k.lo && !k.dims;
+    if (k.floor && (!integers || *k.floor <= *k.lo || *k.floor > *k.hi))
+      return bad(at + "floor needs an integer range that holds values below it");
+    if (k.blocks_per_sm && !integers) return bad(at + "unit = blocks-per-sm needs an integer range");
+    // The tuner knows a kernel's block size from its PTX (.maxntid or
+    // .reqntid) and nothing else, so nothing else can be needed.
+    for (const auto& n : k.needs)
+      if (n != "maxntid" && n != "reqntid")
+        return bad(at + "needs '" + n + "': only maxntid and reqntid (the PTX's block size) can be needed");
   }
   for (const auto& c : space.conflicts) {
     std::string at = std::string(origin) + ": conflict '" + c.name + "': ";
@@ -150,6 +177,7 @@ Result<void> check_space(const Space& space, std::string_view origin) {
     for (auto [knob_name, values] : {std::pair{&c.knob, &c.values}, std::pair{&c.excluded, &c.excluded_values}}) {
       const Knob* k = space.find(*knob_name, KnobLevel::option);
       if (!k) return bad(at + "'" + *knob_name + "' is not an option of this space");
+      if (*values == std::vector<std::string>{"*"}) continue;
       for (const auto& v : *values)
         if (auto ok = check_value(*k, v); !ok) return bad(at + ok.error().message);
     }
@@ -299,7 +327,7 @@ Result<void> validate_controls(const Space& space, const spaces::ControlSet& set
     for (const auto& [name, value] : knobs)
       if (auto r = check_knob(space, name, value, KnobLevel::directive, policy); !r) return r;
   for (const auto& c : space.conflicts)
-    if (c.hit(set.options))
+    if (c.effect == ConflictEffect::refused && c.hit(set.options))
       return make_error("invalid", "knobs " + c.knob + "=" + set.options.at(c.knob) + " and " + c.excluded + "=" +
                                        set.options.at(c.excluded) + " conflict in space " + space.name + " (" +
                                        c.name + ")");

@@ -35,20 +35,32 @@ struct Knob {
   std::string default_value;        // what the compiler does without the knob
   Safety safety = Safety::exact;
   std::string note;                 // what verification showed
+  // What the PTX and the target decide (see the header of ptxas-13.space):
+  std::optional<long long> floor;   // values below it are raised to it by the compiler (with a warning)
+  std::vector<std::string> needs;   // acts only where the PTX declares (or the set sets) one of these directives
+  bool blocks_per_sm = false;       // `unit = blocks-per-sm`: ignored where that many blocks do not fit on an SM
 
   /// Every value of the domain, in order (integer ranges expanded by step).
   std::vector<std::string> domain() const;
 };
 
-/// Two module options the compiler refuses together: a set with `knob`
-/// at one of `values` and `excluded` at one of `excluded_values` (both set
-/// explicitly) fails to compile. Written `[conflict.NAME]` with
-/// `when = KNOB: V, ...` and `excludes = KNOB: V, ...`.
+/// Two module options the compiler will not take together: a set with
+/// `knob` at one of `values` and `excluded` at one of `excluded_values`
+/// (both set explicitly) fails to compile (`refused`) or compiles as if
+/// `excluded` were not set, with a warning (`ignored`). Written
+/// `[conflict.NAME]` with `when = KNOB: V, ...`, `excludes = KNOB: V, ...`
+/// (`*`: any value) and `effect = refused|ignored` (default refused).
+enum class ConflictEffect { refused, ignored };
+
 struct Conflict {
   std::string name;
   std::string knob, excluded;
-  std::vector<std::string> values, excluded_values;
+  std::vector<std::string> values, excluded_values; // {"*"}: any value
+  ConflictEffect effect = ConflictEffect::refused;
   std::string note;
+
+  /// Whether `value` of `knob` (when_side) or of `excluded` is one the conflict names.
+  bool names(bool when_side, std::string_view value) const;
 
   /// Whether `options` (knob -> value) hits this conflict.
   bool hit(const std::map<std::string, std::string>& options) const;
@@ -67,7 +79,9 @@ struct Space {
 
 std::string_view safety_name(Safety safety);
 
-/// Parses a space file; any unknown key, bad domain or duplicate knob fails.
+/// Parses a space file; any unknown key, bad domain or duplicate knob fails,
+/// and so does a conflict, floor, needs or unit that does not fit the
+/// knobs it names (see check_space in space.cpp).
 Result<Space> parse_space(std::string_view text, std::string_view origin);
 
 /// The space in `dir` for `tool` at `release` ("13.0"); std::nullopt when
@@ -89,7 +103,8 @@ Result<void> check_value(const Knob& knob, std::string_view value);
 /// this space's, each knob must exist at the right level (options at module
 /// level, directives per kernel), each value must be in its domain, its
 /// safety class must be allowed by `policy`, and no two options may be a
-/// conflict of the space.
+/// conflict of the space that ptxas refuses (an `ignored` one compiles, so
+/// a set holding it stays valid; the tuner never proposes one).
 Result<void> validate_controls(const Space& space, const spaces::ControlSet& set, const Policy& policy);
 
 } // namespace ciq::spaces

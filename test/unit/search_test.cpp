@@ -1,15 +1,21 @@
 // Tests of tuner/search: parameters and candidates, the genetic, steady-state
-// and NSGA searches, pruning, exclusions, and occupancy-guided seeds.
+// and NSGA searches, pruning, exclusions, occupancy-guided seeds, and the
+// search space built from a knob space and the PTX (nothing ptxas refuses
+// or ignores is proposed).
+#include "spaces/space.h"
 #include "tuner/objectives/objectives.h"
 #include "tuner/search/candidate.h"
 #include "tuner/search/occupancy.h"
 #include "tuner/search/search.h"
+#include "tuner/search/space_builder.h"
 #include "tuner/search/synthetic.h"
 
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <functional>
 #include <gtest/gtest.h>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -415,4 +421,225 @@ TEST(Search, exclusions_keep_every_proposed_candidate_compilable) {
     genetic_search(s, cfg, evaluate);
   }
   EXPECT_EQ(evaluated_refused, 0);
+}
+
+// What ptxas 13.0 refuses or ignores, measured on sm_90a (ptxas-13.space's
+// conflicts, floor, needs and unit), in a space shaped like it.
+namespace {
+const char* k_ptxas_like = R"(
+[space]
+name = test-13
+tool = ptxas
+versions = 13.0..13.9
+
+[option.opt-level]
+render = --opt-level={}
+range = 0..3
+safety = exact
+
+[option.register-usage-level]
+render = --register-usage-level={}
+range = 0..10
+safety = exact
+
+[option.maxrregcount]
+render = --maxrregcount={}
+range = 16..255
+floor = 24
+safety = exact
+
+[option.minnctapersm]
+render = --minnctapersm={}
+range = 1..32
+needs = maxntid, reqntid
+unit = blocks-per-sm
+safety = exact
+
+[option.maxntid]
+render = --maxntid={}
+dims = 1..1024
+safety = unsafe
+
+[directive.maxnreg]
+render = .maxnreg {}
+range = 16..255
+floor = 24
+safety = exact
+
+[directive.minnctapersm]
+render = .minnctapersm {}
+range = 1..32
+needs = maxntid, reqntid
+unit = blocks-per-sm
+safety = exact
+
+[conflict.o0]
+when = opt-level: 0
+excludes = register-usage-level: *
+effect = ignored
+
+[conflict.regs]
+when = maxrregcount: *
+excludes = minnctapersm: *
+effect = ignored
+
+[conflict.regs-ntid]
+when = maxrregcount: *
+excludes = maxntid: *
+effect = ignored
+)";
+
+spaces::Space ptxas_like() {
+  auto s = spaces::parse_space(k_ptxas_like, "test.space");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return *s;
+}
+
+// A module for sm_90a: `bounded` declares 256 threads, `plain` nothing.
+std::vector<TracedModule> two_kernel_trace(bool with_bounded = true) {
+  TracedModule m;
+  m.target = "sm_90a";
+  if (with_bounded) m.kernels.push_back(traced("bounded", 40, 256));
+  m.kernels.push_back(traced("plain", 40, 0));
+  return {m};
+}
+
+// Why ptxas 13.0 (sm_90a: 32 blocks, 2048 threads per SM) would refuse or
+// ignore part of `c`, written from the measured warnings rather than from
+// the space; "" when it takes all of it.
+std::string refused_by_ptxas(const SearchSpace& s, const Candidate& c, long bounded_threads) {
+  std::map<std::string, std::string> set;
+  for (std::size_t i = 0; i < s.dimensions.size(); ++i)
+    if (c.genes[i]) set[s.dimensions[i].label()] = s.dimensions[i].values[std::size_t(*c.genes[i])];
+  auto has = [&](const char* k) { return set.count(k) > 0; };
+  auto num = [&](const char* k) { return std::atol(set.at(k).c_str()); };
+  if (has("opt-level") && set["opt-level"] == "0" && has("register-usage-level")) return "-O0 with --register-usage-level";
+  if (has("maxrregcount") && has("minnctapersm")) return "-maxrregcount with -minnctapersm";
+  if (has("maxrregcount") && has("maxntid")) return "-maxrregcount with -maxntid";
+  if (has("maxrregcount") && num("maxrregcount") < 24) return "register count raised to 24";
+  for (const char* k : {"bounded:maxnreg", "plain:maxnreg"})
+    if (has(k) && num(k) < 24) return "register count raised to 24";
+  if (has("plain:minnctapersm")) return ".minnctapersm without .maxntid/.reqntid";
+  if (has("bounded:minnctapersm") && num("bounded:minnctapersm") * bounded_threads > 2048) return "threads per SM";
+  if (has("minnctapersm")) {
+    long n = num("minnctapersm");
+    if (bounded_threads == 0 && !has("maxntid")) return "minnctapersm with no block size anywhere";
+    if (n * bounded_threads > 2048) return "threads per SM (bounded)";
+    if (has("maxntid") && n * num("maxntid") > 2048) return "threads per SM (maxntid)";
+  }
+  return "";
+}
+} // namespace
+
+TEST(SpaceBuilder, offers_only_what_the_ptx_lets_ptxas_honour) {
+  SpaceRequest request;
+  SearchSpace s;
+  add_compiler_knobs(s, ptxas_like(), request, two_kernel_trace());
+  std::vector<std::string> labels;
+  for (const auto& d : s.dimensions) labels.push_back(d.label());
+  // plain declares no block size and nothing here sets one: no minnctapersm for it.
+  EXPECT_EQ(labels, (std::vector<std::string>{"opt-level", "register-usage-level", "maxrregcount", "minnctapersm",
+                                              "bounded:maxnreg", "bounded:minnctapersm", "plain:maxnreg"}));
+  const auto& bounded = s.dimensions[s.find(DimensionKind::directive, "minnctapersm", "bounded")];
+  EXPECT_EQ(bounded.values, (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7", "8"})); // 8 x 256 = 2048
+  EXPECT_EQ(s.dimensions[s.find(DimensionKind::option, "minnctapersm")].values.back(), "8");
+  EXPECT_EQ(s.dimensions[s.find(DimensionKind::option, "maxrregcount")].values.front(), "24"); // 16..23 become 24
+  EXPECT_EQ(s.dimensions[s.find(DimensionKind::directive, "maxnreg", "plain")].values.front(), "24");
+
+  // Without a trace nothing is known of the PTX: every knob, every value.
+  SearchSpace blind;
+  add_compiler_knobs(blind, ptxas_like(), request, {});
+  EXPECT_EQ(blind.dimensions[blind.find(DimensionKind::option, "minnctapersm")].values.size(), 32u);
+
+  // No kernel declares a block size: the option has nothing to act on.
+  SearchSpace none;
+  add_compiler_knobs(none, ptxas_like(), request, two_kernel_trace(false));
+  EXPECT_EQ(none.find(DimensionKind::option, "minnctapersm"), none.dimensions.size());
+}
+
+TEST(SpaceBuilder, no_candidate_ptxas_refuses_or_ignores_is_ever_proposed) {
+  SpaceRequest request;
+  request.allow_unsafe = true; // maxntid too
+  for (bool with_bounded : {true, false}) {
+    SearchSpace s;
+    add_compiler_knobs(s, ptxas_like(), request, two_kernel_trace(with_bounded));
+    long threads = with_bounded ? 256 : 0;
+    // Without bounded, minnctapersm is offered only alongside maxntid.
+    ASSERT_NE(s.find(DimensionKind::option, "minnctapersm"), s.dimensions.size());
+    std::mt19937_64 rng(11);
+    std::map<std::string, int> seen; // how often each knob is proposed: valid ones still are
+    std::set<std::string> pairs;
+    auto note = [&](const Candidate& c) {
+      std::string why = refused_by_ptxas(s, c, threads);
+      EXPECT_EQ(why, "") << s.canonical(c);
+      for (std::size_t i = 0; i < c.genes.size(); ++i)
+        if (c.genes[i]) ++seen[s.dimensions[i].label()];
+      auto at = [&](const char* label, DimensionKind kind) { return c.genes[s.find(kind, label)]; };
+      if (at("opt-level", DimensionKind::option) && at("register-usage-level", DimensionKind::option))
+        pairs.insert("opt-level+register-usage-level");
+      if (at("maxntid", DimensionKind::option) && at("minnctapersm", DimensionKind::option)) pairs.insert("maxntid+minnctapersm");
+    };
+    for (int i = 0; i < 3000; ++i) note(s.random_candidate(rng));
+    // The genetic and steady-state searches (crossover, mutation, local
+    // steps) over many seeds: every candidate evaluated is one ptxas takes.
+    EvaluateBatch evaluate = [&](const std::vector<Candidate>& batch, int) {
+      std::vector<Evaluation> out;
+      for (const auto& c : batch) {
+        note(c);
+        out.push_back(Evaluation{true, {double(std::hash<std::string>{}(s.canonical(c)) % 1000)}, ""});
+      }
+      return out;
+    };
+    SearchConfig cfg;
+    cfg.budget = 40;
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+      cfg.seed = seed;
+      genetic_search(s, cfg, evaluate);
+      steady_state_search(s, cfg, evaluate, 1);
+    }
+    for (const auto& d : s.dimensions) EXPECT_GT(seen[d.label()], 0) << d.label() << " is never proposed";
+    EXPECT_TRUE(pairs.count("opt-level+register-usage-level")); // opt-level 1..3 take it
+    EXPECT_TRUE(pairs.count("maxntid+minnctapersm"));            // at sizes that fit
+  }
+}
+
+TEST(SpaceBuilder, repair_drops_what_ptxas_would_ignore_and_keeps_the_rest) {
+  SpaceRequest request;
+  request.allow_unsafe = true;
+  SearchSpace s;
+  add_compiler_knobs(s, ptxas_like(), request, two_kernel_trace(false));
+  auto c = s.parse("opt-level=0;register-usage-level=5;maxrregcount=64;minnctapersm=4;maxntid=256");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(s.repair(*c));
+  // -O0 ignores the level, -maxrregcount both launch bounds; without
+  // maxntid, minnctapersm has no block size to act on.
+  EXPECT_EQ(s.canonical(*c), "opt-level=0;maxrregcount=64");
+  auto fits = s.parse("minnctapersm=8;maxntid=256");
+  ASSERT_TRUE(fits.ok());
+  EXPECT_FALSE(s.repair(*fits));
+  auto too_many = s.parse("minnctapersm=3;maxntid=1024"); // 3072 threads per SM
+  ASSERT_TRUE(too_many.ok());
+  EXPECT_TRUE(s.repair(*too_many));
+  EXPECT_EQ(s.canonical(*too_many), "maxntid=1024");
+}
+
+TEST(Search, prune_knocks_out_what_needed_the_knob_it_drops) {
+  SpaceRequest request;
+  request.allow_unsafe = true;
+  SearchSpace s;
+  add_compiler_knobs(s, ptxas_like(), request, two_kernel_trace(false));
+  auto winner = s.parse("minnctapersm=4;maxntid=256");
+  ASSERT_TRUE(winner.ok());
+  std::vector<std::string> tried;
+  EvaluateBatch evaluate = [&](const std::vector<Candidate>& batch, int) {
+    std::vector<Evaluation> out;
+    for (const auto& c : batch) {
+      tried.push_back(s.canonical(c));
+      out.push_back(Evaluation{true, {1.0}, ""}); // nothing earns its place
+    }
+    return out;
+  };
+  Candidate pruned = prune(s, *winner, Evaluation{true, {1.0}, ""}, evaluate, 0);
+  EXPECT_EQ(s.canonical(pruned), "default");
+  for (const auto& t : tried) EXPECT_NE(t, "minnctapersm=4") << "minnctapersm without a block size was evaluated";
 }

@@ -158,6 +158,55 @@ TEST(Space, conflicts_refuse_pairs_the_compiler_refuses) {
   EXPECT_FALSE(parse_space(head + "when = level: 8\nexcludes = fmad: false\nwhy = x\n", "f").ok());
 }
 
+// What ptxas takes but ignores (a conflict with effect = ignored, a floor,
+// needs, unit) is data of the space: parsed, checked against the knobs it
+// names, and, being compilable, no reason to refuse a control set.
+TEST(Space, ignored_conflicts_floors_needs_and_units) {
+  std::string text = std::string(k_space) +
+                     "\n[option.minnctapersm]\nrender = --minnctapersm={}\nrange = 1..32\nneeds = maxntid, reqntid\n"
+                     "unit = blocks-per-sm\n"
+                     "\n[conflict.regs]\nwhen = maxrregcount: *\nexcludes = minnctapersm: *\neffect = ignored\n"
+                     "\n[conflict.fast]\nwhen = level: 10\nexcludes = maxrregcount: 16\neffect = refused\n";
+  auto floored = text;
+  floored.replace(floored.find("range = 16..255"), 15, "range = 16..255\nfloor = 24");
+  auto parsed = parse_space(floored, "test.space");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Space& s = *parsed;
+  EXPECT_EQ(s.find("maxrregcount", KnobLevel::option)->floor, 24);
+  const Knob* m = s.find("minnctapersm", KnobLevel::option);
+  EXPECT_EQ(m->needs, (std::vector<std::string>{"maxntid", "reqntid"}));
+  EXPECT_TRUE(m->blocks_per_sm);
+  ASSERT_EQ(s.conflicts.size(), 2u);
+  EXPECT_EQ(s.conflicts[0].effect, ConflictEffect::ignored);
+  EXPECT_TRUE(s.conflicts[0].names(true, "200"));  // `*`: any value
+  EXPECT_TRUE(s.conflicts[0].hit({{"maxrregcount", "64"}, {"minnctapersm", "2"}}));
+  EXPECT_EQ(s.conflicts[1].effect, ConflictEffect::refused);
+  Policy policy;
+  // ptxas compiles an ignored pair (dropping minnctapersm) and a value below
+  // the floor (raising it): the set stays valid, unlike a refused pair.
+  EXPECT_TRUE(validate_controls(s, controls({"maxrregcount=64", "minnctapersm=2"}), policy).ok());
+  EXPECT_TRUE(validate_controls(s, controls({"maxrregcount=16"}), policy).ok());
+  EXPECT_FALSE(validate_controls(s, controls({"level=10", "maxrregcount=16"}), policy).ok());
+
+  auto fails = [&](const std::string& from, const std::string& to, const char* why) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    auto r = parse_space(t, "f");
+    ASSERT_FALSE(r.ok()) << to;
+    EXPECT_NE(r.error().message.find(why), std::string::npos) << r.error().message;
+  };
+  fails("range = 16..255", "range = 16..255\nfloor = 16", "floor needs an integer range");   // nothing below it
+  fails("range = 16..255", "range = 16..255\nfloor = 300", "floor needs an integer range");  // outside
+  fails("values = true, false", "values = true, false\nfloor = 1", "floor needs an integer range");
+  fails("range = 16..255", "range = 16..255\nfloor = x", "floor must be an integer");
+  fails("needs = maxntid, reqntid", "needs = maxnreg", "only maxntid and reqntid");
+  fails("unit = blocks-per-sm", "unit = threads", "unit must be blocks-per-sm");
+  fails("values = true, false", "values = true, false\nunit = blocks-per-sm", "needs an integer range");
+  fails("effect = ignored", "effect = warns", "effect must be refused or ignored");
+  fails("excludes = minnctapersm: *", "excludes = minnctapersm: *, 3", "value '*'");
+  fails("excludes = minnctapersm: *", "excludes = nosuch: *", "'nosuch' is not an option");
+}
+
 TEST(Space, safety_classes_follow_the_policy) {
   Space s = space();
   Policy strict;

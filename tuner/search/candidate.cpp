@@ -44,12 +44,19 @@ Candidate SearchSpace::random_candidate(std::mt19937_64& rng) const {
 
 bool SearchSpace::repair(Candidate& c) const {
   bool changed = false;
-  for (const auto& x : exclusions) {
-    const auto& when = c.genes[x.when];
-    auto& drop = c.genes[x.drop];
-    if (when && x.when_values[std::size_t(*when)] && drop && x.drop_values[std::size_t(*drop)]) {
-      drop.reset();
-      changed = true;
+  // Knocking a gene out can set off an exclusion that waits for it to be
+  // unset (a `needs`), so go round until nothing moves: each round that
+  // changes something knocks out at least one more gene.
+  for (bool again = true; again;) {
+    again = false;
+    for (const auto& x : exclusions) {
+      const auto& when = c.genes[x.when];
+      auto& drop = c.genes[x.drop];
+      bool holds = x.when_unset ? !when : when && x.when_values[std::size_t(*when)];
+      if (holds && drop && x.drop_values[std::size_t(*drop)]) {
+        drop.reset();
+        changed = again = true;
+      }
     }
   }
   return changed;

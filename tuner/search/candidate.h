@@ -38,12 +38,17 @@ struct Candidate {
   bool operator==(const Candidate&) const = default;
 };
 
-/// Values of two dimensions the compiler refuses together (a space file's
-/// [conflict]): when dimension `when` holds one of `when_values`, dimension
-/// `drop` must not hold one of `drop_values`.
+/// Values of two dimensions the compiler refuses or ignores together:
+/// when dimension `when` holds one of `when_values` (or, with `when_unset`,
+/// is left at its default), dimension `drop` must not hold one of
+/// `drop_values`. From a space file's [conflict] sections, and from what
+/// the PTX and the target decide (space_builder.cpp): a knob that `needs`
+/// a block size only another dimension gives, or blocks per SM that do not
+/// fit at a block size another dimension sets.
 struct Exclusion {
   std::size_t when = 0, drop = 0;
   std::vector<bool> when_values, drop_values; // per value index
+  bool when_unset = false; // applies while `when` is at its default (`when_values` unused)
 };
 
 struct SearchSpace {
@@ -52,11 +57,15 @@ struct SearchSpace {
   std::vector<std::string> units; // hex keys of the translation units the NVVM knobs apply to (CIQ_UNITS)
   std::vector<Dimension> dimensions;
   std::vector<Exclusion> exclusions;
+  std::vector<std::string> left_out; // knobs the PTX lets ptxas ignore, not searched: "LABEL" (for the log)
 
   Candidate default_candidate() const;
   Candidate random_candidate(std::mt19937_64& rng) const;
-  /// Leaves at the default each gene an exclusion forbids; returns whether
-  /// it changed anything. Every candidate the search proposes passes here.
+  /// Leaves at the default each gene an exclusion forbids (what ptxas would
+  /// refuse or ignore), until none does; returns whether it changed
+  /// anything. Deterministic, and it only ever knocks genes out, so the
+  /// repaired candidate compiles as the original would have where ptxas
+  /// ignores a knob. Every candidate the search proposes passes here.
   bool repair(Candidate& c) const;
   /// Stable text naming a candidate: "label=value;..." of its set genes, or
   /// "default". Equal candidates give equal keys (the memo key).

@@ -26,7 +26,11 @@ SmLimits sm_limits(std::string_view target) {
     sm.shared = 102400;
   } else if (arch == 120 || arch == 121) {
     sm.warps = 48;
+    sm.blocks = 24; // ptxas 13.0 ignores minnctapersm above 24 here
     sm.shared = 102400;
+  } else if (arch == 110) {
+    sm.warps = 48; // ptxas 13.0: 128 x 13 threads per SM are out of range, 24 blocks the most
+    sm.blocks = 24;
   }
   return sm;
 }

@@ -432,6 +432,7 @@ Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluat
       genes.push_back(i);
       trials.push_back(best);
       trials.back().genes[i].reset();
+      space.repair(trials.back()); // without a block size, what needed it goes too
     }
     if (trials.empty()) break;
     std::vector<Evaluation> scores = evaluate(trials, generation);
@@ -444,12 +445,14 @@ Candidate prune(const SearchSpace& space, const Candidate& winner, const Evaluat
       // act in combination), one at a time.
       Candidate without = best;
       for (auto g : removable) without.genes[g].reset();
+      space.repair(without);
       if (earns_nothing(without, best, evaluate({without}, generation).front())) {
         best = std::move(without);
         continue;
       }
     }
     best.genes[removable.front()].reset();
+    space.repair(best);
   }
   return best;
 }

@@ -74,7 +74,8 @@ std::vector<std::size_t> nsga_order(const std::vector<Evaluated>& all, std::vect
 /// deterministic objectives): each round evaluates every single knock-out
 /// of the current set as one batch, then drops all that passed together if
 /// that passes too, else the first. The shipped control set then holds
-/// only knobs that earn their place.
+/// only knobs that earn their place. Each trial is repaired first: a knob
+/// that needed the one knocked out (a block size) goes with it.
 /// A knob whose removal leaves the compiled code as it was (`same_code`,
 /// when given, says so after the trial's evaluation) is dropped whatever
 /// the timings say: measured noise must not keep a knob that did nothing.

@@ -1,10 +1,12 @@
 #include "tuner/search/space_builder.h"
 
 #include "cache/ptxas_identity.h"
+#include "tuner/search/occupancy.h"
 #include "utils/config.h"
 #include "utils/text.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace ciq::tuner {
@@ -14,6 +16,8 @@ namespace {
 // Big integer ranges are searched on a coarser grid (at most ~32 values,
 // ends included): neighbouring register caps rarely differ in speed.
 // Block-size knobs (dims) are searched over one-dimensional powers of two.
+// Values below the knob's floor are never searched: ptxas raises them to
+// the floor with a warning, so they only repeat the floor's code.
 std::vector<std::string> search_domain(const spaces::Knob& knob) {
   if (knob.dims) {
     std::vector<std::string> out;
@@ -22,6 +26,8 @@ std::vector<std::string> search_domain(const spaces::Knob& knob) {
     return out;
   }
   auto all = knob.domain();
+  if (knob.floor)
+    std::erase_if(all, [&](const std::string& v) { return std::atoll(v.c_str()) < *knob.floor; });
   if (all.size() <= 32) return all;
   std::vector<std::string> out;
   std::size_t stride = (all.size() + 31) / 32;
@@ -34,6 +40,145 @@ bool allowed(const spaces::Knob& k, const SpaceRequest& r) {
   if (k.safety == spaces::Safety::unsafe) return r.allow_unsafe;
   if (k.safety == spaces::Safety::numerics) return r.have_check;
   return true;
+}
+
+// What the discovery build says about where a knob can act: the block size
+// each kernel's PTX declares (.reqntid/.maxntid; 0: none), and the SM of
+// the tightest target it compiled for. Nothing is known without a trace
+// (`ciq-tuner sample`, a named space with no build): then every knob is
+// offered over its whole domain.
+struct PtxFacts {
+  bool known = false;
+  SmLimits sm;
+  std::map<std::string, long> block_threads; // every traced kernel
+
+  explicit PtxFacts(const std::vector<TracedModule>& trace) : known(!trace.empty()) {
+    bool first = true;
+    for (const auto& m : trace) {
+      SmLimits t = sm_limits(m.target);
+      sm.blocks = first ? t.blocks : std::min(sm.blocks, t.blocks);
+      sm.warps = first ? t.warps : std::min(sm.warps, t.warps);
+      first = false;
+      for (const auto& k : m.kernels) block_threads[k.name] = k.block_threads;
+    }
+  }
+  long threads_per_sm() const { return long(sm.warps) * 32; }
+  // Whether `n` blocks of `threads` fit on one SM (ptxas ignores a
+  // minnctapersm that does not, with a warning).
+  bool fits(long long n, long threads) const { return n <= sm.blocks && n * threads <= threads_per_sm(); }
+  bool any_declared() const {
+    return std::any_of(block_threads.begin(), block_threads.end(), [](const auto& k) { return k.second > 0; });
+  }
+  bool any_undeclared() const {
+    return std::any_of(block_threads.begin(), block_threads.end(), [](const auto& k) { return k.second <= 0; });
+  }
+};
+
+// Threads of a block-size value "X[,Y[,Z]]".
+long threads_of(const std::string& value) {
+  long n = 1;
+  for (auto part : split(value, ',')) n *= std::atol(std::string(part).c_str());
+  return n;
+}
+
+// The knob's search domain for `kernel` (a directive) or for the whole
+// module (an option, kernel ""): the values of a blocks-per-SM knob that
+// fit on an SM at every block size the PTX declares where it applies.
+std::vector<std::string> domain_for(const spaces::Knob& knob, const std::string& kernel, const PtxFacts& facts) {
+  auto values = search_domain(knob);
+  if (!knob.blocks_per_sm || !facts.known) return values;
+  std::erase_if(values, [&](const std::string& v) {
+    long long n = std::atoll(v.c_str());
+    if (!kernel.empty()) {
+      auto it = facts.block_threads.find(kernel);
+      return !facts.fits(n, it == facts.block_threads.end() ? 0 : it->second);
+    }
+    return std::any_of(facts.block_threads.begin(), facts.block_threads.end(),
+                       [&](const auto& k) { return !facts.fits(n, k.second); });
+  });
+  return values;
+}
+
+// Whether the PTX gives `kernel` (a directive) or some kernel of the
+// modules (an option, kernel "") what the knob `needs`.
+bool needs_met_by_ptx(const std::string& kernel, const PtxFacts& facts) {
+  if (!kernel.empty()) {
+    auto it = facts.block_threads.find(kernel);
+    return it != facts.block_threads.end() && it->second > 0;
+  }
+  return facts.any_declared();
+}
+
+// The dimensions of `space` at the level of `d` (and for its kernel) that
+// set a directive `d`'s knob needs.
+std::vector<std::size_t> providers(const SearchSpace& space, const Dimension& d, const spaces::Knob& knob) {
+  std::vector<std::size_t> out;
+  for (const auto& name : knob.needs) {
+    std::size_t i = space.find(d.kind, name, d.kernel);
+    if (i < space.dimensions.size()) out.push_back(i);
+  }
+  return out;
+}
+
+// What the PTX and the target decide (the space file's `needs` and `unit`,
+// see ptxas-13.space): a knob that needs a block size the kernel's PTX does
+// not declare is offered only with a dimension that sets one (and is left
+// at its default whenever that one is), or not at all; and blocks per SM
+// that do not fit at the block size such a dimension sets are left out
+// with it. `knob_of` gives each dimension's knob (nullptr: not a knob of
+// the space).
+void add_ptx_exclusions(SearchSpace& space, const std::vector<const spaces::Knob*>& knob_of, const PtxFacts& facts) {
+  if (!facts.known) return;
+  std::vector<bool> unusable(space.dimensions.size(), false);
+  for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
+    const spaces::Knob* knob = knob_of[i];
+    if (!knob || knob->needs.empty()) continue;
+    const auto& d = space.dimensions[i];
+    auto from = providers(space, d, *knob);
+    if (!needs_met_by_ptx(d.kernel, facts)) {
+      if (from.empty()) unusable[i] = true; // nothing could make ptxas honour it
+      // Left at the default whenever the block size is (with several
+      // providers, it waits for all of them: stricter than ptxas, never an
+      // ignored knob).
+      for (std::size_t p : from)
+        space.exclusions.push_back(Exclusion{p, i, {}, std::vector<bool>(d.values.size(), true), true});
+    }
+    // Where a provider sets the block size (a kernel that declares none),
+    // the blocks per SM must fit at that size.
+    bool undeclared = d.kernel.empty() ? facts.any_undeclared() : !needs_met_by_ptx(d.kernel, facts);
+    if (!knob->blocks_per_sm || !undeclared) continue;
+    for (std::size_t p : from) {
+      const auto& by = space.dimensions[p];
+      for (std::size_t v = 0; v < by.values.size(); ++v) {
+        Exclusion x{p, i, std::vector<bool>(by.values.size(), false), std::vector<bool>(d.values.size(), false)};
+        x.when_values[v] = true;
+        bool any = false;
+        for (std::size_t n = 0; n < d.values.size(); ++n) {
+          bool too_many = !facts.fits(std::atoll(d.values[n].c_str()), threads_of(by.values[v]));
+          x.drop_values[n] = too_many;
+          any = any || too_many;
+        }
+        if (any) space.exclusions.push_back(std::move(x));
+      }
+    }
+  }
+  // What nothing can make ptxas honour is not searched at all.
+  std::vector<Dimension> kept;
+  std::vector<std::size_t> index(space.dimensions.size());
+  for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
+    index[i] = kept.size();
+    if (unusable[i]) space.left_out.push_back(space.dimensions[i].label());
+    else kept.push_back(std::move(space.dimensions[i]));
+  }
+  std::vector<Exclusion> exclusions;
+  for (auto& x : space.exclusions)
+    if (!unusable[x.when] && !unusable[x.drop]) {
+      x.when = index[x.when];
+      x.drop = index[x.drop];
+      exclusions.push_back(std::move(x));
+    }
+  space.dimensions = std::move(kept);
+  space.exclusions = std::move(exclusions);
 }
 
 } // namespace
@@ -81,6 +226,48 @@ static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& reque
   return {};
 }
 
+void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const SpaceRequest& request,
+                        const std::vector<TracedModule>& trace) {
+  PtxFacts facts(trace);
+  std::set<std::string> kernels;
+  for (const auto& m : trace)
+    for (const auto& k : m.kernels)
+      if (request.kernels.empty() || glob_match(request.kernels, k.name)) kernels.insert(k.name);
+  std::vector<const spaces::Knob*> knob_of(space.dimensions.size(), nullptr);
+  auto add = [&](const spaces::Knob& knob, DimensionKind kind, const std::string& kernel) {
+    Dimension d;
+    d.kind = kind;
+    d.knob = knob.name;
+    d.kernel = kernel;
+    d.values = domain_for(knob, kernel, facts);
+    d.knockout = 0.7; // most knobs do nothing for a given kernel: start near the default
+    if (d.values.empty()) return;
+    space.dimensions.push_back(std::move(d));
+    knob_of.push_back(&knob);
+  };
+  for (const auto& knob : compiler.knobs)
+    if (allowed(knob, request) && knob.level == spaces::KnobLevel::option) add(knob, DimensionKind::option, "");
+  for (const auto& kernel : kernels)
+    for (const auto& knob : compiler.knobs)
+      if (allowed(knob, request) && knob.level == spaces::KnobLevel::directive) add(knob, DimensionKind::directive, kernel);
+  // The space's conflicts: the `excludes` side is left at its default.
+  for (const auto& conflict : compiler.conflicts) {
+    auto marks = [&](const Dimension& d, bool when_side) {
+      std::vector<bool> m(d.values.size());
+      for (std::size_t v = 0; v < d.values.size(); ++v) m[v] = conflict.names(when_side, d.values[v]);
+      return m;
+    };
+    Exclusion x;
+    x.when = space.find(DimensionKind::option, conflict.knob);
+    x.drop = space.find(DimensionKind::option, conflict.excluded);
+    if (x.when == space.dimensions.size() || x.drop == space.dimensions.size()) continue; // a knob not searched
+    x.when_values = marks(space.dimensions[x.when], true);
+    x.drop_values = marks(space.dimensions[x.drop], false);
+    space.exclusions.push_back(std::move(x));
+  }
+  add_ptx_exclusions(space, knob_of, facts);
+}
+
 Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::vector<TracedModule>& trace) {
   SearchSpace space;
   if (request.space_name != "none") {
@@ -105,45 +292,7 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
       found = std::move(**s);
     }
     space.compiler_space = found->name;
-    std::set<std::string> kernels;
-    for (const auto& m : trace)
-      for (const auto& k : m.kernels)
-        if (request.kernels.empty() || glob_match(request.kernels, k.name)) kernels.insert(k.name);
-    for (const auto& knob : found->knobs) {
-      if (!allowed(knob, request) || knob.level != spaces::KnobLevel::option) continue;
-      Dimension d;
-      d.kind = DimensionKind::option;
-      d.knob = knob.name;
-      d.values = search_domain(knob);
-      d.knockout = 0.7; // most knobs do nothing for a given kernel: start near the default
-      if (!d.values.empty()) space.dimensions.push_back(std::move(d));
-    }
-    for (const auto& kernel : kernels)
-      for (const auto& knob : found->knobs) {
-        if (!allowed(knob, request) || knob.level != spaces::KnobLevel::directive) continue;
-        Dimension d;
-        d.kind = DimensionKind::directive;
-        d.knob = knob.name;
-        d.kernel = kernel;
-        d.values = search_domain(knob);
-        d.knockout = 0.7;
-        if (!d.values.empty()) space.dimensions.push_back(std::move(d));
-      }
-    for (const auto& conflict : found->conflicts) {
-      auto marks = [](const Dimension& d, const std::vector<std::string>& values) {
-        std::vector<bool> m(d.values.size());
-        for (std::size_t v = 0; v < d.values.size(); ++v)
-          m[v] = std::find(values.begin(), values.end(), d.values[v]) != values.end();
-        return m;
-      };
-      Exclusion x;
-      x.when = space.find(DimensionKind::option, conflict.knob);
-      x.drop = space.find(DimensionKind::option, conflict.excluded);
-      if (x.when == space.dimensions.size() || x.drop == space.dimensions.size()) continue; // a knob not searched
-      x.when_values = marks(space.dimensions[x.when], conflict.values);
-      x.drop_values = marks(space.dimensions[x.drop], conflict.excluded_values);
-      space.exclusions.push_back(std::move(x));
-    }
+    add_compiler_knobs(space, *found, request, trace);
   }
   if (request.space_name != "none" && request.stages != "ptxas")
     if (auto r = add_nvvm_stage(space, request); !r) return r.error();

@@ -30,6 +30,19 @@ struct SpaceRequest {
 /// space or is "none").
 Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::vector<TracedModule>& trace);
 
+/// Adds the knobs of `compiler` (a ptxas space) to `space`, which holds no
+/// dimensions yet: its options, and its directives for each traced kernel
+/// `request.kernels` selects. Nothing the space file says ptxas refuses or
+/// ignores is proposed (see ptxas-13.space's header): values below a knob's
+/// floor are not searched; a [conflict] becomes an Exclusion that leaves
+/// its `excludes` knob at the default; and from `trace` (each kernel's
+/// declared block size, the target's SM) a knob that `needs` a block size
+/// is offered only where the PTX declares one or another dimension sets
+/// it, and a blocks-per-SM knob only with values that fit. With an empty
+/// trace nothing is known of the PTX, and those knobs keep their domains.
+void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const SpaceRequest& request,
+                        const std::vector<TracedModule>& trace);
+
 /// The candidate of `space` that sets what `controls` sets; knobs it cannot
 /// express are an error.
 Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces::ControlSet& controls);
