@@ -36,6 +36,7 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
   auto set = profile::read_capture_set(captures_dir);
   if (!set) return set.error();
   for (const auto& problem : set->problems) out.refused.push_back(problem);
+  out.processes = set->indexes.size();
   for (const auto& index : set->indexes) {
     if (!index.status.empty() && index.status != "ok")
       out.refused.push_back("process " + std::to_string(index.pid) + " captured nothing: " + index.status +
@@ -101,7 +102,9 @@ void say_captures(const CaptureOutcome& outcome, const std::string& asked) {
   }
   for (const auto& why : outcome.refused) std::fprintf(stderr, "ciq-tuner: not captured: %s\n", printable(why).c_str());
   if (outcome.ready.empty())
-    std::fprintf(stderr, "ciq-tuner: warning: no launch of %s was captured for replay\n", printable(asked).c_str());
+    std::fprintf(stderr, "ciq-tuner: warning: no launch of %s was captured for replay%s: tuned by program runs\n",
+                 printable(asked).c_str(),
+                 outcome.processes ? "" : " (no process of the program wrote a capture index: its CUDA never loaded libciq-inject)");
 }
 
 Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, const std::string& kernels) {

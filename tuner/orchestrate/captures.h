@@ -21,6 +21,7 @@ namespace ciq::tuner {
 struct CaptureOutcome {
   std::vector<std::string> ready;    // capture directories with compile.json
   std::vector<std::string> refused;  // "KERNEL: why", from the index and from here
+  std::size_t processes = 0;         // processes that wrote a capture index
 };
 
 /// For every capture under `captures_dir`: the traced compile of the

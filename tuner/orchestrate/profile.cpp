@@ -210,8 +210,8 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
                      {env_name(Env::trace), c.build_dir}};
   if (!capture_kernels.empty()) {
     program.set_env.emplace_back(env_name(Env::trace_ptx), "1");
-    program.set_env.emplace_back("CIQ_CAPTURE", c.captures_dir);
-    program.set_env.emplace_back("CIQ_CAPTURE_KERNELS", capture_kernels);
+    program.set_env.emplace_back(env_name(Env::capture), c.captures_dir);
+    program.set_env.emplace_back(env_name(Env::capture_kernels), capture_kernels);
   }
   keep(program);
   auto ran = run_process(program);
