@@ -22,8 +22,8 @@ exec > >(tee -a "$out/log.txt") 2>&1
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 build="make -C $llmc -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0"
-# Ten training steps of GPT-2 124M, B=4, T=1024; no validation until the end, no sampling.
-program="$llmc/train_gpt2cu -i $llmc/data/train.bin -j $llmc/data/val.bin -e d12 -b 4 -t 1024 -x 10 -v 1000 -s 0 -m 2"
+# Ten training steps of GPT-2 124M, B=4, T=256 (T=1024 would make captures of ~3 GB each); no validation until the end, no sampling.
+program="$llmc/train_gpt2cu -i $llmc/data/train.bin -j $llmc/data/val.bin -e d12 -b 4 -t 256 -x 10 -v 1000 -s 0 -m 2"
 
 # The GPU's busy fraction while a step runs: nvidia-smi's utilization.gpu
 # (the share of time a kernel was running) sampled every 500 ms.
@@ -72,13 +72,24 @@ for step in $steps; do
     busy_stop program
     ;;
   confirm)
-    # Fresh builds, default (CIQ_DISABLE=1) against tuned (the cache), 5
-    # interleaved pairs; each run's mean step time (ms) of steps 2..10.
+    # Fresh builds, default (CIQ_DISABLE=1) and tuned (the cache), each in
+    # its own copy; then 5 interleaved pairs of runs, each run's mean step
+    # time (ms) over steps 2..10.
+    for side in default tuned; do
+      rm -rf "$llmc-$side" && cp -r "$llmc" "$llmc-$side"
+      if [[ $side == default ]]; then
+        CIQ_DISABLE=1 make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 >/dev/null 2>&1
+      else
+        make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 >/dev/null 2>&1
+      fi
+      echo "built $side: $?"
+    done
+    ciq-cache stats 2>&1 | head -20
     for i in 1 2 3 4 5; do
       for side in default tuned; do
-        if [[ $side == default ]]; then CIQ_DISABLE=1 $build >/dev/null 2>&1; else $build >/dev/null 2>&1; fi
-        $program 2>/dev/null | awk -v side=$side -v i=$i '/^step +([2-9]|10)\// { for (f = 2; f <= NF; f++) if ($f == "ms") { s += $(f - 1); n++ } }
-          END { printf "confirm %s %d mean_step_ms %.3f over %d steps\n", side, i, s / n, n }'
+        ${program//$llmc\/train_gpt2cu/$llmc-$side/train_gpt2cu} 2>/dev/null |
+          awk -v side=$side -v i=$i '/^step +([2-9]|10)\// { for (f = 2; f <= NF; f++) if ($f == "ms") { s += $(f - 1); n++ } }
+            END { printf "confirm %s %d mean_step_ms %.3f over %d steps\n", side, i, s / n, n }'
       done
     done
     ;;
