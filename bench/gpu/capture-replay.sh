@@ -21,7 +21,7 @@ llmc=/tmp/ciq-llmc
 exec > >(tee -a "$out/log.txt") 2>&1
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-build="make -C $llmc -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0"
+build="make -C $llmc -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90"
 # Ten training steps of GPT-2 124M, B=4, T=256 (T=1024 would make captures of ~3 GB each); no validation until the end, no sampling.
 program="$llmc/train_gpt2cu -i $llmc/data/train.bin -j $llmc/data/val.bin -e d12 -b 4 -t 256 -x 10 -v 1000 -s 0 -m 2"
 
@@ -56,7 +56,7 @@ for step in $steps; do
     # The capture/replay campaign: profile, capture, replay per candidate,
     # confirm in the program.
     busy_start replay
-    ciq-tuner campaign --from-profile --cover 80% --budget 32 --build "$build" --bench "$program" \
+    ciq-tuner campaign --from-profile --cover "${COVER:-80%}" --budget "${BUDGET:-32}" --build "$build" --bench "$program" \
       --out "$work/campaign-replay" --json >"$work/campaign-replay.json"
     echo "campaign exit $?"
     busy_stop replay
@@ -78,9 +78,9 @@ for step in $steps; do
     for side in default tuned; do
       rm -rf "$llmc-$side" && cp -r "$llmc" "$llmc-$side"
       if [[ $side == default ]]; then
-        CIQ_DISABLE=1 make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 >/dev/null 2>&1
+        CIQ_DISABLE=1 make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 >/dev/null 2>&1
       else
-        make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 >/dev/null 2>&1
+        make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 >/dev/null 2>&1
       fi
       echo "built $side: $?"
     done

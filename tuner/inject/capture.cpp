@@ -227,12 +227,18 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
   r.exe = exe_;
   r.config = launch.config;
   r.launch_api = launch.api;
+  // The handle may be a CUkernel (the runtime's launches pass one; so does
+  // cuLibraryGetKernel), which cuLaunchKernel accepts as a function but
+  // cuFuncGetParamInfo refuses as an invalid handle (seen on an H100 with
+  // driver 580: every index). Which query answers is settled on parameter
+  // 0 and used for all.
+  bool as_kernel = false;
   for (std::size_t i = 0; i < max_params; ++i) {
     std::size_t offset = 0, size = 0;
-    CUresult result = d.func_get_param_info(launch.function, i, &offset, &size);
+    CUresult result = as_kernel ? d.kernel_get_param_info(reinterpret_cast<CUkernel>(launch.function), i, &offset, &size)
+                                : d.func_get_param_info(launch.function, i, &offset, &size);
     if (result != CUDA_SUCCESS && i == 0 && result != CUDA_ERROR_INVALID_VALUE && d.kernel_get_param_info) {
-      // The handle may be a CUkernel (cuLibraryGetKernel), which
-      // cuLaunchKernel accepts as a function.
+      as_kernel = true;
       result = d.kernel_get_param_info(reinterpret_cast<CUkernel>(launch.function), i, &offset, &size);
       if (result != CUDA_SUCCESS && result != CUDA_ERROR_INVALID_VALUE) {
         why = cuda_error("cuFuncGetParamInfo", result);
