@@ -21,6 +21,8 @@
 //                               stream=N repeat=N cooperative=1 (an Ex attribute)
 //                               params=extra (through `extra`, not kernelParams)
 //                               fail=1 (the launch returns an error)
+//                               handle=kernel (a CUkernel, as the runtime passes:
+//                               only cuKernelGetParamInfo answers for it)
 //                               args=ARG,ARG,...  ptr:NAME+OFFSET  u32:V  u64:V
 //                                     struct:NAME (16 bytes: NAME's address, 0)
 //                               writes=NAME+OFFSET:COUNT  (COUNT bytes of 0xee)
@@ -47,6 +49,7 @@ struct Fake {
   CUdeviceptr (*alloc)(std::uint64_t, int, unsigned) = nullptr;
   void (*queue_write)(CUdeviceptr, const void*, std::size_t) = nullptr;
   CUfunction (*function)(std::size_t, const std::size_t*, const std::size_t*) = nullptr;
+  CUfunction (*kernel_handle)(std::size_t, const std::size_t*, const std::size_t*) = nullptr;
   void (*begin_capture)(CUstream) = nullptr;
   std::size_t (*memory)(std::size_t, const unsigned char**) = nullptr;
   CUresult (*synchronise)() = nullptr;
@@ -133,7 +136,8 @@ struct Program {
     }
     buffer.resize(end);
     for (std::size_t i = 0; i < args.size(); ++i) std::memcpy(buffer.data() + offsets[i], args[i].bytes.data(), sizes[i]);
-    CUfunction function = fake.function(args.size(), offsets.data(), sizes.data());
+    CUfunction function = get("handle", "function") == "kernel" ? fake.kernel_handle(args.size(), offsets.data(), sizes.data())
+                                                                 : fake.function(args.size(), offsets.data(), sizes.data());
     std::vector<void*> kernel_params;
     for (Arg& a : args) kernel_params.push_back(a.bytes.data());
     std::size_t buffer_size = buffer.size();
@@ -200,6 +204,7 @@ int main(int argc, char** argv) {
   resolve(cuda, "fake_cuda_alloc", f.alloc);
   resolve(cuda, "fake_cuda_queue_write", f.queue_write);
   resolve(cuda, "fake_cuda_function", f.function);
+  resolve(cuda, "fake_cuda_kernel_handle", f.kernel_handle);
   resolve(cuda, "fake_cuda_begin_capture", f.begin_capture);
   resolve(cuda, "fake_cuda_memory", f.memory);
   resolve(cuda, "cuCtxSynchronize", f.synchronise);

@@ -32,6 +32,7 @@ struct PendingWrite {
 };
 struct Function {
   std::vector<std::size_t> offsets, sizes;
+  bool kernel = false;  // a CUkernel handle, as the CUDA runtime's launches pass
 };
 
 std::vector<Allocation> allocations;
@@ -75,6 +76,15 @@ HOOK CUfunction fake_cuda_function(std::size_t count, const std::size_t* offsets
   return reinterpret_cast<CUfunction>(f);
 }
 
+/// A CUkernel handle (cuLibraryGetKernel's; the runtime launches with one):
+/// cuLaunchKernel takes it, cuFuncGetParamInfo refuses it at every index
+/// as an invalid handle (as the real driver does), cuKernelGetParamInfo
+/// answers.
+HOOK CUfunction fake_cuda_kernel_handle(std::size_t count, const std::size_t* offsets, const std::size_t* sizes) {
+  auto* f = new Function{std::vector<std::size_t>(offsets, offsets + count), std::vector<std::size_t>(sizes, sizes + count), true};
+  return reinterpret_cast<CUfunction>(f);
+}
+
 HOOK void fake_cuda_begin_capture(CUstream stream) { capturing.insert(stream); }
 
 /// The bytes of every allocation, in order of allocation (the program's
@@ -90,12 +100,21 @@ HOOK int fake_cuda_synchronisations() { return synchronisations; }
 #ifndef FAKE_CUDA_OLD
 CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offset, size_t* size) {
   const auto* f = reinterpret_cast<const Function*>(func);
+  if (f && f->kernel) return CUDA_ERROR_INVALID_HANDLE;
   if (!f || index >= f->offsets.size()) return CUDA_ERROR_INVALID_VALUE;
   *offset = f->offsets[index];
   *size = f->sizes[index];
   return CUDA_SUCCESS;
 }
 #endif
+
+CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
+  const auto* f = reinterpret_cast<const Function*>(kernel);
+  if (!f || index >= f->offsets.size()) return CUDA_ERROR_INVALID_VALUE;
+  *offset = f->offsets[index];
+  *size = f->sizes[index];
+  return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr address) {
   Allocation* a = find(address);
