@@ -81,6 +81,7 @@ static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this 
 static cl::opt<bool> json("json", cl::desc("Print a JSON summary as the last line of stdout"), RUN);
 static cl::opt<double> min_effect("min-effect", cl::desc("Smallest relative gain worth shipping, in percent (default 1)"), cl::init(1.0), RUN);
 static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per side when verifying the winner (default 10)"), cl::init(10), RUN);
+static cl::list<std::string> seed_hints("seed-hint", cl::desc("Like --seed-controls, but a set that does not fit this run's space is skipped with a warning (a campaign passes each kernel the winners of the kernels it tuned before, with their directives moved to this kernel)"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
 static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<bool> occupancy_probes("occupancy-probes", cl::desc("Measure first, per kernel, the maxnreg values at which one more (or half as many) blocks fit per SM (default true; =false to turn off)"), cl::init(true), RUN);
 static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
@@ -186,7 +187,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     // journal holds candidates of that space and values of those
     // objectives (a resume that changed them would mix two searches).
     static const char* const fixed[] = {"param", "space", "objective", "metric", "direction", "kernels", "stages",
-                                        "acf-candidates", "seed-controls", "replay", "out"};
+                                        "acf-candidates", "seed-controls", "seed-hint", "replay", "out"};
     for (std::size_t k = 2; k < args.size(); ++k) {
       if (k == value || args[k].size() < 2 || args[k][0] != '-') continue;
       std::string name = args[k].substr(args[k].find_first_not_of('-'));
@@ -235,6 +236,7 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   g.directions.assign(directions.begin(), directions.end());
   g.params.assign(params.begin(), params.end());
   g.seed_controls.assign(seed_controls.begin(), seed_controls.end());
+  g.seed_hints.assign(seed_hints.begin(), seed_hints.end());
   g.kernels = kernels, g.space = space, g.stages = stages;
   g.budget = budget, g.generations = generations, g.pool = pool, g.cull = cull, g.mutate_rate = mutate_rate, g.seed = seed;
   g.repeats = repeats, g.server_start = server_start, g.timeout = timeout, g.jobs = jobs;

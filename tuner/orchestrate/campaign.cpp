@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/campaign.h"
 
 #include "tuner/measure/executor.h"
+#include "spaces/control_set.h"
 #include "tuner/orchestrate/captures.h"
 #include "tuner/orchestrate/discovery.h"
 #include "tuner/orchestrate/profile.h"
@@ -16,6 +17,7 @@
 #include "utils/text.h"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <cstdio>
@@ -56,7 +58,13 @@ struct KernelResult {
   // when tuned by program runs only. replay_note: why replay did not serve.
   std::string replay_dir, replay_note;
   double replay_change = NAN;
+  double seconds = NAN, replay_seconds = NAN;  // wall time of its runs (this attempt): all, and the replay's
 };
+
+/// Seconds since `start`, for the wall times the campaign reports.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 std::string number_json(double v) {
   if (!std::isfinite(v)) return "null";
@@ -95,7 +103,8 @@ std::string to_json(const std::vector<KernelResult>& results) {
          ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
          ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) +
          ",\"tuned_by\":" + json_string(r.replay_dir.empty() ? "program" : "replay") + ",\"replay_dir\":" + json_string(r.replay_dir) +
-         ",\"replay_change\":" + number_json(r.replay_change) + ",\"replay_note\":" + json_string(r.replay_note) + "}";
+         ",\"replay_change\":" + number_json(r.replay_change) + ",\"replay_note\":" + json_string(r.replay_note) +
+         ",\"seconds\":" + number_json(r.seconds) + ",\"replay_seconds\":" + number_json(r.replay_seconds) + "}";
   }
   return j + "]}\n";
 }
@@ -225,8 +234,10 @@ Result<void> capture_chosen(const TuneOptions& o, const std::vector<std::string>
   std::string names;
   for (const auto& k : chosen) names += (names.empty() ? "" : ",") + k;
   std::fprintf(stderr, "ciq-tuner: capturing the launches of %zu kernel(s) in one more run of the program\n", chosen.size());
+  const auto started = std::chrono::steady_clock::now();
   auto captured = capture_profile("", *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true, names);
   if (!captured) return captured.error();
+  std::fprintf(stderr, "ciq-tuner: the capturing run took %.0f s\n", seconds_since(started));
   if (!captured->program_describe.empty()) {
     std::fprintf(stderr, "ciq-tuner: warning: the capturing run ended with %s: every kernel is tuned by program runs\n",
                  captured->program_describe.c_str());
@@ -257,8 +268,10 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
     if (auto made = make_dirs(values["workdir"]); !made) return made.error();
     auto argv = command_argv(o.setup.bench, values, o.setup.shell);
     if (!argv) return argv.error();
+    const auto started = std::chrono::steady_clock::now();
     auto captured = capture_profile(o.setup.build, *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true);
     if (!captured) return captured.error();
+    std::fprintf(stderr, "ciq-tuner: the profiling run (build and program) took %.0f s\n", seconds_since(started));
     if (!captured->program_describe.empty()) {
       std::string log = join_path(dir, "profile.log");
       auto output = read_file(log);
@@ -380,9 +393,11 @@ RunOptions tuner_run(const CampaignOptions& c, const std::string& dir, std::vect
 
 // The run of one kernel by program runs: every candidate a build and a run
 // of the program.
-RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
+RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus,
+                      const std::vector<std::string>& hints) {
   std::vector<std::string> args = c.run_args;
   args.insert(args.end(), {"--kernels", exact_glob(r.kernel)});
+  for (const auto& h : hints) args.insert(args.end(), {"--seed-hint", h});
   return tuner_run(c, r.run_dir, std::move(args), gpus);
 }
 
@@ -407,9 +422,11 @@ std::vector<std::string> replay_run_args(const std::vector<std::string>& run_arg
 
 // The replay run of one kernel: its captured launches timed by ciq-replay,
 // nothing shipped (the program decides).
-RunOptions replay_run(const CampaignOptions& c, const KernelResult& r, const std::string& captures, const std::string& gpus) {
+RunOptions replay_run(const CampaignOptions& c, const KernelResult& r, const std::string& captures, const std::string& gpus,
+                      const std::vector<std::string>& hints) {
   std::vector<std::string> args = replay_run_args(c.run_args);
   args.insert(args.end(), {"--capture", captures, "--kernels", exact_glob(r.kernel), "--no-ship"});
+  for (const auto& h : hints) args.insert(args.end(), {"--seed-hint", h});
   return tuner_run(c, r.replay_dir, std::move(args), gpus);
 }
 
@@ -444,14 +461,41 @@ std::string failure_reason(const std::optional<RunSummary>& summary, const Resul
 void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file, std::size_t i, std::size_t n) {
   std::optional<RunSummary> summary = summary_of(r);
   if (ran && ran->succeeded() && take_results(r, summary)) {
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s)%s\n", i + 1, n, printable(r.kernel).c_str(), printable(r.verdict).c_str(),
-                 change_text(r).c_str(), r.shipped ? ", shipped" : "");
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s, %.0f s)%s\n", i + 1, n, printable(r.kernel).c_str(),
+                 printable(r.verdict).c_str(), change_text(r).c_str(), r.seconds, r.shipped ? ", shipped" : "");
     return;
   }
   r.state = KernelState::failed;
   r.error = failure_reason(summary, ran, log_file);
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
                printable(r.error).c_str(), printable(r.run_dir).c_str());
+}
+
+// The winners of the kernels shipped so far, each as a first guess for
+// `r` (at most the 4 latest): its options as they are, its directives moved
+// to `r`'s kernel (a maxnreg that won on one softmax is a good first guess
+// for the next). Written to <campaign>/seeds/; the run skips one that does
+// not fit its space (--seed-hint). Under the campaign's lock.
+std::vector<std::string> seed_hints(const CampaignOptions& c, const std::vector<KernelResult>& results, const KernelResult& r) {
+  std::vector<std::string> files;
+  for (auto it = results.rbegin(); it != results.rend() && files.size() < 4; ++it) {
+    const KernelResult& done = *it;
+    if (&done == &r || done.state != KernelState::done || !done.shipped) continue;
+    auto text = read_file(join_path(done.run_dir, "best.controls"));
+    if (!text) continue;
+    auto won = spaces::parse_control_set(*text, "best.controls");
+    if (!won) continue;
+    spaces::ControlSet hint;
+    hint.space = won->space;
+    hint.options = won->options;
+    if (auto k = won->kernels.find(done.kernel); k != won->kernels.end()) hint.kernels[r.kernel] = k->second;
+    if (hint.empty()) continue;
+    std::string dir = join_path(c.tune.out_dir, "seeds");
+    std::string file = join_path(dir, base_name(r.run_dir) + "-from-" + base_name(done.run_dir) + ".controls");
+    if (!make_dirs(dir) || !write_file_atomic(file, spaces::format_control_set(hint))) continue;
+    files.push_back(file);
+  }
+  return files;
 }
 
 // The captures the kernels are replayed from: those of the campaign's own
@@ -496,30 +540,39 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       // What an earlier attempt's summary said (it failed) is not this one's.
       if (auto removed = remove_summary(r.run_dir); !removed)
         std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
-      RunOptions run = kernel_run(c, r, gpu_sets[slot]);
+      std::vector<std::string> hints;
+      {
+        std::lock_guard lock(mutex);
+        hints = seed_hints(c, results, r);
+      }
+      RunOptions run = kernel_run(c, r, gpu_sets[slot], hints);
+      const auto started = std::chrono::steady_clock::now();
       if (!r.replay_dir.empty()) {
         {
           std::lock_guard lock(mutex);
           std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), printable(r.kernel).c_str());
         }
-        RunOptions replay = replay_run(c, r, captures, gpu_sets[slot]);
+        RunOptions replay = replay_run(c, r, captures, gpu_sets[slot], hints);
         auto replayed = run_process(replay);
         auto summary = read_summary(r.replay_dir);
         std::optional<RunSummary> said = summary ? std::move(*summary) : std::nullopt;
         std::lock_guard lock(mutex);
+        r.replay_seconds = seconds_since(started);
         if (replayed && replayed->succeeded() && said && said->results) {
           const SummaryResults& found = *said->results;
           if (std::isfinite(found.baseline) && std::isfinite(found.best) && found.baseline != 0)
             r.replay_change = (found.best - found.baseline) / found.baseline;
           if (found.controls == "default") {  // nothing to confirm: the replay's word is the kernel's
             take_results(r, said);
-            std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s\n", i + 1, results.size(), printable(r.kernel).c_str(),
-                         printable(r.verdict).c_str());
+            r.seconds = r.replay_seconds;
+            std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s (%.0f s)\n", i + 1, results.size(),
+                         printable(r.kernel).c_str(), printable(r.verdict).c_str(), r.seconds);
             write_summary();
             continue;
           }
-          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s); confirming in the program\n", i + 1, results.size(),
-                       printable(r.kernel).c_str(), printable(found.controls).c_str(), percent(r.replay_change, "%+.1f %%").c_str());
+          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1,
+                       results.size(), printable(r.kernel).c_str(), printable(found.controls).c_str(),
+                       percent(r.replay_change, "%+.1f %%").c_str(), r.replay_seconds);
           run = confirm_run(c, r, gpu_sets[slot]);
         } else {
           r.replay_note = "replay could not tune it (" + failure_reason(said, replayed, replay.stderr_file) + "): tuned by program runs";
@@ -533,6 +586,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       }
       auto ran = run_process(run);
       std::lock_guard lock(mutex);
+      r.seconds = seconds_since(started);
       record_outcome(r, ran, run.stderr_file, i, results.size());
       write_summary();
     }

@@ -132,6 +132,7 @@ Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
   o.stages = given.stages;
   o.params = given.params;
   o.seeds = given.seed_controls;
+  o.seed_hints = given.seed_hints;
   o.occupancy_probes = given.occupancy_probes;
   o.search.budget = given.budget;
   o.search.generations = given.generations;

@@ -26,6 +26,7 @@ struct TuneOptions {
   std::string space = "";            // "" = the traced ptxas' space; "none" = parameters only
   std::vector<std::string> params;   // --param specs
   std::vector<std::string> seeds;    // control-set files to seed the population with
+  std::vector<std::string> seed_hints; // the same, but one that does not fit the space is skipped with a warning
   bool occupancy_probes = true;      // seed per-kernel maxnreg at occupancy limits (occupancy.h)
   SearchConfig search;
   std::string out_dir;               // the run directory
@@ -53,7 +54,7 @@ struct TuneOptions {
 struct GivenOptions {
   std::string build, bench, check, bench_server;
   bool shell = false;
-  std::vector<std::string> metrics, objectives, directions, params, seed_controls;
+  std::vector<std::string> metrics, objectives, directions, params, seed_controls, seed_hints;
   std::string kernels, space, stages = "all";
   int budget = 32, generations = 0, pool = 8;
   double cull = 0.5, mutate_rate = 0.25;

@@ -80,6 +80,19 @@ Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModu
                    file.c_str(), space->canonical(*c).c_str());
     o.search.seeds.push_back(*c);
   }
+  // Earlier kernels' winners (a campaign's): a first guess, not an order.
+  for (const auto& file : o.seed_hints) {
+    auto text = read_file(file);
+    auto set = text ? spaces::parse_control_set(*text, file) : Result<spaces::ControlSet>(text.error());
+    auto c = set ? candidate_from_controls(*space, *set) : Result<Candidate>(set.error());
+    if (!c) {
+      std::fprintf(stderr, "ciq-tuner: not seeding with %s: %s\n", printable(file).c_str(), printable(c.error().message).c_str());
+      continue;
+    }
+    space->repair(*c);
+    std::fprintf(stderr, "ciq-tuner: seeding with %s (an earlier kernel's winner)\n", printable(space->canonical(*c)).c_str());
+    o.search.seeds.push_back(*c);
+  }
   // The random strategy is the baseline: it gets no informed candidates.
   if (o.occupancy_probes && !o.random_search) {
     std::size_t room = std::size_t(std::max(0, o.search.pool / 2 - int(o.search.seeds.size())));
