@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -17,6 +18,22 @@
 namespace ciq::tuner {
 
 namespace {
+
+/// The last `bytes` of the file at `path` (a log this run writes), or none.
+std::optional<std::string> read_file_tail(const std::string& path, std::size_t bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    off_t from = st.st_size > off_t(bytes) ? st.st_size - off_t(bytes) : 0;
+    text.resize(std::size_t(st.st_size - from));
+    ssize_t n = ::pread(fd, text.data(), text.size(), from);
+    text.resize(n > 0 ? std::size_t(n) : 0);
+  }
+  ::close(fd);
+  return text;
+}
 
 std::string last_line(const std::string& text) {
   std::string_view t = trim(text);
@@ -68,6 +85,10 @@ Result<StepResult> BenchServerExecutor::run_step(const Step& step) {
   return ask_server(step);
 }
 
+std::string BenchServerExecutor::server_log(const std::string& gpu) const {
+  return join_path(run_dir_, "bench-server" + std::string(gpu.empty() ? "" : "-gpu" + gpu) + ".log");
+}
+
 Result<Coprocess*> BenchServerExecutor::server_for(const std::string& gpu) {
   std::unique_ptr<Coprocess>& server = servers_.at(gpu);
   if (server) return server.get();
@@ -90,8 +111,7 @@ Result<Coprocess*> BenchServerExecutor::server_for(const std::string& gpu) {
     options.set_env.emplace_back(env_name(Env::kernel_trace), join_path(run_dir_, "bench-server-kernels" + suffix));
     options.set_env.emplace_back(env_name(Env::kernel_control), fifo);
   }
-  std::string log = join_path(run_dir_, "bench-server" + suffix + ".log");
-  auto started = Coprocess::start(options, log);
+  auto started = Coprocess::start(options, server_log(gpu));
   if (!started) return started.error();
   server = std::move(*started);
   return server.get();
@@ -145,8 +165,14 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
     servers_.at(step.gpu).reset(); // dead or killed: the next request starts a fresh one
     if (status.error().code != "timeout") {
       append_log(done.log, log + "[benchmark server: " + status.error().message + "]\n");
+      // What it said last on stderr, when it said nothing on stdout: why a
+      // server dies at start (no GPU, no driver) is there.
+      std::string said = answer;
+      if (said.empty())
+        if (auto tail = read_file_tail(server_log(step.gpu), 4096)) said = *tail;
       return make_error("bench", "the benchmark server " + status.error().message +
-                                     (answer.empty() ? "" : ": " + last_line(answer)) + " (see bench-server*.log)");
+                                     (trim(said).empty() ? "" : ": " + printable(last_line(said))) + " (see " +
+                                     server_log(step.gpu) + ")");
     }
     run.timed_out = true;
   } else {

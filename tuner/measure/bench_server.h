@@ -54,6 +54,7 @@ public:
 private:
   /// The resident benchmark of `gpu` (held by the caller), started if none runs.
   Result<Coprocess*> server_for(const std::string& gpu);
+  std::string server_log(const std::string& gpu) const;  // <run dir>/bench-server[-gpuN].log
   Result<StepResult> ask_server(const Step& step);
   /// kernel-time: has the server of `gpu` write what it timed since the
   /// last cut into `dir`; an error when its library does not answer, or

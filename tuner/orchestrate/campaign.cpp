@@ -218,6 +218,16 @@ std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
   return sets;
 }
 
+// --bench as the program a profiling run starts, its placeholders filled
+// (`values`) with {workdir} = <dir>/work (made), the first GPU, no controls.
+Result<std::vector<std::string>> program_argv(const TuneOptions& o, const std::string& dir,
+                                              std::map<std::string, std::string>& values) {
+  values = {{"workdir", join_path(dir, "work")}, {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
+            {"controls", "/dev/null"}};
+  if (auto made = make_dirs(values["workdir"]); !made) return made.error();
+  return command_argv(o.setup.bench, values, o.setup.shell);
+}
+
 // One more run of the program (not the build: the profile's build trace
 // kept the PTX), capturing the first launches of `chosen` into
 // <campaign>/capture/captures, each tied to its module (attach_compiles).
@@ -225,11 +235,8 @@ std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
 // that its compiles are traced with their PTX.
 Result<void> capture_chosen(const TuneOptions& o, const std::vector<std::string>& chosen, const std::string& profile_build_dir) {
   std::string dir = join_path(o.out_dir, "capture");
-  std::map<std::string, std::string> values{{"workdir", join_path(dir, "work")},
-                                            {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
-                                            {"controls", "/dev/null"}};
-  if (auto made = make_dirs(values["workdir"]); !made) return made.error();
-  auto argv = command_argv(o.setup.bench, values, o.setup.shell);
+  std::map<std::string, std::string> values;
+  auto argv = program_argv(o, dir, values);
   if (!argv) return argv.error();
   std::string names;
   for (const auto& k : chosen) names += (names.empty() ? "" : ",") + k;
@@ -262,11 +269,8 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
                                    "--bench is a request, not a program: profile the program with `ciq-tuner profile --out DIR "
                                    "-- PROGRAM` and give --from-profile=DIR");
     std::string dir = join_path(o.out_dir, "profile");
-    std::map<std::string, std::string> values{{"workdir", join_path(dir, "work")},
-                                              {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
-                                              {"controls", "/dev/null"}};
-    if (auto made = make_dirs(values["workdir"]); !made) return made.error();
-    auto argv = command_argv(o.setup.bench, values, o.setup.shell);
+    std::map<std::string, std::string> values;
+    auto argv = program_argv(o, dir, values);
     if (!argv) return argv.error();
     const auto started = std::chrono::steady_clock::now();
     auto captured = capture_profile(o.setup.build, *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true);

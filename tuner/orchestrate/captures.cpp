@@ -4,11 +4,16 @@
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
+#include "utils/safe_open.h"
 #include "utils/text.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <sys/stat.h>
 
 namespace ciq::tuner {
@@ -119,13 +124,26 @@ Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, c
     std::set<std::string> names;
     for (auto& c : set->captures)
       if (kernels.empty() || glob_match(kernels, c.kernel)) names.insert(c.kernel);
-    if (names.empty())
-      return make_error("invalid", "--capture " + dir + ": no captured launch" +
-                                       (kernels.empty() ? "" : " of a kernel matching --kernels " + kernels) +
-                                       " (a directory of `ciq-tuner profile --capture`, or one launch's directory in it)");
+    if (names.empty()) {
+      std::string why = "--capture " + dir + ": no captured launch";
+      if (!kernels.empty()) {
+        why += " of a kernel matching --kernels " + printable(kernels);
+        std::set<std::string> all;
+        for (const auto& c : set->captures) all.insert(printable(c.kernel));
+        std::string listed;
+        for (const auto& k : all) listed += (listed.empty() ? "" : ", ") + k;
+        if (!all.empty()) why += " (captured: " + listed + ")";
+      } else {
+        why += " (a directory of `ciq-tuner profile --capture`, or one launch's directory in it)";
+      }
+      // Launches that are there but cannot be read say why.
+      for (const auto& problem : set->problems) why += "\n  " + printable(problem);
+      return make_error("invalid", why);
+    }
     if (names.size() > 1)
-      return make_error("invalid", "--capture " + dir + " holds launches of " + std::to_string(names.size()) +
-                                       " kernels: name one with --kernels (e.g. --kernels '" + printable(*names.begin()) + "')");
+      return make_error("invalid", "--capture " + dir + " holds launches of " + std::to_string(names.size()) + " kernels" +
+                                       (kernels.empty() ? "" : " matching --kernels " + printable(kernels)) +
+                                       ": name one with --kernels (e.g. --kernels '" + printable(*names.begin()) + "')");
     for (auto& c : set->captures)
       if (c.kernel == *names.begin()) chosen.push_back(std::move(c));
   }
@@ -166,10 +184,66 @@ ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const st
 
 namespace {
 
+/// The modification time of the regular file at `path` (not followed); -1
+/// for anything else.
 std::int64_t mtime_ns(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return -1;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   return std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+/// `--compare`'s forms, as ciq-replay takes them: checked before anything
+/// is built.
+bool valid_compare(const std::string& mode) {
+  if (mode.empty() || mode == "bitwise") return true;
+  auto colon = mode.find(':');
+  if (colon == std::string::npos) return false;
+  std::string type = mode.substr(0, colon), tolerance = mode.substr(colon + 1);
+  if (type != "f32" && type != "f64" && type != "f16" && type != "bf16") return false;
+  char* end = nullptr;
+  double v = std::strtod(tolerance.c_str(), &end);
+  return !tolerance.empty() && end && *end == '\0' && std::isfinite(v) && v >= 0;
+}
+
+/// A capture the tuner will act on: compile its module.ptx with the ptxas
+/// its compile.json names, write reference.cubin beside it. Only the
+/// user's own directory, closed to others, is trusted for that (another
+/// user could name any program as "ptxas", or plant a link where the
+/// reference is written); and the ptxas must be a ptxas, the PTX a file of
+/// the capture's.
+Result<void> check_trusted(const profile::Capture& c) {
+  if (auto own = check_own_directory(c.dir); !own)
+    return make_error("unsafe", "not using the capture " + c.dir + ": " + own.error().message +
+                                    " (its compile.json names the program the tuner runs; copy the capture into a directory of your own)");
+  if (base_name(c.compile.ptxas) != "ptxas")
+    return make_error("invalid", c.dir + "/compile.json: \"ptxas\" must name a ptxas, not '" + printable(c.compile.ptxas) + "'");
+  if (dir_name(c.compile.ptx) != c.dir)
+    return make_error("invalid", c.dir + "/compile.json: \"ptx\" must name a file in the capture's directory, not '" +
+                                     printable(c.compile.ptx) + "'");
+  return {};
+}
+
+/// Compiles the reference (`argv` ends in `-o reference`) into a private
+/// directory beside it, then renames it into place: a link planted at the
+/// reference's path is replaced, never written through.
+Result<void> compile_reference(std::vector<std::string> argv, const std::string& reference) {
+  auto scratch = ScratchDir::create(".reference-", dir_name(reference));
+  if (!scratch) return scratch.error();
+  std::string fresh = join_path(scratch->path(), "reference.cubin");
+  argv.back() = fresh;
+  RunOptions compile;
+  compile.argv = argv;
+  compile.capture_stdout = true;
+  compile.capture_stderr = true;
+  compile.stdin_null = true;
+  auto ran = run_process(compile);
+  if (!ran) return ran.error();
+  if (!ran->succeeded())
+    return make_error("build", "the captured kernel's module does not compile without controls (" + ran->describe() +
+                                   "): " + printable_lines(ran->err));
+  if (::rename(fresh.c_str(), reference.c_str()) != 0)
+    return make_error("io", "cannot write " + reference + ": " + std::strerror(errno));
+  return {};
 }
 
 } // namespace
@@ -178,24 +252,19 @@ Result<void> use_capture(GivenOptions& given, const std::string& dir, const std:
   if (!given.build.empty() || !given.bench.empty() || !given.check.empty() || !given.bench_server.empty())
     return make_error("usage", "--capture replaces --build, --bench, --check and --bench-server (the build is one ptxas "
                                "compile of the captured kernel's module, the benchmark its replay): give none of them");
+  if (!valid_compare(compare))
+    return make_error("usage", "--compare " + printable(compare) + ": give bitwise, or f32:TOL, f64:TOL, f16:TOL or bf16:TOL "
+                                                                  "(TOL a number >= 0)");
   auto captures = captures_for_run(dir, given.kernels);
   if (!captures) return captures.error();
+  for (const auto& c : *captures)
+    if (auto trusted = check_trusted(c); !trusted) return trusted.error();
   const profile::Capture& first = captures->front();
   std::string reference = join_path(first.dir, "reference.cubin");
   std::string tool_dir = dir_name(self_executable());
   ReplaySteps steps = replay_steps(*captures, reference, compare, tool_dir);
-  if (mtime_ns(reference) < mtime_ns(first.compile.ptx)) {
-    RunOptions compile;
-    compile.argv = steps.reference;
-    compile.capture_stdout = true;
-    compile.capture_stderr = true;
-    compile.stdin_null = true;
-    auto ran = run_process(compile);
-    if (!ran) return ran.error();
-    if (!ran->succeeded())
-      return make_error("build", "the captured kernel's module does not compile without controls (" + ran->describe() +
-                                     "): " + printable_lines(ran->err));
-  }
+  if (mtime_ns(reference) < mtime_ns(first.compile.ptx))
+    if (auto compiled = compile_reference(steps.reference, reference); !compiled) return compiled.error();
   given.build = steps.build;
   given.bench_server = steps.bench_server;
   given.bench = steps.bench;

@@ -3,6 +3,8 @@
 // errors to stderr as `ciq-replay: ...`.
 #include "tuner/replay/commands.h"
 
+#include "utils/text.h"
+
 #include "tuner/replay/plan.h"
 #include "tuner/replay/replayer.h"
 #include "utils/files.h"
@@ -150,16 +152,28 @@ int run_plan(const Options& options) {
   return k_exit_ok;
 }
 
-int run_once(const Options& options) {
-  auto replayer = open_replayer(options);
-  if (!replayer) {
-    error_line(replayer.error().message);
+namespace {
+
+// The replayer with its captures loaded and, with --reference, the
+// reference replayed and checked; the exit status that ends it otherwise.
+int start(const Options& options, std::unique_ptr<Replayer>& replayer, ReferenceOutputs& reference) {
+  auto opened = open_replayer(options);
+  if (!opened) {
+    error_line(opened.error().message);
     return k_exit_error;
   }
-  Replayer& r = **replayer;
+  replayer = std::move(*opened);
+  if (!options.reference.empty()) return replay_reference(*replayer, options, reference);
+  return k_exit_ok;
+}
+
+} // namespace
+
+int run_once(const Options& options) {
+  std::unique_ptr<Replayer> replayer;
   ReferenceOutputs reference;
-  if (!options.reference.empty())
-    if (int status = replay_reference(r, options, reference); status != k_exit_ok) return status;
+  if (int status = start(options, replayer, reference); status != k_exit_ok) return status;
+  Replayer& r = *replayer;
   auto module = r.load_module(options.cubin);
   if (!module) {
     error_line("--cubin " + module.error().message);
@@ -210,21 +224,16 @@ int run_once(const Options& options) {
 }
 
 int run_server(const Options& options, std::FILE* in, std::FILE* out) {
-  auto replayer = open_replayer(options);
-  if (!replayer) {
-    error_line(replayer.error().message);
-    return k_exit_error;
-  }
-  Replayer& r = **replayer;
+  std::unique_ptr<Replayer> replayer;
   ReferenceOutputs reference;
-  if (!options.reference.empty())
-    if (int status = replay_reference(r, options, reference); status != k_exit_ok) return status;
+  if (int status = start(options, replayer, reference); status != k_exit_ok) return status;
+  Replayer& r = *replayer;
   std::fprintf(stderr, "ciq-replay: serving; requests on stdin: --cubin FILE [--samples N] [--check]\n");
   while (auto wire = read_wire_request(in)) {
     std::vector<std::string> lines;
     int status = 0;
     auto fail = [&](const std::string& why) {
-      lines = {"ciq-error: " + why};
+      lines = {"ciq-error: " + printable(why)};
       status = 1;
     };
     auto request = parse_request(wire->words);

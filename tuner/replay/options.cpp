@@ -137,9 +137,12 @@ Result<Request> parse_request(const std::vector<std::string>& words) {
 std::optional<WireRequest> read_wire_request(std::FILE* in) {
   std::vector<std::string> words;
   std::string line;
+  // A request is a few short words; a longer line (garbage on stdin) is
+  // cut, so memory stays bounded whatever arrives.
+  constexpr std::size_t max_line = 64 * 1024;
   for (int c; (c = std::fgetc(in)) != EOF;) {
     if (c != '\n') {
-      line += char(c);
+      if (line.size() < max_line) line += char(c);
       continue;
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -162,7 +165,7 @@ std::optional<WireRequest> read_wire_request(std::FILE* in) {
 std::string format_answer(const std::vector<std::string>& lines, int status, const std::optional<std::string>& id) {
   std::string out;
   for (const auto& l : lines) out += l + "\n";
-  out += "ciq-status: " + (id ? *id + " " : std::string()) + std::to_string(status) + "\n";
+  out += "ciq-status: " + (id ? printable(*id) + " " : std::string()) + std::to_string(status) + "\n";
   return out;
 }
 

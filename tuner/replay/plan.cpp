@@ -1,6 +1,8 @@
 // Relocation, the plan's text and the weights of captures (plan.h).
 #include "tuner/replay/plan.h"
 
+#include "utils/text.h"
+
 #include "utils/files.h"
 #include "utils/hash.h"
 
@@ -51,11 +53,11 @@ std::vector<std::uint32_t> params_into(const profile::Capture& capture, std::uin
 
 std::string describe_plan(const profile::Capture& c) {
   std::string out;
-  out += "capture: " + c.dir + "\n";
-  out += "kernel: " + c.kernel + "\n";
+  out += "capture: " + printable(c.dir) + "\n";
+  out += "kernel: " + printable(c.kernel) + "\n";
   out += "launch: grid " + dims(c.grid) + ", block " + dims(c.block) + ", dynamic_smem " + std::to_string(c.dynamic_smem) +
          " bytes" + (c.dynamic_smem > 48 * 1024 ? " (over 48 KiB: the replay raises the kernel's limit)" : "") + "\n";
-  out += "captured on: device " + std::to_string(c.device) + (c.device_name.empty() ? "" : " (" + c.device_name + ")") +
+  out += "captured on: device " + std::to_string(c.device) + (c.device_name.empty() ? "" : " (" + printable(c.device_name) + ")") +
          ", sm_" + std::to_string(c.compute_capability[0]) + std::to_string(c.compute_capability[1]) + "\n";
   out += "weight: " + std::to_string(capture_weight(c)) + " launch(es) of this configuration\n";
   out += "params: " + std::to_string(c.params.size()) + " (" + std::to_string(c.param_bytes.size()) + " bytes)\n";
