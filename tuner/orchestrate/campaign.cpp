@@ -252,7 +252,7 @@ Result<void> capture_chosen(const TuneOptions& o, const std::vector<std::string>
   }
   auto outcome = attach_compiles(captured->captures_dir, {profile_build_dir, captured->build_dir});
   if (!outcome) return outcome.error();
-  say_captures(*outcome, names);
+  say_captures(*outcome, names, true);
   return {};
 }
 

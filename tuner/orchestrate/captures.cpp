@@ -77,8 +77,8 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
     }
     std::string name = printable(c.kernel);
     if (!found) {
-      out.refused.push_back(name + ": no module of the traced build holds it with its PTX kept (a library's kernel, or one "
-                                   "built without ciq-nvcc/ciq-ptxas): it is tuned by whole-program runs");
+      out.refused.push_back(name + ": no module of the traced build holds it with its PTX kept (a library's kernel, one "
+                                   "built without ciq-nvcc/ciq-ptxas, or code for another GPU): it cannot be replayed");
       continue;
     }
     if (keys.size() > 1) {
@@ -97,7 +97,7 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
   return out;
 }
 
-void say_captures(const CaptureOutcome& outcome, const std::string& asked) {
+void say_captures(const CaptureOutcome& outcome, const std::string& asked, bool campaign) {
   for (const auto& dir : outcome.ready) {
     auto c = profile::read_capture(dir);
     if (!c) continue;
@@ -107,9 +107,9 @@ void say_captures(const CaptureOutcome& outcome, const std::string& asked) {
   }
   for (const auto& why : outcome.refused) std::fprintf(stderr, "ciq-tuner: not captured: %s\n", printable(why).c_str());
   if (outcome.ready.empty())
-    std::fprintf(stderr, "ciq-tuner: warning: no launch of %s was captured for replay%s: tuned by program runs\n",
-                 printable(asked).c_str(),
-                 outcome.processes ? "" : " (no process of the program wrote a capture index: its CUDA never loaded libciq-inject)");
+    std::fprintf(stderr, "ciq-tuner: warning: no launch of %s was captured for replay%s%s\n", printable(asked).c_str(),
+                 outcome.processes ? "" : " (no process of the program wrote a capture index: its CUDA never loaded libciq-inject)",
+                 campaign ? ": tuned by program runs" : "");
 }
 
 Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, const std::string& kernels) {

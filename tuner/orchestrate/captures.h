@@ -34,8 +34,9 @@ struct CaptureOutcome {
 Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const std::vector<std::string>& build_dirs);
 
 /// Says on stderr which kernels were captured (and where) and which not
-/// and why; `asked`: the kernels that were to be captured (',').
-void say_captures(const CaptureOutcome& outcome, const std::string& asked);
+/// and why; `asked`: the kernels that were to be captured (','); `campaign`:
+/// a campaign's capture (whose kernels not captured are tuned by program runs).
+void say_captures(const CaptureOutcome& outcome, const std::string& asked, bool campaign);
 
 /// The steps of a tuning run on one capture directory (`run --capture`):
 /// the build compiles module.ptx with ciq-ptxas (so that the candidate's

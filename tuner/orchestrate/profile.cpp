@@ -268,7 +268,7 @@ Result<int> run_profile(const ProfileOptions& o) {
     if (!captured->captures_dir.empty()) {
       auto outcome = attach_compiles(captured->captures_dir, {build_dir});
       if (!outcome) return outcome.error();
-      say_captures(*outcome, o.capture);
+      say_captures(*outcome, o.capture, false);
     }
   }
   auto p = read_profile(kernel_dir, build_dir);

@@ -155,12 +155,16 @@ Result<Capture> read_capture(const std::string& dir_given) {
     if (!a.is_object() || !read_address(string_member(a, "base"), alloc.base) || !unsigned_member(a, "size", alloc.size))
       return bad(path, "an allocation without \"base\" (\"0x...\") and \"size\"");
     std::string file = string_member(a, "file");
-    if (file.empty() || file.find('/') != std::string::npos || file[0] == '.')
+    if (file.empty() || file.find('/') != std::string::npos || file.find('\0') != std::string::npos || file[0] == '.')
       return bad(path, "an allocation's \"file\" must name a file in the capture's directory");
     alloc.file = join_path(dir, file);
     struct stat st;
-    if (::lstat(alloc.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    if (::lstat(alloc.file.c_str(), &st) != 0)
       return bad(path, "allocation " + std::to_string(c.allocations.size()) + "'s bytes are missing: " + alloc.file);
+    if (!S_ISREG(st.st_mode))
+      return bad(path, "allocation " + std::to_string(c.allocations.size()) + "'s bytes are not a regular file (" +
+                           (S_ISLNK(st.st_mode) ? "a link" : S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket") +
+                           "): " + alloc.file);
     if (std::uint64_t(st.st_size) != alloc.size)
       return bad(path, alloc.file + " holds " + std::to_string(st.st_size) + " bytes, not the allocation's " + std::to_string(alloc.size));
     alloc.before_xxh128 = string_member(a, "before_xxh128");
@@ -178,7 +182,10 @@ Result<Capture> read_capture(const std::string& dir_given) {
         return bad(path, "a pointer without \"param\", \"allocation\" and \"offset\"");
       if (param >= c.params.size() || c.params[param].size != 8)
         return bad(path, "pointer names parameter " + std::to_string(param) + ", which is not an 8-byte parameter");
-      if (allocation >= c.allocations.size() || ptr.offset >= c.allocations[allocation].size)
+      if (allocation >= c.allocations.size())
+        return bad(path, "pointer of parameter " + std::to_string(param) + " names allocation " + std::to_string(allocation) +
+                             " of " + std::to_string(c.allocations.size()));
+      if (ptr.offset >= c.allocations[allocation].size)
         return bad(path, "pointer of parameter " + std::to_string(param) + " lies outside its allocation");
       ptr.param = std::uint32_t(param);
       ptr.allocation = std::uint32_t(allocation);

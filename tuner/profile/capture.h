@@ -39,6 +39,19 @@
 //                            // grid/block/dynamic_smem the process made
 //                            // (filled in at exit; 1 if it ended first)
 //
+// compile.json (written by `ciq-tuner profile` from the build trace):
+//   {"ptx": "module.ptx", "ptxas": "/usr/local/cuda/bin/ptxas",
+//    "target": "sm_90a", "args": ["-arch=sm_90a", "-O3", ...],
+//    "module_key": "hex"}
+//   ptx: the module's PTX, a file in the capture's directory (a relative
+//   name; the reader makes it absolute); ptxas: the real ptxas the
+//   program's build ran (its version is part of the cache key); args: that
+//   ptxas' arguments other than the input and -o. `ciq-tuner run --capture`
+//   runs that ptxas (through ciq-ptxas) on that PTX, and writes
+//   reference.cubin into the capture's directory: so it uses only a capture
+//   in the user's own directory, closed to others, whose ptxas is named
+//   `ptxas` and whose PTX is its own file.
+//
 // index-<pid>.jsonl: a first line {"ciq_capture_index": 1, "pid": N,
 // "exe": "...", "status": "ok" | why nothing could be captured
 // ("bad-setting", "no-driver", "no-cupti", "cupti-version", "cupti-error",
