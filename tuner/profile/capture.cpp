@@ -2,6 +2,7 @@
 // device addresses and sizes need all 64 bits.
 #include "tuner/profile/capture.h"
 
+#include "tuner/profile/json_members.h"
 #include "utils/files.h"
 
 #include <algorithm>
@@ -12,32 +13,9 @@ namespace ciq::profile {
 
 namespace {
 
-using json = nlohmann::json;
+using namespace detail;
 
 constexpr std::uint64_t max_json_bytes = std::uint64_t(64) << 20;  // param buffers are at most 32 KiB
-
-std::string string_member(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-bool unsigned_member(const json& object, const char* key, std::uint64_t& out) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number_unsigned()) return false;
-  out = it->get<std::uint64_t>();
-  return true;
-}
-
-bool read_dims(const json& object, const char* key, std::array<std::uint32_t, 3>& out) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_array() || it->size() != 3) return false;
-  for (std::size_t i = 0; i < 3; ++i) {
-    const json& v = (*it)[i];
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > UINT32_MAX) return false;
-    out[i] = static_cast<std::uint32_t>(v.get<std::uint64_t>());
-  }
-  return true;
-}
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -125,24 +103,24 @@ Result<Capture> read_capture(const std::string& dir_given) {
   c.kernel = string_member(d, "kernel");
   if (c.kernel.empty()) return bad(path, "no \"kernel\"");
   std::uint64_t n = 0;
-  if (unsigned_member(d, "pid", n)) c.pid = std::int64_t(n);
+  if (read_unsigned(d, "pid", n)) c.pid = std::int64_t(n);
   c.exe = string_member(d, "exe");
-  if (unsigned_member(d, "device", n)) c.device = int(n);
+  if (read_unsigned(d, "device", n)) c.device = int(n);
   c.device_name = string_member(d, "device_name");
   if (auto it = d.find("compute_capability"); it != d.end() && it->is_array() && it->size() == 2 &&
                                               (*it)[0].is_number_unsigned() && (*it)[1].is_number_unsigned())
     c.compute_capability = {int((*it)[0].get<std::uint64_t>() & 0xff), int((*it)[1].get<std::uint64_t>() & 0xff)};
   if (!read_dims(d, "grid", c.grid) || !read_dims(d, "block", c.block)) return bad(path, "\"grid\" and \"block\" must be [x, y, z]");
-  if (!unsigned_member(d, "dynamic_smem", n) || n > UINT32_MAX) return bad(path, "no \"dynamic_smem\"");
+  if (!read_unsigned(d, "dynamic_smem", n) || n > UINT32_MAX) return bad(path, "no \"dynamic_smem\"");
   c.dynamic_smem = std::uint32_t(n);
   c.launch_api = string_member(d, "launch_api");
-  if (unsigned_member(d, "config_launches", n)) c.config_launches = n;
+  if (read_unsigned(d, "config_launches", n)) c.config_launches = n;
   if (!from_hex(string_member(d, "param_bytes"), c.param_bytes)) return bad(path, "\"param_bytes\" is not hex");
   auto params = d.find("params");
   if (params == d.end() || !params->is_array()) return bad(path, "no \"params\" list");
   for (const auto& p : *params) {
     CaptureParam param;
-    if (!p.is_object() || !unsigned_member(p, "offset", param.offset) || !unsigned_member(p, "size", param.size))
+    if (!p.is_object() || !read_unsigned(p, "offset", param.offset) || !read_unsigned(p, "size", param.size))
       return bad(path, "a parameter without \"offset\" and \"size\"");
     if (param.size > c.param_bytes.size() || param.offset > c.param_bytes.size() - param.size)
       return bad(path, "parameter " + std::to_string(c.params.size()) + " lies outside \"param_bytes\"");
@@ -152,7 +130,7 @@ Result<Capture> read_capture(const std::string& dir_given) {
   if (allocations == d.end() || !allocations->is_array()) return bad(path, "no \"allocations\" list");
   for (const auto& a : *allocations) {
     CaptureAllocation alloc;
-    if (!a.is_object() || !read_address(string_member(a, "base"), alloc.base) || !unsigned_member(a, "size", alloc.size))
+    if (!a.is_object() || !read_address(string_member(a, "base"), alloc.base) || !read_unsigned(a, "size", alloc.size))
       return bad(path, "an allocation without \"base\" (\"0x...\") and \"size\"");
     std::string file = string_member(a, "file");
     if (file.empty() || file.find('/') != std::string::npos || file.find('\0') != std::string::npos || file[0] == '.')
@@ -177,8 +155,8 @@ Result<Capture> read_capture(const std::string& dir_given) {
     for (const auto& p : *pointers) {
       std::uint64_t param = 0, allocation = 0;
       CapturePointer ptr;
-      if (!p.is_object() || !unsigned_member(p, "param", param) || !unsigned_member(p, "allocation", allocation) ||
-          !unsigned_member(p, "offset", ptr.offset))
+      if (!p.is_object() || !read_unsigned(p, "param", param) || !read_unsigned(p, "allocation", allocation) ||
+          !read_unsigned(p, "offset", ptr.offset))
         return bad(path, "a pointer without \"param\", \"allocation\" and \"offset\"");
       if (param >= c.params.size() || c.params[param].size != 8)
         return bad(path, "pointer names parameter " + std::to_string(param) + ", which is not an 8-byte parameter");
@@ -226,7 +204,7 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
         }
         if (j.contains("ciq_capture_index")) {
           std::uint64_t pid = 0;
-          if (unsigned_member(j, "pid", pid)) index.pid = std::int64_t(pid);
+          if (read_unsigned(j, "pid", pid)) index.pid = std::int64_t(pid);
           index.exe = string_member(j, "exe");
           index.status = string_member(j, "status");
           index.reason = string_member(j, "reason");
@@ -236,12 +214,12 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
         e.kernel = string_member(j, "kernel");
         std::uint64_t smem = 0;
         if (e.kernel.empty() || !read_dims(j, "grid", e.grid) || !read_dims(j, "block", e.block) ||
-            !unsigned_member(j, "dynamic_smem", smem) || smem > UINT32_MAX) {
+            !read_unsigned(j, "dynamic_smem", smem) || smem > UINT32_MAX) {
           set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a kernel line");
           continue;
         }
         e.dynamic_smem = std::uint32_t(smem);
-        unsigned_member(j, "launches", e.launches);
+        read_unsigned(j, "launches", e.launches);
         e.captured = string_member(j, "captured");
         e.refused = string_member(j, "refused");
         index.entries.push_back(std::move(e));

@@ -3,6 +3,7 @@
 // reader keeps numbers as doubles.
 #include "tuner/profile/kernel_trace.h"
 
+#include "tuner/profile/json_members.h"
 #include "utils/files.h"
 
 #include <algorithm>
@@ -14,14 +15,7 @@ namespace ciq::profile {
 
 namespace {
 
-using json = nlohmann::json;
-
-/// Member `key` as an unsigned count; `fallback` when absent or not one.
-std::uint64_t unsigned_member(const json& object, const char* key, std::uint64_t fallback = 0) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number_unsigned()) return fallback;  // nlohmann: every integer >= 0
-  return it->get<std::uint64_t>();
-}
+using namespace detail;
 
 std::int64_t signed_member(const json& object, const char* key, std::int64_t fallback) {
   auto it = object.find(key);
@@ -29,26 +23,9 @@ std::int64_t signed_member(const json& object, const char* key, std::int64_t fal
   return it->get<std::int64_t>();
 }
 
-std::string string_member(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 /// `a + b`, or UINT64_MAX when that does not fit: a sum of durations that
 /// cannot wrap round to a small one.
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
-
-/// [x, y, z] of non-negative integers; false when it is not that.
-bool read_dims(const json& object, const char* key, std::array<std::uint32_t, 3>& out) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_array() || it->size() != 3) return false;
-  for (std::size_t i = 0; i < 3; ++i) {
-    const json& v = (*it)[i];
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > UINT32_MAX) return false;
-    out[i] = static_cast<std::uint32_t>(v.get<std::uint64_t>());
-  }
-  return true;
-}
 
 /// The kernel line `line` as a record; an error message when it lacks
 /// what makes it one.
