@@ -58,7 +58,19 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t size) {
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void*)p); return 0; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* h, size_t n) { memcpy((void*)d, h, n); return 0; }
 CUresult cuMemcpyDtoH_v2(void* h, CUdeviceptr d, size_t n) { memcpy(h, (void*)d, n); return 0; }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void* stream) { memcpy((void*)d, (void*)s, n); return 0; }
+/* With FAKE_CUDA_COPIES=FILE, each device-to-device copy appends "copy N" (its bytes) to FILE. */
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void* stream) {
+  const char* log = getenv("FAKE_CUDA_COPIES");
+  if (log) {
+    FILE* f = fopen(log, "a");
+    if (f) {
+      fprintf(f, "copy %zu\n", n);
+      fclose(f);
+    }
+  }
+  memcpy((void*)d, (void*)s, n);
+  return 0;
+}
 CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void* stream) { memset((void*)d, v, n); return 0; }
 
 CUresult cuModuleLoadDataEx(void** module, const void* image, unsigned n, int* options, void** values) {

@@ -3,8 +3,9 @@
 // mem-<i>.bin, and a working copy the kernel runs on), the candidates'
 // modules, and launches restored, flushed and timed one by one.
 //
-// A sample is: restore every working allocation from its pristine copy
-// (cuMemcpyDtoDAsync), flush L2 by writing a scratch buffer of twice its
+// A sample is: restore the working allocations from their pristine copies
+// (cuMemcpyDtoDAsync: all of them at a request's first launch, then those
+// the program's own launch wrote, by the capture's digests), flush L2 by writing a scratch buffer of twice its
 // size (cuMemsetD8Async), then events around the launch alone
 // (cuEventRecord, cuLaunchKernel, cuEventRecord). So each launch sees the
 // captured inputs in DRAM, as the program's launch mostly did, and no
@@ -65,7 +66,7 @@ public:
 private:
   struct Loaded;
   Replayer() = default;
-  Result<void> restore(std::size_t index);
+  Result<void> restore(std::size_t index, bool all);  // all: every allocation; else those the program's launch wrote
   Result<void> launch(std::size_t index, Module& module);
   Result<void> check(const char* call, CUresult code);
 
