@@ -109,6 +109,12 @@ std::string to_json(const std::vector<KernelResult>& results) {
   return j + "]}\n";
 }
 
+/// (best - baseline) / baseline of a finished run's preferred objective.
+double relative_change(const SummaryResults& s) {
+  if (!std::isfinite(s.baseline) || !std::isfinite(s.best) || s.baseline == 0) return NAN;
+  return (s.best - s.baseline) / s.baseline;
+}
+
 /// A finished run's results (its summary.json) into `r`, which is then
 /// done; false when the run has no results (not run, or it failed before its
 /// search ended).
@@ -564,8 +570,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
         r.replay_seconds = seconds_since(started);
         if (replayed && replayed->succeeded() && said && said->results) {
           const SummaryResults& found = *said->results;
-          if (std::isfinite(found.baseline) && std::isfinite(found.best) && found.baseline != 0)
-            r.replay_change = (found.best - found.baseline) / found.baseline;
+          r.replay_change = relative_change(found);
           if (found.controls == "default") {  // nothing to confirm: the replay's word is the kernel's
             take_results(r, said);
             r.seconds = r.replay_seconds;
@@ -633,7 +638,12 @@ int run_campaign(CampaignOptions c) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     results[i].kernel = (*kernels)[i];
     results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
-    if (replayable.count(results[i].kernel)) results[i].replay_dir = results[i].run_dir + ".replay";
+    if (replayable.count(results[i].kernel)) {
+      results[i].replay_dir = results[i].run_dir + ".replay";
+      // A resumed campaign's table keeps what the replay measured.
+      if (auto said = read_summary(results[i].replay_dir); said && *said && (*said)->results)
+        results[i].replay_change = relative_change(*(*said)->results);
+    }
     if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
     take_results(results[i], summary_of(results[i]));
   }
