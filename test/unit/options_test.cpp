@@ -1,7 +1,11 @@
 // orchestrate/options.h: what ciq-tuner's options must be, checked in one place.
 #include "tuner/orchestrate/options.h"
+#include "utils/files.h"
 
 #include <gtest/gtest.h>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ciq;
 using namespace ciq::tuner;
@@ -137,6 +141,22 @@ TEST(Options, profile_top) {
 
 TEST(Options, output_directory_absolute_or_dated) {
   EXPECT_EQ(output_directory("/tmp/run", "ciq-tune").value().front(), '/');
-  std::string dated = output_directory("", "ciq-tune").value();
-  EXPECT_NE(dated.find("/ciq-tune-"), std::string::npos) << dated;
+  // Named here, in the current directory, by the second: runs started in
+  // the same second each get their own (the name is taken by making it).
+  char scratch[] = "/tmp/ciq-options-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(scratch), nullptr);
+  char previous[4096];
+  ASSERT_NE(::getcwd(previous, sizeof previous), nullptr);
+  ASSERT_EQ(::chdir(scratch), 0);
+  std::set<std::string> names;
+  for (int i = 0; i < 3; ++i) {
+    std::string dated = output_directory("", "ciq-tune").value();
+    EXPECT_NE(dated.find("/ciq-tune-"), std::string::npos) << dated;
+    struct stat st;
+    EXPECT_TRUE(::stat(dated.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) << dated;
+    names.insert(dated);
+  }
+  EXPECT_EQ(names.size(), 3u);
+  ASSERT_EQ(::chdir(previous), 0);
+  ciq::remove_tree(scratch);
 }

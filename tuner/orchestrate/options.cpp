@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -312,7 +313,8 @@ Result<void> prepare_run(TuneOptions& o) {
 }
 
 Result<std::string> output_directory(std::string dir, const char* prefix) {
-  if (dir.empty()) {
+  bool named_here = dir.empty();
+  if (named_here) {
     char name[64];
     std::time_t now = std::time(nullptr);
     std::strftime(name, sizeof name, "-%Y%m%d-%H%M%S", std::localtime(&now));
@@ -321,6 +323,15 @@ Result<std::string> output_directory(std::string dir, const char* prefix) {
   // Checked as written, before its links are resolved away: another user's
   // link or directory on the way could send the run elsewhere.
   if (auto secure = check_place_to_make(dir_name(dir)); !secure) return secure.error();
+  if (named_here) {
+    // Two runs started in the same second get two directories: the name is
+    // taken by making it (-2, -3, ... when it is taken).
+    std::string base = dir;
+    for (int n = 2; ::mkdir(dir.c_str(), 0755) != 0; ++n) {
+      if (errno != EEXIST || n > 1000) return make_error("io", "cannot make " + dir + ": " + std::strerror(errno));
+      dir = base + "-" + std::to_string(n);
+    }
+  }
   if (auto abs = real_path(dir_name(dir))) dir = join_path(*abs, base_name(dir));
   return dir;
 }
