@@ -5,7 +5,10 @@
 # random tokens from llmc_data.py), against today's program-run campaign.
 #
 #   bench/gpu/capture-replay.sh BIN OUT LLMC [STEP...]
-# STEP: env smoke build replay program confirm (default: all, in that order).
+# STEP: env smoke build replay program confirm torch (default: all but torch,
+# in that order). torch: the same capture/replay campaign on a torch.compile'd
+# transformers GPT-2 (gpt2_compile.py; Triton's ptxas is ciq-ptxas, fresh
+# Triton and Inductor caches per evaluation).
 # BIN holds ciq-*; BIN/../lib libciq-inject.so. Everything goes to
 # OUT/log.txt (wall times as "== STEP took S s"); run directories to OUT/work.
 source "$(dirname "$0")/common.sh"
@@ -92,6 +95,14 @@ for step in $steps; do
             END { printf "confirm %s %d mean_step_ms %.3f over %d steps\n", side, i, s / n, n }'
       done
     done
+    ;;
+  torch)
+    busy_start torch
+    TRITON_PTXAS_PATH=$bin/ciq-ptxas ciq-tuner campaign --from-profile --cover "${COVER:-80%}" --budget "${BUDGET:-32}" \
+      --bench "env TRITON_CACHE_DIR={workdir}/triton TORCHINDUCTOR_CACHE_DIR={workdir}/inductor python3 $root/bench/gpu/gpt2_compile.py --steps 6" \
+      --out "$work/campaign-torch" --json >"$work/campaign-torch.json"
+    echo "campaign exit $?"
+    busy_stop torch
     ;;
   esac
   echo "== $step took $(since "$t0") s"
