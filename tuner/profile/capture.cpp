@@ -111,6 +111,8 @@ Result<Capture> read_capture(const std::string& dir_given) {
                                               (*it)[0].is_number_unsigned() && (*it)[1].is_number_unsigned())
     c.compute_capability = {int((*it)[0].get<std::uint64_t>() & 0xff), int((*it)[1].get<std::uint64_t>() & 0xff)};
   if (!read_dims(d, "grid", c.grid) || !read_dims(d, "block", c.block)) return bad(path, "\"grid\" and \"block\" must be [x, y, z]");
+  for (std::uint32_t v : {c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]})
+    if (v == 0) return bad(path, "a launch of no block or no thread (a 0 in \"grid\" or \"block\")");
   if (!read_unsigned(d, "dynamic_smem", n) || n > UINT32_MAX) return bad(path, "no \"dynamic_smem\"");
   c.dynamic_smem = std::uint32_t(n);
   c.launch_api = string_member(d, "launch_api");
@@ -124,6 +126,8 @@ Result<Capture> read_capture(const std::string& dir_given) {
       return bad(path, "a parameter without \"offset\" and \"size\"");
     if (param.size > c.param_bytes.size() || param.offset > c.param_bytes.size() - param.size)
       return bad(path, "parameter " + std::to_string(c.params.size()) + " lies outside \"param_bytes\"");
+    if (!c.params.empty() && param.offset < c.params.back().offset + c.params.back().size)
+      return bad(path, "parameter " + std::to_string(c.params.size()) + " overlaps the one before it (parameters come in order)");
     c.params.push_back(param);
   }
   auto allocations = d.find("allocations");
@@ -165,6 +169,15 @@ Result<Capture> read_capture(const std::string& dir_given) {
                              " of " + std::to_string(c.allocations.size()));
       if (ptr.offset >= c.allocations[allocation].size)
         return bad(path, "pointer of parameter " + std::to_string(param) + " lies outside its allocation");
+      // The parameter's value must be that address: a pointer the buffer
+      // does not hold would be relocated into something else.
+      std::uint64_t value = 0;
+      for (int b = 7; b >= 0; --b) value = value << 8 | c.param_bytes[c.params[param].offset + std::size_t(b)];
+      if (value != c.allocations[allocation].base + ptr.offset)
+        return bad(path, "pointer of parameter " + std::to_string(param) + " says allocation " + std::to_string(allocation) +
+                             " + " + std::to_string(ptr.offset) + ", but \"param_bytes\" holds another address there");
+      if (std::any_of(c.pointers.begin(), c.pointers.end(), [&](const CapturePointer& p) { return p.param == param; }))
+        return bad(path, "parameter " + std::to_string(param) + " is listed as a pointer twice");
       ptr.param = std::uint32_t(param);
       ptr.allocation = std::uint32_t(allocation);
       c.pointers.push_back(ptr);
