@@ -508,6 +508,49 @@ std::vector<std::string> seed_hints(const CampaignOptions& c, const std::vector<
   return files;
 }
 
+// What a kernel's replay run came to.
+enum class Replayed {
+  done,      // nothing beat the default: the replay's result is the kernel's
+  confirm,   // a winner, for the program to confirm
+  fallback,  // no result (r.replay_note says why): tuned by program runs
+};
+
+// Takes the replay run's summary into `r`. Under the campaign's lock.
+Replayed take_replay(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file) {
+  auto summary = read_summary(r.replay_dir);
+  std::optional<RunSummary> said = summary ? std::move(*summary) : std::nullopt;
+  if (ran && ran->succeeded() && said && said->results) {
+    r.replay_change = relative_change(*said->results);
+    if (said->results->controls != "default") return Replayed::confirm;
+    take_results(r, said);
+    r.seconds = r.replay_seconds;
+    return Replayed::done;
+  }
+  r.replay_note = "replay could not tune it (" + failure_reason(said, ran, log_file) + "): tuned by program runs";
+  r.replay_dir.clear();
+  return Replayed::fallback;
+}
+
+void say_replay(const KernelResult& r, Replayed what, std::size_t i, std::size_t n) {
+  std::string kernel = printable(r.kernel);
+  switch (what) {
+  case Replayed::done:
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s (%.0f s)\n", i + 1, n, kernel.c_str(), printable(r.verdict).c_str(),
+                 r.seconds);
+    break;
+  case Replayed::confirm: {
+    auto said = read_summary(r.replay_dir);
+    std::string controls = said && *said && (*said)->results ? (*said)->results->controls : "?";
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1, n,
+                 kernel.c_str(), printable(controls).c_str(), percent(r.replay_change, "%+.1f %%").c_str(), r.replay_seconds);
+    break;
+  }
+  case Replayed::fallback:
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, n, kernel.c_str(), printable(r.replay_note).c_str());
+    break;
+  }
+}
+
 // The captures the kernels are replayed from: those of the campaign's own
 // capturing run, or of the profile it was given (`profile --capture`);
 // "" when the campaign tunes by program runs only.
@@ -564,31 +607,15 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
         }
         RunOptions replay = replay_run(c, r, captures, gpu_sets[slot], hints);
         auto replayed = run_process(replay);
-        auto summary = read_summary(r.replay_dir);
-        std::optional<RunSummary> said = summary ? std::move(*summary) : std::nullopt;
         std::lock_guard lock(mutex);
         r.replay_seconds = seconds_since(started);
-        if (replayed && replayed->succeeded() && said && said->results) {
-          const SummaryResults& found = *said->results;
-          r.replay_change = relative_change(found);
-          if (found.controls == "default") {  // nothing to confirm: the replay's word is the kernel's
-            take_results(r, said);
-            r.seconds = r.replay_seconds;
-            std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s (%.0f s)\n", i + 1, results.size(),
-                         printable(r.kernel).c_str(), printable(r.verdict).c_str(), r.seconds);
-            write_summary();
-            continue;
-          }
-          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1,
-                       results.size(), printable(r.kernel).c_str(), printable(found.controls).c_str(),
-                       percent(r.replay_change, "%+.1f %%").c_str(), r.replay_seconds);
-          run = confirm_run(c, r, gpu_sets[slot]);
-        } else {
-          r.replay_note = "replay could not tune it (" + failure_reason(said, replayed, replay.stderr_file) + "): tuned by program runs";
-          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, results.size(), printable(r.kernel).c_str(),
-                       printable(r.replay_note).c_str());
-          r.replay_dir.clear();
+        Replayed what = take_replay(r, replayed, replay.stderr_file);
+        say_replay(r, what, i, results.size());
+        if (what == Replayed::done) {
+          write_summary();
+          continue;
         }
+        if (what == Replayed::confirm) run = confirm_run(c, r, gpu_sets[slot]);
       } else {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
