@@ -38,10 +38,10 @@ namespace tn = ciq::tuner;
 
 static cl::OptionCategory category("ciq-tuner options");
 static cl::SubCommand run_cmd("run", "Tune: search control sets (and parameters) against your build and benchmark");
-static cl::SubCommand campaign_cmd("campaign", "Tune every kernel of a build: one run per kernel (all run options apply), shipped as each ends; see README, 'Campaigns'");
+static cl::SubCommand campaign_cmd("campaign", "Tune every kernel of a build: one run per kernel (all run options apply), shipped as each ends; see docs/tuning.md, 'Campaigns'");
 static cl::SubCommand report_cmd("report", "Write DIR/report.html (self-contained, inline SVG plots) and DIR/report/*.svg for a run or a campaign");
 static cl::SubCommand sample_cmd("sample", "Print N random candidates of a search space without running anything");
-static cl::SubCommand profile_cmd("profile", "Run a program once and list its hot kernels by GPU time, measured inside its own run (no harness); see README, 'Tune a whole program'");
+static cl::SubCommand profile_cmd("profile", "Run a program once and list its hot kernels by GPU time, measured inside its own run (no harness); see docs/whole-program.md");
 static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
 static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<int> quality_budget("budget", cl::desc("Evaluations per search (default 64)"), cl::init(64), cl::cat(category), cl::sub(quality_cmd));
@@ -53,7 +53,7 @@ static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noi
 static cl::opt<std::string> build("build", cl::desc("Build command (optional); must recompile the kernels each time"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its output holds the --metric numbers"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN);
-static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see README, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN);
+static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see docs/tuning.md, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> capture("capture", cl::desc("Run: tune one kernel by replaying its launch captured inside the program (`ciq-tuner profile --capture`): DIR holds the captures (with --kernels naming the kernel) or is one launch's; replaces --build, --bench, --check and --bench-server"), cl::value_desc("dir"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
 static cl::opt<std::string> compare("compare", cl::desc("Run --capture: how a candidate's outputs must match the reference code's: bitwise (default), or f32:TOL, f64:TOL, f16:TOL, bf16:TOL (elements within TOL, relative and absolute)"), cl::value_desc("mode"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
 static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
@@ -92,7 +92,7 @@ static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships 
 static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
 static cl::opt<std::string> strategy("strategy", cl::desc("Search strategy: genetic (default; NSGA-II with several objectives; steady-state when --jobs > 1), generational (genetic in generations whatever --jobs: reproducible) or random (the baseline)"), cl::init("genetic"), cl::value_desc("genetic|generational|random"), RUN);
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache to ship to (default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), RUN);
-static cl::opt<std::string> executor("executor", cl::desc("Where commands run: local (default) or slurm (every build, benchmark and check is a Slurm job through srun; see README, 'Tuning on a cluster')"), cl::value_desc("local|slurm"), cl::init("local"), RUN);
+static cl::opt<std::string> executor("executor", cl::desc("Where commands run: local (default) or slurm (every build, benchmark and check is a Slurm job through srun; see docs/tuning.md, 'Tuning on a cluster')"), cl::value_desc("local|slurm"), cl::init("local"), RUN);
 static cl::opt<std::string> slurm_partition("slurm-partition", cl::desc("Slurm partition of the jobs (default: the cluster's)"), cl::value_desc("name"), RUN);
 static cl::opt<std::string> slurm_account("slurm-account", cl::desc("Slurm account of the jobs (default: yours)"), cl::value_desc("name"), RUN);
 static cl::opt<std::string> slurm_time("slurm-time", cl::desc("Time limit of every job, in Slurm's syntax (default: --timeout rounded up to minutes, else 60)"), cl::value_desc("time"), RUN);

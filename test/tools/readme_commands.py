@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Checks that the README's commands run as written (test/lit/readme-commands.test).
 
-  readme_commands.py --readme README.md --bin BUILD/bin --source REPO --work DIR
-                     [--fake-ptxas SCRIPT] [--list]
+  readme_commands.py --readme README.md [--readme docs/PAGE.md ...] --bin BUILD/bin
+                     --source REPO --work DIR [--fake-ptxas SCRIPT] [--list]
+
+The README is its front page and the docs/ pages it links, given in
+reading order and checked as one text.
 
 The README's Environment table must list every variable `ciq-cache env`
 does. Every command of the README's ```sh blocks, and every inline `ciq-cache ...`
@@ -190,6 +193,8 @@ def check_options(tokens, help_):
                 continue
             known = help_.options(tool, sub)
             for word in cmd[2 if sub else 1:]:
+                if word == "--":
+                    break  # the program after `--` (profile) has options of its own
                 word = word.strip("[],")
                 if not word.startswith("-") or word in ("-", "--") or re.match(r"^-[0-9]", word):
                     continue
@@ -214,7 +219,8 @@ def make_fixtures(work, source, have_nvcc):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--readme", required=True)
+    ap.add_argument("--readme", required=True, action="append",
+                    help="a page to check; repeat for the README and its docs/ pages, in reading order")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--work", required=True)
@@ -222,7 +228,9 @@ def main():
     ap.add_argument("--list", action="store_true", help="classify only; run nothing")
     args = ap.parse_args()
 
-    text = open(args.readme).read()
+    # The pages as one text, in the order given: the executed examples run
+    # in that order, and the Environment table may be on any of them.
+    text = "\n".join(open(page).read() for page in args.readme)
     args.bin = os.path.abspath(args.bin)
     args.source = os.path.abspath(args.source)
     help_ = Help(args.bin)
@@ -308,6 +316,19 @@ def main():
             tokens = span.split()
         problem = check_options(tokens, help_)
         report("FAIL" if problem else "OPTS", (problem + ":") if problem else "ok (prose)", span)
+
+    # Every link between the pages, and to files of the repository, leads
+    # somewhere (anchors within a page are not followed).
+    for page in args.readme:
+        base = os.path.dirname(os.path.abspath(page))
+        for target in re.findall(r"\]\(([^)\s]+)\)", open(page).read()):
+            if re.match(r"^(https?:|mailto:|#)", target):
+                continue
+            path = os.path.normpath(os.path.join(base, target.split("#")[0]))
+            if os.path.exists(path):
+                report("OPTS", "ok (link)", f"{os.path.basename(page)}: {target}")
+            else:
+                report("FAIL", f"{os.path.basename(page)} links to a missing file:", target)
 
     # The Environment table says it is complete: every variable of
     # utils/config's table (as `ciq-cache env --json` lists them) is a row.

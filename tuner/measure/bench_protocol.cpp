@@ -53,7 +53,7 @@ Result<int> read_answer_status(std::string_view rest, std::uint64_t id) {
       return make_error("garbled", "answered '" + line +
                                        "' without its request's id: requests now start with a line `ciq-request: ID`, "
                                        "and the answer's last line must be `ciq-status: ID STATUS` (update the server; "
-                                       "see the README's --bench-server)");
+                                       "see docs/tuning.md, 'Resident benchmarks')");
     return make_error("garbled", "answered '" + line + "', not `ciq-status: ID STATUS`");
   }
   auto answered = canonical_unsigned(text.substr(0, space));
