@@ -76,11 +76,6 @@ Nvml* Nvml::get(std::string* why) {
   static Nvml* nvml = nullptr;
   static std::string failure;
   std::call_once(once, [] {
-#ifdef CIQ_STATIC_EXECUTABLE
-    failure = "this ciq-tuner is linked statically (CIQ_PORTABLE), and a static program cannot load the driver's NVML; "
-              "use a normal build for energy and the GPU's state";
-    return;
-#endif
     std::string path = env(Env::nvml_library);
     if (path.empty()) path = "libnvidia-ml.so.1";
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
