@@ -332,7 +332,14 @@ Result<std::string> output_directory(std::string dir, const char* prefix) {
       dir = base + "-" + std::to_string(n);
     }
   }
-  if (auto abs = real_path(dir_name(dir))) dir = join_path(*abs, base_name(dir));
+  if (auto abs = real_path(dir_name(dir))) {
+    dir = join_path(*abs, base_name(dir));
+  } else if (dir[0] != '/') {
+    // Levels still to be made: absolute from here all the same, so that
+    // what records the path (campaign.json, the journal) means it anywhere.
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) dir = join_path(cwd, dir);
+  }
   return dir;
 }
 

@@ -396,8 +396,15 @@ Result<std::string> campaign_report(const std::string& dir, std::string* title) 
             esc(k["verdict"].string_or(k["error"].string_or(""))) + "</td><td>" + esc(format_number(k["baseline"].number_or(NAN))) +
             "</td><td>" + esc(format_number(k["best"].number_or(NAN))) + "</td><td>" + (k["shipped"].boolean ? "yes" : "no") +
             "</td><td><code>" + esc(k["controls"].string_or("")) + "</code></td></tr>\n";
-    auto run = load_run(k["run_dir"].string_or(""));
-    if (!run) continue;
+    // A campaign started with a relative --out (before it recorded absolute
+    // paths) names its runs relative to where it ran: they are in its runs/.
+    std::string run_dir = k["run_dir"].string_or("");
+    if (!run_dir.empty() && run_dir[0] != '/' && !is_directory(run_dir)) run_dir = join_path(join_path(dir, "runs"), base_name(run_dir));
+    auto run = load_run(run_dir);
+    if (!run) {
+      plots += "<h2><code>" + esc(k["kernel"].string_or("")) + "</code></h2>\n<p>no plot: " + esc(run.error().message) + "</p>\n";
+      continue;
+    }
     std::string id = "convergence-" + std::to_string(index++);
     std::string svg = convergence_plot(*run, id);
     plots += "<h2><code>" + esc(k["kernel"].string_or("")) + "</code></h2>\n" + svg;
