@@ -20,8 +20,11 @@ first evaluation (the default) fails with it as the reason.
 `--listen SOCKET` also answers requests on a Unix socket, for builds the
 tuner runs as separate processes: `--build 'python3 -m ciq.relay SOCKET
 build --controls={controls} --workdir={workdir}'` makes this process
-compile the candidate (traced by ciq-ptxas). Use it with one GPU: each
-server of `--gpus` would need its own socket.
+compile the candidate (traced by ciq-ptxas). The server must be running
+before the tuner's first build (its discovery build comes before it starts
+any --bench-server): start it yourself and give the tuner `--bench-server
+'python3 -m ciq.relay SOCKET'`, or use ciq.tune, which does all of this. Use
+it with one GPU: each server of `--gpus` would need its own socket.
 """
 import argparse
 import importlib
