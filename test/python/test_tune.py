@@ -16,6 +16,13 @@ class TuneArgumentsTest(unittest.TestCase):
         self.assertEqual(ciq.Choice(1, 2, 3), "choice:1,2,3")
         self.assertEqual(ciq.Choice([64, 128], default=128), "choice:64,128,default=128")
         self.assertEqual(ciq.Literal(7, knockout=0.5), "literal:7,knockout=0.5")
+        # They are what they look like: specs, not strings, that print as their text.
+        spec = ciq.Range(1, 2, 1)
+        self.assertIsInstance(spec, ciq.Range)
+        self.assertIsInstance(spec, ciq.ParamSpec)
+        self.assertNotIsInstance(spec, str)
+        self.assertEqual(str(spec), "range:1:2:1")
+        self.assertEqual(repr(spec), "Range('range:1:2:1')")
 
     def test_choice_values_the_param_syntax_cannot_hold_are_refused(self):
         for bad in ("c,d", "a;b", "", " x"):

@@ -16,7 +16,7 @@ from ._version import __version__
 from .candidate import Candidate
 from .controls import ControlSet, parse_control_set, render_options
 from .jit import KernelCache
-from .tune import Choice, Literal, Range, TuneError, TuneResult, tune
+from .tune import Choice, Literal, ParamSpec, Range, TuneError, TuneResult, tune
 
-__all__ = ["Candidate", "Choice", "ControlSet", "KernelCache", "Literal", "Range", "TuneError", "TuneResult",
+__all__ = ["Candidate", "Choice", "ControlSet", "KernelCache", "Literal", "ParamSpec", "Range", "TuneError", "TuneResult",
            "parse_control_set", "render_options", "tune"]

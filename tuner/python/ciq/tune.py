@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import protocol
 from .candidate import typed_value
@@ -49,34 +50,58 @@ class TuneError(RuntimeError):
     """ciq-tuner could not be found, or stopped without a result (the message says why)."""
 
 
-def _spec(value, default, knockout):
-    text = value + (f",default={default}" if default is not None else "")
-    return text + (f",knockout={knockout}" if knockout is not None else "")
+class ParamSpec:
+    """One application parameter's `--param NAME=...` specification: build it
+    with Range, Choice or Literal; str() gives the command-line text, and a
+    spec equals that text (or another spec of the same text)."""
+
+    def __init__(self, text: str, default: Optional[object] = None, knockout: Optional[float] = None) -> None:
+        text += f",default={default}" if default is not None else ""
+        self.text: str = text + (f",knockout={knockout}" if knockout is not None else "")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return self.text == (other.text if isinstance(other, ParamSpec) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
 
 
-def Range(start, end, step, default=None, knockout=None):
+class Range(ParamSpec):
     """`--param NAME=range:START:END:STEP`: START, START+STEP, ... up to END."""
-    return _spec(f"range:{start}:{end}:{step}", default, knockout)
+
+    def __init__(self, start: float, end: float, step: float, default: Optional[float] = None,
+                 knockout: Optional[float] = None) -> None:
+        super().__init__(f"range:{start}:{end}:{step}", default, knockout)
 
 
-def Choice(*values, default=None, knockout=None):
+class Choice(ParamSpec):
     """`--param NAME=choice:A,B,C`: one of the values (the first is the default unless given)."""
-    if len(values) == 1 and isinstance(values[0], (list, tuple)):
-        values = tuple(values[0])
-    for v in values:
-        if any(ch in str(v) for ch in ",;\n") or str(v) != str(v).strip() or not str(v):
-            raise ValueError(f"Choice value {v!r}: a value cannot be empty, hold ',', ';' or a newline, or start or end with a space")
-    return _spec("choice:" + ",".join(str(v) for v in values), default, knockout)
+
+    def __init__(self, *values: object, default: Optional[object] = None, knockout: Optional[float] = None) -> None:
+        if len(values) == 1 and isinstance(values[0], (list, tuple)):
+            values = tuple(values[0])
+        for v in values:
+            if any(ch in str(v) for ch in ",;\n") or str(v) != str(v).strip() or not str(v):
+                raise ValueError(f"Choice value {v!r}: a value cannot be empty, hold ',', ';' or a newline, or start or end with a space")
+        super().__init__("choice:" + ",".join(str(v) for v in values), default, knockout)
 
 
-def Literal(value, knockout=None):
+class Literal(ParamSpec):
     """`--param NAME=literal:V`: always V, or (with knockout=P) left out with chance P."""
-    return _spec(f"literal:{value}", None, knockout)
+
+    def __init__(self, value: object, knockout: Optional[float] = None) -> None:
+        super().__init__(f"literal:{value}", None, knockout)
 
 
-def param_options(params):
-    """`--param` arguments for {name: spec}: a spec is Range/Choice/Literal's
-    text, any `--param` text after `NAME=`, or a list/tuple (a choice)."""
+def param_options(params: Optional[Mapping[str, object]]) -> List[str]:
+    """`--param` arguments for {name: spec}: a spec is a Range, Choice or
+    Literal, any `--param` text after `NAME=`, or a list/tuple (a choice)."""
     out = []
     for name, spec in (params or {}).items():
         if isinstance(spec, (list, tuple)):
@@ -85,7 +110,7 @@ def param_options(params):
     return out
 
 
-def split_candidate(text):
+def split_candidate(text: Optional[str]) -> Tuple[Dict[str, object], List[str]]:
     """({param: typed value}, [knob assignments]) of a candidate string such as
     `maxrregcount=64;param:x=1` (summary.json's `controls`, results.csv's `candidate`)."""
     params, knobs = {}, []
@@ -116,31 +141,31 @@ class TuneResult:
     returncode: int = 0
 
     @property
-    def best(self):
+    def best(self) -> Optional[float]:
         return self.summary.get("best")
 
     @property
-    def baseline(self):
+    def baseline(self) -> Optional[float]:
         return self.summary.get("baseline")
 
     @property
-    def verdict(self):
+    def verdict(self) -> str:
         return self.summary.get("verdict", "")
 
     @property
-    def shipped(self):
+    def shipped(self) -> bool:
         return bool(self.summary.get("shipped"))
 
     @property
-    def best_params(self):
+    def best_params(self) -> Dict[str, object]:
         return split_candidate(self.summary.get("controls", ""))[0]
 
     @property
-    def best_knobs(self):
+    def best_knobs(self) -> List[str]:
         return split_candidate(self.summary.get("controls", ""))[1]
 
 
-def read_rows(run_dir):
+def read_rows(run_dir: str) -> List[Dict[str, object]]:
     """Every evaluation of `<run_dir>/results.csv` as TuneResult describes; [] when it is missing."""
     path = os.path.join(run_dir, "results.csv")
     if not os.path.isfile(path):
@@ -162,7 +187,7 @@ def read_rows(run_dir):
     return rows
 
 
-def find_tuner(tuner=None):
+def find_tuner(tuner: Optional[str] = None) -> str:
     """ciq-tuner: `tuner`, else $CIQ_TUNER, else the one on PATH. TuneError if none."""
     found = tuner or os.environ.get("CIQ_TUNER") or shutil.which("ciq-tuner")
     if not found:
@@ -213,9 +238,12 @@ class _Tail:
         pass
 
 
-def tune(objective, space="none", params=None, budget=32, directions=None, check=None, compile=None, caches=(),
-         out=None, ship=True, cache_dir=None, repeats=1, verify_runs=None, seed=None, timeout=None, kernels=None,
-         tuner=None, extra_args=(), quiet=False):
+def tune(objective: Callable[..., object], space: str = "none", params: Optional[Mapping[str, object]] = None,
+         budget: int = 32, directions: Union[str, Sequence[str], None] = None, check: Optional[Callable[..., object]] = None,
+         compile: Optional[Callable[..., object]] = None, caches: Sequence[object] = (), out: Optional[str] = None,
+         ship: bool = True, cache_dir: Optional[str] = None, repeats: int = 1, verify_runs: Optional[int] = None,
+         seed: Optional[int] = None, timeout: Optional[float] = None, kernels: Optional[str] = None,
+         tuner: Optional[str] = None, extra_args: Sequence[str] = (), quiet: bool = False) -> "TuneResult":
     """Tunes `params` (and, with space="ptxas" or another knob space, the compiler's
     controls) for `objective`; returns a TuneResult. See the module docstring.
 
