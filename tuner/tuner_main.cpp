@@ -8,6 +8,7 @@
 #include "tuner/orchestrate/captures.h"
 #include "tuner/orchestrate/options.h"
 #include "tuner/orchestrate/profile.h"
+#include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/run.h"
 #include "tuner/orchestrate/space_setup.h"
 #include "tuner/rundir/command_line.h"
@@ -194,9 +195,9 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       name = name.substr(0, name.find('='));
       for (const char* f : fixed)
         if (name == f)
-          return ciq::make_error("invalid", "--resume continues the run as it was started: --" + name +
-                                                " would change what it searches or how candidates are scored "
-                                                "(start a new run with another --out instead)");
+          return ciq::make_error("usage", "--resume continues the run as it was started: --" + name +
+                                              " would change what it searches or how candidates are scored "
+                                              "(start a new run with another --out instead)");
     }
     std::vector<std::string> merged{args[0]};
     for (auto line : ciq::split(*saved, '\n'))
@@ -287,11 +288,11 @@ static int profile_command() {
   p.trace_dir = profile_trace;
   p.build_trace_dir = profile_build_trace;
   p.capture = profile_capture;
-  if (auto checked = tn::check_profile_top(profile_top); !checked) return fail(checked.error().message);
+  if (auto checked = tn::check_profile_top(profile_top); !checked) return tn::fail(checked.error());
   p.top = profile_top;
   p.json = profile_json;
   auto status = tn::run_profile(p);
-  if (!status) return fail(status.error().message);
+  if (!status) return tn::fail(status.error());
   return *status;
 }
 
@@ -308,10 +309,14 @@ static int search_quality_command() {
 static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& args, bool profiled) {
   tn::CampaignOptions c;
   c.concurrent = concurrent;
+  // run_campaign (and its discovery) checks these too; here a mistake in
+  // them exits 2, as in a run.
+  if (auto checked = tn::check_campaign_options(o, c.concurrent); !checked) return tn::fail(checked.error());
+  if (auto checked = tn::check_commands(o); !checked) return tn::fail(checked.error());
   if (profiled) {
     c.from_profile = from_profile.empty() ? "now" : std::string(from_profile);
     auto share = tn::parse_cover(cover);
-    if (!share) return fail(share.error().message);
+    if (!share) return tn::fail(share.error());
     c.cover = *share;
     c.capture = capture_kernels;
   }
@@ -324,9 +329,9 @@ static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& a
 // status of a parse error, or nothing.
 static std::optional<int> parse(int argc, char** argv, std::vector<std::string>& args) {
   if (std::string unknown = unknown_subcommand(argc, argv); !unknown.empty())
-    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')");
+    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')", 2);
   auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
-  if (!resumed) return fail(resumed.error().message);
+  if (!resumed) return tn::fail(resumed.error());
   args = std::move(*resumed);
   static std::vector<const char*> cargv; // LLVM's options keep pointers into it
   for (const auto& a : args) cargv.push_back(a.c_str());
@@ -362,15 +367,15 @@ int main(int argc, char** argv) {
   }
   tn::GivenOptions given = given_options(argc, argv);
   if (run_cmd && !capture.empty()) {
-    if (auto used = tn::use_capture(given, capture, compare); !used) return fail(used.error().message);
+    if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
   } else if (!compare.empty()) {
     return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
   }
   auto options = tn::tune_options(given);
-  if (!options) return fail(options.error().message);
+  if (!options) return tn::fail(options.error());
   if (report_cmd) {
     auto written = tn::write_report(report_dir, report_out);
-    if (!written) return fail(written.error().message);
+    if (!written) return tn::fail(written.error());
     std::printf("%s\n", written->c_str());
     return 0;
   }
