@@ -114,7 +114,8 @@ static cl::list<std::string> profile_argv(cl::Positional, cl::desc("-- <program>
 static cl::opt<std::string> profile_build("build", cl::desc("Build command run first through ciq-nvcc/ciq-ptxas (traced: the table names each kernel's cache key)"), cl::value_desc("cmd"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<bool> profile_shell("shell", cl::desc("Run --build through /bin/sh -c"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_capture("capture", cl::desc("Also capture the first launch of each of these kernels (mangled names, ','; up to 4 launch configurations each) for tuning by replay: `ciq-tuner run --capture OUT/captures --kernels NAME`"), cl::value_desc("kernels"), cl::cat(category), cl::sub(profile_cmd));
-static cl::opt<std::string> profile_out("out", cl::desc("Where the traces go (default: a new directory under $TMPDIR, printed)"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<std::string> profile_out("out", cl::desc("Where the traces go (default: a scratch directory under $TMPDIR, removed at the end unless --keep, --capture or a failure keeps it)"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<bool> profile_keep("keep", cl::desc("Without --out: keep the scratch directory of the traces (its path is printed)"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_trace("trace", cl::desc("Read a recorded kernel trace directory (kernels-*.jsonl) instead of running anything"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_build_trace("build-trace", cl::desc("With --trace: the build's CIQ_TRACE directory, to name each kernel's cache key"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<int> profile_top("top", cl::desc("Kernels listed (default 20; 0 = all)"), cl::init(20), cl::cat(category), cl::sub(profile_cmd));
@@ -285,6 +286,7 @@ static int profile_command() {
   p.shell = profile_shell;
   p.argv.assign(profile_argv.begin(), profile_argv.end());
   p.out_dir = profile_out;
+  p.keep = profile_keep;
   p.trace_dir = profile_trace;
   p.build_trace_dir = profile_build_trace;
   p.capture = profile_capture;
