@@ -71,4 +71,8 @@ if [[ $objective == gpu ]]; then
       "$("$work/stencil-tuned" --repeats 50 | sed -n 's/time_ms: //p')"
   done
 fi
+if [[ $objective != gpu ]]; then
+  printf '\n   Fewer spilled bytes is a proxy, not a speed-up: more registers per thread leave\n'
+  printf '   fewer threads per SM, so time this winner on a GPU before trusting it.\n'
+fi
 printf '\nRun directory: %s/run (journal.jsonl, results.csv, best.controls, summary.json)\n' "$work"

@@ -8,6 +8,7 @@
 #include "tuner/orchestrate/captures.h"
 #include "tuner/orchestrate/options.h"
 #include "tuner/orchestrate/profile.h"
+#include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/run.h"
 #include "tuner/orchestrate/space_setup.h"
 #include "tuner/rundir/command_line.h"
@@ -113,7 +114,8 @@ static cl::list<std::string> profile_argv(cl::Positional, cl::desc("-- <program>
 static cl::opt<std::string> profile_build("build", cl::desc("Build command run first through ciq-nvcc/ciq-ptxas (traced: the table names each kernel's cache key)"), cl::value_desc("cmd"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<bool> profile_shell("shell", cl::desc("Run --build through /bin/sh -c"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_capture("capture", cl::desc("Also capture the first launch of each of these kernels (mangled names, ','; up to 4 launch configurations each) for tuning by replay: `ciq-tuner run --capture OUT/captures --kernels NAME`"), cl::value_desc("kernels"), cl::cat(category), cl::sub(profile_cmd));
-static cl::opt<std::string> profile_out("out", cl::desc("Where the traces go (default: a new directory under $TMPDIR, printed)"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<std::string> profile_out("out", cl::desc("Where the traces go (default: a scratch directory under $TMPDIR, removed at the end unless --keep, --capture or a failure keeps it)"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
+static cl::opt<bool> profile_keep("keep", cl::desc("Without --out: keep the scratch directory of the traces (its path is printed)"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_trace("trace", cl::desc("Read a recorded kernel trace directory (kernels-*.jsonl) instead of running anything"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<std::string> profile_build_trace("build-trace", cl::desc("With --trace: the build's CIQ_TRACE directory, to name each kernel's cache key"), cl::value_desc("dir"), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<int> profile_top("top", cl::desc("Kernels listed (default 20; 0 = all)"), cl::init(20), cl::cat(category), cl::sub(profile_cmd));
@@ -194,9 +196,9 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       name = name.substr(0, name.find('='));
       for (const char* f : fixed)
         if (name == f)
-          return ciq::make_error("invalid", "--resume continues the run as it was started: --" + name +
-                                                " would change what it searches or how candidates are scored "
-                                                "(start a new run with another --out instead)");
+          return ciq::make_error("usage", "--resume continues the run as it was started: --" + name +
+                                              " would change what it searches or how candidates are scored "
+                                              "(start a new run with another --out instead)");
     }
     std::vector<std::string> merged{args[0]};
     for (auto line : ciq::split(*saved, '\n'))
@@ -284,14 +286,15 @@ static int profile_command() {
   p.shell = profile_shell;
   p.argv.assign(profile_argv.begin(), profile_argv.end());
   p.out_dir = profile_out;
+  p.keep = profile_keep;
   p.trace_dir = profile_trace;
   p.build_trace_dir = profile_build_trace;
   p.capture = profile_capture;
-  if (auto checked = tn::check_profile_top(profile_top); !checked) return fail(checked.error().message);
+  if (auto checked = tn::check_profile_top(profile_top); !checked) return tn::fail(checked.error());
   p.top = profile_top;
   p.json = profile_json;
   auto status = tn::run_profile(p);
-  if (!status) return fail(status.error().message);
+  if (!status) return tn::fail(status.error());
   return *status;
 }
 
@@ -308,10 +311,14 @@ static int search_quality_command() {
 static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& args, bool profiled) {
   tn::CampaignOptions c;
   c.concurrent = concurrent;
+  // run_campaign (and its discovery) checks these too; here a mistake in
+  // them exits 2, as in a run.
+  if (auto checked = tn::check_campaign_options(o, c.concurrent); !checked) return tn::fail(checked.error());
+  if (auto checked = tn::check_commands(o); !checked) return tn::fail(checked.error());
   if (profiled) {
     c.from_profile = from_profile.empty() ? "now" : std::string(from_profile);
     auto share = tn::parse_cover(cover);
-    if (!share) return fail(share.error().message);
+    if (!share) return tn::fail(share.error());
     c.cover = *share;
     c.capture = capture_kernels;
   }
@@ -324,9 +331,9 @@ static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& a
 // status of a parse error, or nothing.
 static std::optional<int> parse(int argc, char** argv, std::vector<std::string>& args) {
   if (std::string unknown = unknown_subcommand(argc, argv); !unknown.empty())
-    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')");
+    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')", 2);
   auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
-  if (!resumed) return fail(resumed.error().message);
+  if (!resumed) return tn::fail(resumed.error());
   args = std::move(*resumed);
   static std::vector<const char*> cargv; // LLVM's options keep pointers into it
   for (const auto& a : args) cargv.push_back(a.c_str());
@@ -362,15 +369,15 @@ int main(int argc, char** argv) {
   }
   tn::GivenOptions given = given_options(argc, argv);
   if (run_cmd && !capture.empty()) {
-    if (auto used = tn::use_capture(given, capture, compare); !used) return fail(used.error().message);
+    if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
   } else if (!compare.empty()) {
     return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
   }
   auto options = tn::tune_options(given);
-  if (!options) return fail(options.error().message);
+  if (!options) return tn::fail(options.error());
   if (report_cmd) {
     auto written = tn::write_report(report_dir, report_out);
-    if (!written) return fail(written.error().message);
+    if (!written) return tn::fail(written.error());
     std::printf("%s\n", written->c_str());
     return 0;
   }

@@ -21,7 +21,9 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <nss.h>
 #include <poll.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -157,6 +159,22 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
 
 namespace {
 
+// A statically linked ciq tool (the wrappers; every tool of a CIQ_PORTABLE
+// build: no dynamic loader, AT_BASE 0) looks host names up in /etc/hosts and
+// DNS only, the two sources glibc has built in. Otherwise glibc would dlopen
+// the other NSS modules /etc/nsswitch.conf names (mdns4_minimal, resolve,
+// sss, ...), which work in a static program only when they come from the
+// very glibc it was linked with (the linker's getaddrinfo warning), and may
+// crash it on another machine. A dynamically linked tool keeps the host's
+// configuration.
+void use_built_in_host_lookup() {
+  static const bool once = [] {
+    if (::getauxval(AT_BASE) == 0) ::__nss_configure_lookup("hosts", "files dns");
+    return true;
+  }();
+  (void)once;
+}
+
 // getaddrinfo has no timeout of its own: numeric addresses need no
 // resolver; names go through getaddrinfo_a, waited for until the deadline.
 // On timeout the request is abandoned (its memory too: the resolver thread
@@ -168,6 +186,7 @@ Result<addrinfo*> resolve(const std::string& host, const std::string& port, long
   hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) == 0) return found;
+  use_built_in_host_lookup();
   struct Request {
     std::string host, port;
     addrinfo hints{};

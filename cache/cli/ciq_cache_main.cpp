@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   if (creating && ciq::is_directory(dir)) std::cerr << "ciq-cache: created the cache directory " << dir << "\n";
   if (!result) {
     std::cerr << "ciq-cache: error: " << ciq::printable_lines(result.error().message) << "\n";
-    return 1;
+    return result.error().code == "usage" ? 2 : 1; // 2: a mistake on the command line
   }
   return 0;
 }

@@ -48,7 +48,7 @@ Result<std::vector<std::string>> match_keys(const Store& store, const std::strin
 }
 
 Result<std::string> unique_key(const Store& store, const std::string& prefix) {
-  if (prefix.size() < 4) return make_error("invalid", "give at least 4 hex digits of a key (see 'ciq-cache list')");
+  if (prefix.size() < 4) return make_error("usage", "give at least 4 hex digits of a key (see 'ciq-cache list')");
   auto keys = match_keys(store, prefix);
   if (!keys) return keys.error();
   if (keys->empty()) return make_error("not-found", "no record has a key starting with " + prefix);
@@ -132,10 +132,10 @@ static Result<spaces::ControlSet> requested_controls(const PutRequest& req, cons
 static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
   Hash128 key;
   if (!from_hex(req.unit_key, key.data(), key.size()))
-    return make_error("invalid", "--unit takes a unit key of 32 hex digits (from a CIQ_TRACE build's units/*.json), got '" +
-                                     req.unit_key + "'");
+    return make_error("usage", "--unit takes a unit key of 32 hex digits (from a CIQ_TRACE build's units/*.json), got '" +
+                                   req.unit_key + "'");
   if (!req.ptx_file.empty() || !req.acf_file.empty() || !req.flags.empty())
-    return make_error("invalid", "--unit stores NVVM-stage options only; --ptx, --acf and --flags are for ptxas entries");
+    return make_error("usage", "--unit stores NVVM-stage options only; --ptx, --acf and --flags are for ptxas entries");
   std::string nvcc_path = req.nvcc.empty() ? env(Env::real_nvcc) : req.nvcc;
   auto found = find_program(nvcc_path.empty() ? "nvcc" : nvcc_path);
   if (!found) return make_error("not-found", "cannot find nvcc (give --nvcc PATH or set CIQ_REAL_NVCC)");
@@ -180,9 +180,9 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
 
 Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
   if (!req.unit_key.empty()) return put_unit(cache_dir, req, json, out);
-  if (req.ptx_file.empty()) return make_error("invalid", "put needs --ptx FILE (the PTX the controls are for)");
-  if (req.arch.empty()) return make_error("invalid", "put needs --arch sm_XX (the target ptxas compiles for)");
-  if (!starts_with(req.arch, "sm_")) return make_error("invalid", "--arch must be a real target such as sm_90a, not '" + req.arch + "'");
+  if (req.ptx_file.empty()) return make_error("usage", "put needs --ptx FILE (the PTX the controls are for)");
+  if (req.arch.empty()) return make_error("usage", "put needs --arch sm_XX (the target ptxas compiles for)");
+  if (!starts_with(req.arch, "sm_")) return make_error("usage", "--arch must be a real target such as sm_90a, not '" + req.arch + "'");
   auto ptx = read_file(req.ptx_file);
   if (!ptx) return make_error("io", ptx.error().message);
   PtxModule module = scan_ptx(*ptx);
@@ -396,7 +396,7 @@ Result<void> remove_records(const std::string& cache_dir, const std::vector<std:
     if (!k) return k.error();
     keys = std::move(*k);
   } else {
-    if (prefixes.empty()) return make_error("invalid", "rm needs KEY... (prefixes from 'ciq-cache list') or --all");
+    if (prefixes.empty()) return make_error("usage", "rm needs KEY... (prefixes from 'ciq-cache list') or --all");
     for (const auto& p : prefixes) {
       auto k = unique_key(*store, p);
       if (!k) return k.error();

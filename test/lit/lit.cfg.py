@@ -65,6 +65,8 @@ config.substitutions.append(("%profile_tool", os.path.join(config.ciq_test_bin_d
 config.substitutions.append(("%controls_tool", os.path.join(config.ciq_test_bin_dir, "ciq-test-controls")))
 # %fake_nvml: a stand-in libnvidia-ml (test/nvml/fake_nvml.c) for CIQ_NVML_LIBRARY.
 config.substitutions.append(("%fake_nvml", os.path.join(config.ciq_test_bin_dir, "libciq-test-fake-nvml.so")))
+# %fake_nss: the directory of a stand-in NSS module that marks its loading (test/nss/marker_nss.c).
+config.substitutions.append(("%fake_nss", os.path.join(config.ciq_test_bin_dir, "fake-nss")))
 # %replay_cuda: a stand-in libcuda (test/cuda/fake_cuda.c) for ciq-replay's CIQ_CUDA_LIBRARY.
 config.substitutions.append(("%replay_cuda", os.path.join(config.ciq_test_bin_dir, "libciq-test-replay-cuda.so")))
 if config.ciq_inject_library:

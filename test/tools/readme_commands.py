@@ -8,8 +8,11 @@ The README is its front page and the docs/ pages it links, given in
 reading order and checked as one text.
 
 The README's Environment table must list every variable `ciq-cache env`
-does. Every command of the README's ```sh blocks, and every inline `ciq-cache ...`
-or `ciq-tuner ...` in its prose, is classified and reported, one line each:
+does, and the sentence above it name exactly the rows marked libciq-inject,
+the variables tuner/inject reads; its Layout names every entry of
+examples/. Every command of the README's ```sh blocks, and every inline
+`ciq-cache ...` or `ciq-tuner ...` in its prose, is classified and
+reported, one line each:
 
   OPTS ok    its subcommand and every option exist (parsed from `--help`);
              done for every ciq-cache and ciq-tuner command
@@ -339,6 +342,34 @@ def main():
             report("OPTS", "ok (environment table)", name)
         else:
             report("FAIL", "missing from the README's Environment table:", name)
+
+    # The sentence above the table names the variables libciq-inject.so
+    # reads: the rows marked libciq-inject, and the names tuner/inject reads.
+    sentence = re.search(r"The rows marked\s+libciq-inject \(([^)]*)\)", text)
+    named = set(re.findall(r"`(CIQ_[A-Z_]+)`", sentence.group(1))) if sentence else set()
+    marked = set(re.findall(r"^\| `(CIQ_[A-Z_]+)[^|]*\| libciq-inject\b", text, flags=re.M))
+    read = set()
+    for root, _, files in os.walk(os.path.join(args.source, "tuner", "inject")):
+        for f in files:
+            with open(os.path.join(root, f), errors="replace") as source:
+                read |= set(re.findall(r'"(CIQ_[A-Z_]+)"', source.read()))
+    for name in sorted(named | marked | read):
+        if name in named and name in marked and name in read:
+            report("OPTS", "ok (read by libciq-inject)", name)
+        else:
+            report("FAIL", "libciq-inject reads it" if name in read else "libciq-inject does not read it",
+                   f"{name}: named in 'The rows marked libciq-inject (...)': {name in named}, "
+                   f"its row marked libciq-inject: {name in marked}")
+
+    # The Layout block names every folder and script of examples/.
+    layout = re.search(r"^## Layout\n+```\n(.*?)^```", text, flags=re.M | re.S)
+    layout_text = layout.group(1) if layout else ""
+    for entry in sorted(os.listdir(os.path.join(args.source, "examples"))):
+        shown = entry + "/" if os.path.isdir(os.path.join(args.source, "examples", entry)) else entry
+        if re.search(r"(^|\s)" + re.escape(shown) + r"(\s|$)", layout_text):
+            report("OPTS", "ok (layout)", "examples/" + shown)
+        else:
+            report("FAIL", "not in the README's Layout:", "examples/" + shown)
 
     print(f"readme: {counts['OPTS']} option checks, {counts['EXEC']} executed, {counts['SKIP']} skipped, "
           f"{counts['FAIL']} failed")

@@ -20,8 +20,8 @@ Result<void> resolve_tools(SlurmConfig& config) {
   for (std::string* tool : {&config.srun, &config.scancel, &config.squeue}) {
     auto found = find_program(*tool);
     if (!found)
-      return make_error("usage", "--executor slurm needs Slurm's '" + *tool +
-                                     "' on PATH (Debian: slurm-client) and a cluster it can reach (SLURM_CONF)");
+      return make_error("not-found", "--executor slurm needs Slurm's '" + *tool +
+                                         "' on PATH (Debian: slurm-client) and a cluster it can reach (SLURM_CONF)");
     auto abs = real_path(*found);
     *tool = abs ? *abs : *found;
   }

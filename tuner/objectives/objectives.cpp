@@ -26,9 +26,9 @@ Result<Objective> builtin_objective(const std::string& spec) {
   } else if (spec == "energy") o.kind = ObjectiveKind::energy;
   else if (spec == "power") o.kind = ObjectiveKind::power;
   else
-    return make_error("invalid", "unknown objective '" + spec +
-                                     "' (built-in objectives: ptxas:spill-stores, ptxas:registers, ptxas:stack, "
-                                     "compile-time, kernel-time[:GLOB], energy, power; use --metric REGEX for a benchmark's number)");
+    return make_error("usage", "unknown objective '" + spec +
+                                   "' (built-in objectives: ptxas:spill-stores, ptxas:registers, ptxas:stack, "
+                                   "compile-time, kernel-time[:GLOB], energy, power; use --metric REGEX for a benchmark's number)");
   return o;
 }
 
@@ -60,9 +60,9 @@ Result<Objective> metric_objective(const std::string& pattern) {
   options.set_log_errors(false);
   auto regex = std::make_shared<const RE2>(pattern, options);
   if (!regex->ok())
-    return make_error("invalid", "--metric '" + pattern + "' is not a valid regular expression (RE2 syntax): " + regex->error());
+    return make_error("usage", "--metric '" + pattern + "' is not a valid regular expression (RE2 syntax): " + regex->error());
   if (regex->NumberOfCapturingGroups() < 1)
-    return make_error("invalid", "--metric '" + pattern + "' needs a capture group around the number, e.g. 'time_ms: ([0-9.]+)'");
+    return make_error("usage", "--metric '" + pattern + "' needs a capture group around the number, e.g. 'time_ms: ([0-9.]+)'");
   o.regex = std::move(regex);
   return o;
 }

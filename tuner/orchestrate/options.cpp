@@ -36,11 +36,11 @@ Result<void> set_objectives(const GivenOptions& given, TuneOptions& o) {
   for (std::size_t i = 0; i < o.setup.objectives.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (o.setup.objectives[i].name == o.setup.objectives[j].name)
-        return make_error("invalid", "objective '" + o.setup.objectives[i].name + "' is given twice (--metric/--objective)");
+        return make_error("usage", "objective '" + o.setup.objectives[i].name + "' is given twice (--metric/--objective)");
   for (std::size_t i = 0; i < given.directions.size(); ++i) {
     if (given.directions[i] != "min" && given.directions[i] != "max")
-      return make_error("invalid", "--direction must be min or max, not '" + given.directions[i] + "'");
-    if (i >= o.setup.objectives.size()) return make_error("invalid", "more --direction values than objectives");
+      return make_error("usage", "--direction must be min or max, not '" + given.directions[i] + "'");
+    if (i >= o.setup.objectives.size()) return make_error("usage", "more --direction values than objectives");
     o.setup.objectives[i].maximize = given.directions[i] == "max";
   }
   // kernel-time alone times the targeted kernels; it needs libciq-inject.
@@ -57,7 +57,7 @@ Result<void> set_objectives(const GivenOptions& given, TuneOptions& o) {
 // --executor and the --slurm-* options.
 Result<void> set_executor(const GivenOptions& given, TuneOptions& o) {
   if (given.executor == "local") return {};
-  if (given.executor != "slurm") return make_error("invalid", "--executor must be local or slurm, not '" + given.executor + "'");
+  if (given.executor != "slurm") return make_error("usage", "--executor must be local or slurm, not '" + given.executor + "'");
   o.setup.slurm = given.slurm;
   return {};
 }
@@ -71,7 +71,7 @@ Result<void> set_prefer(const GivenOptions& given, TuneOptions& o) {
   if (found == SIZE_MAX) {
     std::string names;
     for (const auto& obj : o.setup.objectives) names += (names.empty() ? "" : ", ") + obj.name;
-    return make_error("invalid", "--prefer " + given.prefer + " is none of the objectives (" + names + "; or their number from 1)");
+    return make_error("usage", "--prefer " + given.prefer + " is none of the objectives (" + names + "; or their number from 1)");
   }
   o.prefer = found;
   return {};
@@ -83,7 +83,7 @@ Result<void> check_energy(const TuneOptions& o) {
   for (const auto& obj : o.setup.objectives) {
     if (!obj.needs_energy()) continue;
     if (o.setup.slurm)
-      return make_error("invalid", "--objective " + obj.name + " reads the GPU's energy counter on this machine: not with --executor slurm");
+      return make_error("usage", "--objective " + obj.name + " reads the GPU's energy counter on this machine: not with --executor slurm");
     std::string why;
     Nvml* nvml = Nvml::get(&why);
     if (!nvml) return make_error("not-found", "--objective " + obj.name + " needs NVML (libnvidia-ml.so.1, from the NVIDIA driver): " + why);
@@ -129,7 +129,7 @@ Result<void> set_setup(const GivenOptions& given, TuneOptions& o) {
 Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
   o.space = given.space;
   if (given.stages != "all" && given.stages != "ptxas" && given.stages != "nvcc")
-    return make_error("invalid", "--stages must be all, ptxas or nvcc, not '" + given.stages + "'");
+    return make_error("usage", "--stages must be all, ptxas or nvcc, not '" + given.stages + "'");
   o.stages = given.stages;
   o.params = given.params;
   o.seeds = given.seed_controls;
@@ -157,7 +157,7 @@ Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
     o.publish = *url;
   }
   if (given.strategy != "genetic" && given.strategy != "generational" && given.strategy != "random")
-    return make_error("invalid", "--strategy must be genetic, generational or random, not '" + given.strategy + "'");
+    return make_error("usage", "--strategy must be genetic, generational or random, not '" + given.strategy + "'");
   o.random_search = given.strategy == "random";
   o.generational = given.strategy == "generational";
   o.command_line = given.command_line;
@@ -179,8 +179,8 @@ std::string unwritable_cache(const std::string& dir) {
 // nothing shipped.
 Result<void> prepare_replay(TuneOptions& o) {
   if (!o.setup.build.empty() || !o.setup.bench.empty() || !o.setup.check.empty())
-    return make_error("invalid", "--replay answers evaluations from its file: give no --build, --bench or --check");
-  if (!o.setup.objectives.empty()) return make_error("invalid", "--replay's objective is the recorded time: give no --metric or --objective");
+    return make_error("usage", "--replay answers evaluations from its file: give no --build, --bench or --check");
+  if (!o.setup.objectives.empty()) return make_error("usage", "--replay's objective is the recorded time: give no --metric or --objective");
   auto data = ReplayData::load(o.replay);
   if (!data) return data.error();
   o.setup.replay = *data;
@@ -218,9 +218,9 @@ Result<std::vector<std::string>> parse_gpu_list(const std::string& list) {
   if (list.empty()) return gpus;
   for (auto part : split(list, ',')) {
     std::string_view g = trim(part);
-    if (g.empty()) return make_error("invalid", "--gpus '" + list + "' has an empty entry: give GPUs as 0,1 (indices or UUIDs)");
+    if (g.empty()) return make_error("usage", "--gpus '" + list + "' has an empty entry: give GPUs as 0,1 (indices or UUIDs)");
     if (std::find(gpus.begin(), gpus.end(), g) != gpus.end())
-      return make_error("invalid", "--gpus names GPU '" + std::string(g) + "' twice: each benchmark slot is one GPU");
+      return make_error("usage", "--gpus names GPU '" + std::string(g) + "' twice: each benchmark slot is one GPU");
     gpus.emplace_back(g);
   }
   return gpus;
@@ -232,10 +232,10 @@ Result<TuneOptions> tune_options(const GivenOptions& given) {
   if (auto r = set_search(given, o); !r) return r.error();
   if (given.budget < 1 || given.pool < 2 || given.repeats < 1 || o.setup.jobs < 1 || given.verify_runs < 2 || given.cull < 0 ||
       given.cull >= 1 || given.mutate_rate < 0 || given.mutate_rate > 1)
-    return make_error("invalid", "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
-                                 "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
+    return make_error("usage", "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
+                               "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   if (!(given.timeout >= 0) || !(given.server_start >= 0))
-    return make_error("invalid", "need --timeout >= 0 and --server-start >= 0 (seconds)");
+    return make_error("usage", "need --timeout >= 0 and --server-start >= 0 (seconds)");
   return o;
 }
 
@@ -245,21 +245,21 @@ Result<double> parse_cover(const std::string& text) {
   if (percent) share.pop_back();
   char* end = nullptr;
   double value = std::strtod(share.c_str(), &end);
-  if (share.empty() || *end) return make_error("invalid", "--cover takes a percentage (e.g. 90%), not '" + text + "'");
+  if (share.empty() || *end) return make_error("usage", "--cover takes a percentage (e.g. 90%), not '" + text + "'");
   // 0.9 is read as a fraction (90 %), as 90 and 90% are percentages.
   double cover = percent || value > 1 ? value / 100 : value;
-  if (!(cover > 0 && cover <= 1)) return make_error("invalid", "--cover must be a percentage above 0 and at most 100");
+  if (!(cover > 0 && cover <= 1)) return make_error("usage", "--cover must be a percentage above 0 and at most 100");
   return cover;
 }
 
 Result<std::string> publish_url(const std::string& given, const std::string& full) {
   auto url = parse_redis_url(given);
-  if (!url) return make_error("invalid", url.error().message);
+  if (!url) return make_error("usage", url.error().message);
   bool masked = redact_secrets(given) == given && given.find("***@") != std::string::npos;
   if (!masked) return given;
   if (full.empty())
-    return make_error("invalid", "--publish " + given + ": the run directory keeps this URL without its password; give it "
-                                 "again after --resume DIR (--publish URL), or set CIQ_PUBLISH to the URL");
+    return make_error("usage", "--publish " + given + ": the run directory keeps this URL without its password; give it "
+                               "again after --resume DIR (--publish URL), or set CIQ_PUBLISH to the URL");
   if (auto f = parse_redis_url(full); !f) return make_error("invalid", "CIQ_PUBLISH: " + f.error().message);
   if (redact_secrets(full) != given)
     return make_error("invalid", "CIQ_PUBLISH is " + redact_secrets(full) + ", not the URL of --publish " + given +
@@ -273,20 +273,31 @@ bool campaign_needs_gpus(const TuneOptions& o, int concurrent) {
 }
 
 Result<void> check_campaign_options(const TuneOptions& o, int concurrent) {
-  if (concurrent < 1) return make_error("invalid", "--concurrent must be at least 1");
+  if (concurrent < 1) return make_error("usage", "--concurrent must be at least 1");
   if (campaign_needs_gpus(o, concurrent) && o.setup.gpus.size() < std::size_t(concurrent))
-    return make_error("invalid", "--concurrent " + std::to_string(concurrent) + " with a benchmark on this machine needs --gpus with at least " +
-                                     std::to_string(concurrent) + " GPUs (each search times on its own), or --executor slurm");
+    return make_error("usage", "--concurrent " + std::to_string(concurrent) + " with a benchmark on this machine needs --gpus with at least " +
+                                   std::to_string(concurrent) + " GPUs (each search times on its own), or --executor slurm");
   if (concurrent > 1 && !o.setup.build.empty() && o.setup.build.find("{workdir}") == std::string::npos)
-    return make_error("invalid", "--concurrent " + std::to_string(concurrent) + " runs " + std::to_string(concurrent) +
-                                     " searches at once, but every one would build the same tree ('" + o.setup.build +
+    return make_error("usage", "--concurrent " + std::to_string(concurrent) + " runs " + std::to_string(concurrent) +
+                                   " searches at once, but every one would build the same tree ('" + o.setup.build +
                                      "'): build into {workdir} (e.g. 'cmake -S . -B {workdir}/b && cmake --build {workdir}/b' with "
                                      "--shell), or use --concurrent 1");
   return {};
 }
 
 Result<void> check_profile_top(int top) {
-  if (top < 0) return make_error("invalid", "--top takes a number of kernels, 0 for all; not " + std::to_string(top));
+  if (top < 0) return make_error("usage", "--top takes a number of kernels, 0 for all; not " + std::to_string(top));
+  return {};
+}
+
+Result<void> check_commands(const TuneOptions& o) {
+  bool replay = o.setup.replay || !o.replay.empty(); // its objective is the recorded time
+  if (o.setup.bench.empty() && !replay &&
+      std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); }))
+    return make_error("usage", "--metric needs --bench (the command whose output holds the number)");
+  if (o.setup.objectives.empty() && !replay)
+    return make_error("usage", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
+  if (o.setup.build.empty() && o.setup.bench.empty() && !replay) return make_error("usage", "give --build CMD and/or --bench CMD");
   return {};
 }
 
@@ -299,12 +310,7 @@ Result<void> prepare_run(TuneOptions& o) {
   o.setup.compiler = o.space != "none";
   o.setup.executor = make_executor(o.setup);
   if (auto ready = o.setup.executor->check_options(o.setup); !ready) return ready.error();
-  if (o.setup.bench.empty() && !o.setup.replay &&
-      std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); }))
-    return make_error("invalid", "--metric needs --bench (the command whose output holds the number)");
-  if (o.setup.objectives.empty())
-    return make_error("invalid", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
-  if (o.setup.build.empty() && o.setup.bench.empty() && !o.setup.replay) return make_error("invalid", "give --build CMD and/or --bench CMD");
+  if (auto r = check_commands(o); !r) return r.error();
   if (auto r = prepare_cache(o); !r) return r.error();
   auto out = output_directory(o.out_dir, "ciq-tune");
   if (!out) return out.error();

@@ -108,6 +108,11 @@ bool campaign_needs_gpus(const TuneOptions& o, int concurrent);
 /// `ciq-tuner profile --top N`: a number of kernels, 0 for all.
 Result<void> check_profile_top(int top);
 
+/// The commands and objectives a run needs: an objective, --bench for a
+/// --metric, and --build or --bench (none of them with --replay). Fails
+/// ("usage") naming what is missing.
+Result<void> check_commands(const TuneOptions& o);
+
 /// What a run (or a campaign's discovery) needs settled on this machine
 /// before it starts: --replay's file read (its objective set, nothing
 /// shipped), the executor made and its options checked, the objectives'

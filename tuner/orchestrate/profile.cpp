@@ -165,6 +165,7 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
   auto out = new_out_dir(out_dir);
   if (!out) return out.error();
   ProfileCapture c;
+  c.dir = *out;
   c.kernel_dir = join_path(*out, "kernels");
   c.build_dir = join_path(*out, "build-trace");
   if (!capture_kernels.empty()) c.captures_dir = join_path(*out, "captures");
@@ -200,7 +201,8 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
     if (!ran) return ran.error();
     kept(*ran);
     if (!ran->succeeded())
-      return make_error("build", "the build failed (" + ran->describe() + "): " + build_command + (quiet ? " (log: " + log + ")" : ""));
+      return make_error("build", "the build failed (" + ran->describe() + "): " + build_command + (quiet ? " (log: " + log + ")" : "") +
+                                     (out_dir.empty() ? "; its trace is kept in " + *out : ""));
   }
   RunOptions program;
   program.argv = argv;
@@ -257,9 +259,22 @@ Result<int> run_profile(const ProfileOptions& o) {
   int program_status = 0;
   if (!o.capture.empty() && !o.trace_dir.empty())
     return make_error("usage", "--capture records launches while the program runs: give the program after '--', not --trace");
+  // Without --out the traces are scratch, as a compiler cache leaves no
+  // litter: removed at the end of a profile that went well (`done`), else
+  // kept for a look, and said where (a failed build's error says it).
+  struct Scratch {
+    std::string dir;
+    bool keep = false, done = false;
+    ~Scratch() {
+      if (dir.empty()) return;
+      if (done && !keep) remove_tree(dir);
+      else std::fprintf(stderr, "ciq-tuner: the traces are kept in %s\n", printable(dir).c_str());
+    }
+  } scratch;
   if (kernel_dir.empty()) {
     auto captured = capture_profile(o.build, o.argv, o.shell, o.out_dir, o.library, {}, false, o.capture);
     if (!captured) return captured.error();
+    if (o.out_dir.empty()) scratch.dir = captured->dir, scratch.keep = o.keep || !o.capture.empty();
     kernel_dir = captured->kernel_dir;
     build_dir = captured->build_dir;
     program_status = captured->program_status;
@@ -281,6 +296,7 @@ Result<int> run_profile(const ProfileOptions& o) {
   auto rows = profile_rows(p->trace, p->build);
   std::string text = o.json ? profile_json(p->trace, rows) + "\n" : format_profile(p->trace, rows, o.top);
   std::fwrite(text.data(), 1, text.size(), stdout);
+  scratch.done = program_status == 0;
   return program_status;
 }
 

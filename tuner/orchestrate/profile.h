@@ -20,7 +20,8 @@ struct ProfileOptions {
   std::string build;              // run first with CIQ_TRACE (optional)
   std::vector<std::string> argv;  // the program, as given after `--`
   bool shell = false;             // build: through /bin/sh -c
-  std::string out_dir;            // where the traces go ("" = a new one under $TMPDIR)
+  std::string out_dir;            // where the traces go ("" = a scratch one under $TMPDIR, see run_profile)
+  bool keep = false;              // keep the scratch directory of out_dir ""
   std::string trace_dir;          // read a recorded kernel trace instead of running
   std::string build_trace_dir;    // ... and its build trace (optional)
   std::string library;            // libciq-inject.so ("" = CIQ_INJECT_LIBRARY, else beside ciq-tuner)
@@ -64,6 +65,7 @@ std::string no_driver_note();
 
 /// Where one profiling run left its traces, and how the program ended.
 struct ProfileCapture {
+  std::string dir;                    // <out>: out_dir, or the directory made under $TMPDIR
   std::string kernel_dir, build_dir;  // <out>/kernels, <out>/build-trace
   std::string captures_dir;           // <out>/captures when kernels were to be captured, else ""
   int program_status = 0;             // as a shell reports it
@@ -93,6 +95,11 @@ Result<Profile> read_profile(const std::string& kernel_dir, const std::string& b
 /// Runs the build (if any) and the program, or reads recorded traces, and
 /// prints the table. The exit status: the program's when it ran and the
 /// trace has timing; 1 with "no kernel timing: <why>" when it has none.
+/// Without out_dir the traces go to a scratch directory under $TMPDIR,
+/// removed once the table is printed; it is kept, and its path said on
+/// stderr, with `keep`, with `capture` (the captures are for a later
+/// `run --capture`), or when anything failed (the program, the build, the
+/// timing), for a look at what went wrong.
 Result<int> run_profile(const ProfileOptions& options);
 
 } // namespace ciq::tuner

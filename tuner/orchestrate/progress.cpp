@@ -28,6 +28,11 @@ int fail(const std::string& message) {
   return 1;
 }
 
+int fail(const Error& error) {
+  fail(error.message);
+  return error.code == "usage" ? 2 : 1;
+}
+
 Progress::Progress(const TuneOptions& o, int budget)
     : o_(o), budget_(budget), tty_(::isatty(2)), start_(std::chrono::steady_clock::now()) {}
 

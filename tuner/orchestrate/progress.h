@@ -29,6 +29,11 @@ double shown(const TuneOptions& o, const EvalRecord& r, std::size_t k);
 /// returns 1, the exit status of a run that could not tune.
 int fail(const std::string& message);
 
+/// fail() for an error, whose code picks the exit status: 2 for a mistake
+/// on the command line (code "usage": an option missing, unknown, out of
+/// range or at odds with another), 1 for everything else.
+int fail(const Error& error);
+
 /// The progress lines: "[gen G] N/BUDGET value (change) | best ... | F
 /// failed | ETA", then "[prune] ..." for the pruning trials, which come on
 /// top of the budget. An evaluation asked again is counted once.

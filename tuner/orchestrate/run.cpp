@@ -169,7 +169,7 @@ int conclude(const TuneOptions& o, const SearchSpace& space, const Evaluator& ev
 } // namespace
 
 int run_tuning(TuneOptions o) {
-  if (auto prepared = prepare_run(o); !prepared) return fail(prepared.error().message);
+  if (auto prepared = prepare_run(o); !prepared) return fail(prepared.error());
   if (auto claimed = claim_run_directory(o); !claimed) return fail(claimed.error().message);
   struct Unlock {
     ~Unlock() { release_run_directory(); }
