@@ -12,6 +12,7 @@
 #include "cache/ptxas_identity.h"
 #include "cache/record.h"
 #include "cache/store.h"
+#include "cache/tuned_on.h"
 #include "spaces/space.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -75,10 +76,24 @@ std::string record_json(std::string_view key, const Record& r, bool quarantined)
   j += "},\"provenance\":{";
   first = true;
   for (const auto& [k, v] : r.provenance) add(k, v);
+  // The same, read the one way whatever names the record's ciq gave it.
+  auto on = tuned_on(r);
+  j += "},\"tuned_on\":{";
+  first = true;
+  for (const auto& [k, v] : {std::pair<std::string, std::string>{"compiler", on.compiler}, {"driver", on.driver}, {"gpu_model", on.gpu_model},
+                             {"gpu_memory_mib", on.gpu_memory_mib}, {"gpu_cuda_cores", on.gpu_cuda_cores}, {"command_line", on.command_line}})
+    if (!v.empty()) add(k, v);
   return j + "},\"quarantined\":" + (quarantined ? "true" : "false") + "}";
 }
 
 } // namespace
+
+// `list`'s last column: the GPU model an entry was verified on, "" when it
+// records none.
+static std::string tuned_on_column(const Record& r) {
+  std::string model = tuned_on(r).gpu_model;
+  return model.empty() ? "" : "  gpu " + printable(model);
+}
 
 std::string describe_controls(const Record& r) {
   if (!r.controls.empty()) return spaces::summarise_control_set(r.controls);
@@ -356,7 +371,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
                        (r->kind == "unit" ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
                                           : "  ptxas " + r->ptxas + "  " + (r->kernel.empty() ? "(module)" : r->kernel)) +
                        "  " + describe_controls(*r))
-          << (bad ? "  [quarantined]" : "") << "\n";
+          << (bad ? "  [quarantined]" : "") << tuned_on_column(*r) << "\n";
     return true;
   });
 }
@@ -382,6 +397,13 @@ Result<void> show_record(const std::string& cache_dir, const std::string& prefix
   // (a record that did not parse may hold anything).
   if (*q) out << "# quarantined: " << printable(**q) << "\n";
   if (r && r->controls.empty()) out << "# controls: " << printable(describe_controls(*r)) << "\n";
+  if (r) {
+    // What it was tuned and verified on, gathered from its provenance (old
+    // records keep it under other names: tuned_on() reads them all).
+    auto on = tuned_on(*r);
+    if (std::string gpu = describe_gpu(on); !gpu.empty()) out << "# verified on: " << printable(gpu) << "\n";
+    if (!on.command_line.empty()) out << "# run: " << printable(on.command_line) << "\n";
+  }
   out << printable_lines(**text);
   return {};
 }

@@ -7,6 +7,7 @@
 #include "cache/record.h"
 #include "cache/remote.h"
 #include "cache/store.h"
+#include "cache/tuned_on.h"
 #include "spaces/space.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -106,7 +107,8 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
         if (!match) return true;
       }
       if (!f.space.empty() && rec->controls.space != f.space) return true;
-      if (!f.gpu.empty() && rec->provenance_value("gpu").find(f.gpu) == std::string::npos) return true;
+      // The model as tuned_on() reads it: NVML's name where nvidia-smi gave none.
+      if (!f.gpu.empty() && tuned_on(*rec).gpu_model.find(f.gpu) == std::string::npos) return true;
       if (!f.since.empty() && rec->created < f.since) return true;
       Hash128 key;
       std::copy(k.begin(), k.end(), key.begin());

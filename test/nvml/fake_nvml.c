@@ -4,7 +4,9 @@
  * signatures, and answers from a state file named by FAKE_NVML_STATE that
  * the test's benchmark writes: lines "energy_mj N", "sm_mhz N",
  * "reasons N" (clock-event bits), "energy_supported 0|1", "init_fails 1".
- * Missing lines: 0 mJ, 1980 MHz, no reasons, energy supported. */
+ * Missing lines: 0 mJ, 1980 MHz, no reasons, energy supported.
+ * The GPU's name is $FAKE_NVML_NAME (default "Fake H200"), its memory
+ * 143771 MiB and its CUDA cores 16896. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +61,8 @@ int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long lo
   return 0;
 }
 int nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned length) {
-  snprintf(name, length, "Fake H200");
+  const char* given = getenv("FAKE_NVML_NAME");
+  snprintf(name, length, "%s", given ? given : "Fake H200");
   return 0;
 }
 int nvmlSystemGetDriverVersion(char* version, unsigned length) {
@@ -70,3 +73,17 @@ int nvmlDeviceGetEccMode(nvmlDevice_t device, int* current, int* pending) {
   *current = *pending = 1;
   return 0;
 }
+typedef struct {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  memory->total = 143771ull << 20;
+  memory->used = 1ull << 20;
+  memory->free = memory->total - memory->used;
+  return 0;
+}
+int nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned* cores) {
+  *cores = 16896;
+  return 0;
+}
+int nvmlShutdown(void) { return 0; }

@@ -17,6 +17,9 @@ namespace {
 using Device = void*;
 constexpr int nvml_success = 0, nvml_not_supported = 3;
 constexpr int clock_sm = 1, clock_mem = 2, sensor_gpu = 0;
+struct NvmlMemory {
+  unsigned long long total, free, used; // bytes (nvmlMemory_t)
+};
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -45,6 +48,8 @@ struct Nvml::Api {
   int (*name)(Device, char*, unsigned);
   int (*driver)(char*, unsigned);
   int (*ecc)(Device, int*, int*);
+  int (*memory)(Device, NvmlMemory*);
+  int (*cores)(Device, unsigned*);
 
   std::string describe(int result) const {
     const char* text = error_string ? error_string(result) : nullptr;
@@ -105,6 +110,8 @@ Nvml* Nvml::get(std::string* why) {
     may(api->name, "nvmlDeviceGetName");
     may(api->driver, "nvmlSystemGetDriverVersion");
     may(api->ecc, "nvmlDeviceGetEccMode");
+    may(api->memory, "nvmlDeviceGetMemoryInfo");
+    may(api->cores, "nvmlDeviceGetNumGpuCores");
     if (!missing.empty()) {
       failure = path + " lacks " + missing;
       return;
@@ -155,6 +162,10 @@ Result<GpuIdentity> Nvml::identity(const std::string& gpu) {
   if (api_->power_limit && api_->power_limit(*d, &mw) == nvml_success) id.power_limit_w = mw / 1000.0;
   int current = 0, pending = 0;
   id.ecc = api_->ecc && api_->ecc(*d, &current, &pending) == nvml_success ? (current ? "on" : "off") : "unknown";
+  NvmlMemory memory{};
+  if (api_->memory && api_->memory(*d, &memory) == nvml_success) id.memory_mib = memory.total >> 20;
+  unsigned cores = 0;
+  if (api_->cores && api_->cores(*d, &cores) == nvml_success) id.cuda_cores = cores;
   return id;
 }
 

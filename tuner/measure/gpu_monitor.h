@@ -47,6 +47,8 @@ std::uint64_t slowdown_reasons(std::uint64_t reasons);
 struct GpuIdentity {
   std::string name, driver, ecc;  // ecc: "on", "off" or "unknown"
   double power_limit_w = 0;
+  unsigned long long memory_mib = 0;  // total memory; 0: NVML did not say
+  unsigned cuda_cores = 0;            // NVML's core count (drivers of 2022 on); 0: not known
 };
 
 class Nvml {

@@ -5,6 +5,7 @@
 #include "cache/entries.h"
 #include "cache/record.h"
 #include "cache/store.h"
+#include "cache/tuned_on.h"
 #include "tuner/measure/gpu_monitor.h"
 #include "tuner/objectives/statistics.h"
 #include "utils/files.h"
@@ -81,10 +82,20 @@ std::vector<std::pair<std::string, std::string>> provenance_of(const std::vector
       {"bench_digest", to_hex(xxh128(options.setup.bench))},
       {"check_digest", to_hex(xxh128(options.setup.check))},
   };
-  // The GPU as NVML sees it (where the benchmarks ran on this machine).
+  // How to run the search again (a retune, or by hand): the run's saved
+  // command line, where it has one.
+  if (std::string saved = join_path(options.out_dir, "command-line"); path_exists(saved))
+    provenance.emplace_back(cache::tuned_on_key::command_line, saved);
+  // The GPU as NVML sees it (where the benchmarks ran on this machine):
+  // `gpu_model` is what `ciq-cache stale` compares with the GPU present.
   if (Nvml* nvml = options.setup.slurm ? nullptr : Nvml::get())
     if (auto id = nvml->identity(options.setup.gpus.empty() ? "" : options.setup.gpus.front())) {
-      if (!id->name.empty()) provenance.emplace_back("gpu_nvml", id->name);
+      if (!id->name.empty()) {
+        provenance.emplace_back("gpu_nvml", id->name);
+        provenance.emplace_back(cache::tuned_on_key::gpu_model, id->name);
+      }
+      if (id->memory_mib) provenance.emplace_back(cache::tuned_on_key::gpu_memory, std::to_string(id->memory_mib));
+      if (id->cuda_cores) provenance.emplace_back(cache::tuned_on_key::gpu_cores, std::to_string(id->cuda_cores));
       if (!id->driver.empty()) provenance.emplace_back("driver_nvml", id->driver);
       provenance.emplace_back("power_limit_w", format_number(id->power_limit_w));
       provenance.emplace_back("ecc", id->ecc);
