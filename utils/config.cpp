@@ -44,9 +44,10 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::capture_kernels, "CIQ_CAPTURE_KERNELS", "libciq-inject: the mangled kernel names to capture (',')"},
       {Env::capture_max_bytes, "CIQ_CAPTURE_MAX_BYTES", "libciq-inject: refuse a launch whose allocations total more (default 4G; K, M, G, T)"},
       {Env::capture_configs, "CIQ_CAPTURE_CONFIGS", "libciq-inject: launch configurations captured per kernel, the first launch of each (default 4)"},
-      {Env::nvml_library, "CIQ_NVML_LIBRARY", "ciq-tuner: the NVML library to load for energy and the GPU's state (default libnvidia-ml.so.1)"},
+      {Env::nvml_library, "CIQ_NVML_LIBRARY", "ciq-tuner, ciq-cache stale: the NVML library to load for energy and the GPU's state and model (default libnvidia-ml.so.1)"},
       {Env::replay, "CIQ_REPLAY", "ciq-tuner run --capture: the kernel replayer to start (default ciq-replay beside ciq-tuner)"},
       {Env::cuda_library, "CIQ_CUDA_LIBRARY", "ciq-replay: the CUDA driver library to load (default libcuda.so.1)"},
+      {Env::gpu_model, "CIQ_GPU_MODEL", "ciq-cache stale: the GPU model entries should have been verified on, where NVML finds no GPU (a compile machine), e.g. 'NVIDIA H100 80GB HBM3'"},
   };
   return table;
 }

@@ -3,6 +3,7 @@
 #include "cache/cli/cache_dir.h"
 #include "cache/cli/commands.h"
 #include "cache/cli/packs.h"
+#include "cache/cli/stale.h"
 #include "utils/cli/parse.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -31,6 +32,7 @@ static cl::SubCommand import_cmd("import", "Merge a pack file into the cache (va
 static cl::SubCommand merge_cmd("merge", "Merge two pack files into a third");
 static cl::SubCommand import_acfs_cmd("import-acfs", "Store the ACFs of a zip or directory (checked against its manifest) as a named candidate set for ciq-tuner --acf-candidates");
 static cl::SubCommand env_cmd("env", "List every CIQ_* environment variable, what it does, and its value here");
+static cl::SubCommand stale_cmd("stale", "List the entries a toolkit or GPU change left behind: made for another ptxas/nvcc than the one found now, or verified on another GPU model");
 static cl::SubCommand push_cmd("push", "Upload the cache's entries to a team Redis (redis://host:port/db); a better remote result stays");
 
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache directory (default: $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"),
@@ -47,6 +49,8 @@ static cl::opt<std::string> export_space("space", cl::desc("Only entries of this
                                          cl::cat(category), cl::sub(export_cmd));
 static cl::opt<std::string> export_gpu("gpu", cl::desc("Only entries tuned on a GPU whose name contains this"), cl::value_desc("text"),
                                        cl::cat(category), cl::sub(export_cmd));
+static cl::opt<std::string> stale_gpu("gpu", cl::desc("The GPU model to compare with, as NVML names it, e.g. \"NVIDIA H100 80GB HBM3\" (default: $CIQ_GPU_MODEL, else the first GPU here)"),
+                                      cl::value_desc("name"), cl::cat(category), cl::sub(stale_cmd));
 static cl::opt<std::string> export_since("since", cl::desc("Only entries created on or after this date (YYYY-MM-DD)"),
                                          cl::value_desc("date"), cl::cat(category), cl::sub(export_cmd));
 static cl::opt<std::string> import_file(cl::Positional, cl::desc("<pack file>"), cl::Required, cl::sub(import_cmd));
@@ -97,6 +101,7 @@ Examples:
   ciq-cache list --kernels '*heavy*'
   ciq-cache show 3fa2
   ciq-cache stats
+  ciq-cache stale --gpu "NVIDIA H100 80GB HBM3"
   ciq-cache verify --fix
   ciq-cache rm 3fa2
   ciq-cache export -o kernels.ciqpack --kernels '*attention*'
@@ -106,7 +111,7 @@ Examples:
   ciq-cache push redis://ciq.example.internal:6379/0
 
 Run 'ciq-cache <subcommand> --help' for a subcommand's options.
-Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_REAL_NVCC, CIQ_SPACES_DIR, CIQ_LOG_LEVEL,
+Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_REAL_NVCC, CIQ_SPACES_DIR, CIQ_LOG_LEVEL, CIQ_GPU_MODEL (stale),
 CIQ_REMOTE_TIMEOUT_MS (push: MS or CONNECT_MS,IO_MS); 'ciq-cache env' lists them all.
 )";
 
@@ -125,7 +130,7 @@ int main(int argc, char** argv) {
   ciq::Result<void> result;
   // Reading a cache that is not there is a mistake, not an empty cache;
   // storing creates at most the last component of a directory the user named.
-  bool reads = stats_cmd || list_cmd || show_cmd || rm_cmd || verify_cmd || gc_cmd || export_cmd || push_cmd;
+  bool reads = stats_cmd || stale_cmd || list_cmd || show_cmd || rm_cmd || verify_cmd || gc_cmd || export_cmd || push_cmd;
   bool stores = put_cmd || import_cmd || import_acfs_cmd;
   bool creating = false; // a storing command on a missing directory: the store creates it
   if (reads) {
@@ -140,6 +145,7 @@ int main(int argc, char** argv) {
   } else if (stats_cmd) result = cli::show_stats(dir, json, zero, std::cout);
   else if (env_cmd) result = cli::show_environment(json, std::cout);
   else if (list_cmd) result = cli::list_records(dir, kernels, json, std::cout);
+  else if (stale_cmd) result = cli::list_stale(dir, {stale_gpu}, json, std::cout);
   else if (show_cmd) result = cli::show_record(dir, show_key, json, std::cout);
   else if (rm_cmd) result = cli::remove_records(dir, rm_keys, rm_all, json, std::cout);
   else if (verify_cmd) result = cli::verify_cache(dir, fix, json, std::cout);
