@@ -1,5 +1,7 @@
 #include "cache/entries.h"
 
+#include "cache/tuned_on.h"
+
 #include <algorithm>
 
 namespace ciq::cache {
@@ -53,6 +55,10 @@ Result<Record> check_entry(std::string_view text, const Hash128& key, const Entr
     return bad(valid.error().message);
   if (record->controls.acf && rules.has_blob && !rules.has_blob(*record->controls.acf))
     return bad("its ACF blob " + to_hex(*record->controls.acf).substr(0, 12) + " is missing");
+  // Last: the entry is valid, only not for this GPU (a miss, not a fault).
+  if (rules.gpu.policy == GpuPolicy::same && verified_elsewhere(rules.gpu, *record))
+    return make_error("other-gpu", "entry " + hex + ": verified on " + tuned_on(*record).gpu_model + ", not on " + rules.gpu.model +
+                                       " (CIQ_GPU_POLICY=same)");
   return record;
 }
 

@@ -9,6 +9,7 @@
 //     in one transaction, each with its quarantine mark lifted.
 #pragma once
 
+#include "cache/gpu_policy.h"
 #include "cache/record.h"
 #include "cache/store.h"
 #include "spaces/space.h"
@@ -61,6 +62,9 @@ struct EntryRules {
   std::optional<KeyFields> key_fields;
   /// Whether the ACF blob a record names is at hand; null: not checked.
   std::function<bool(const Sha256&)> has_blob;
+  /// CIQ_GPU_POLICY: under `same`, an entry verified on another GPU model
+  /// is refused with the error code "other-gpu" (cache/gpu_policy.h).
+  GpuRule gpu;
 };
 
 /// The record `text` filed under `key`, if it may be used under `rules`:

@@ -2,6 +2,7 @@
 
 #include "cache/pack.h"
 #include "cache/pack_index.h"
+#include "cache/tuned_on.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/redis.h"
@@ -287,6 +288,16 @@ Result<std::optional<Record>> Storage::checked(std::size_t i, const Wanted& w, E
   };
   auto record = check_entry(**found, w.key, rules);
   if (broke) return *broke;
+  if (!record && record.error().code == "other-gpu") { // CIQ_GPU_POLICY=same: passed over, like a miss
+    spdlog::info("{}", record.error().message);
+    events_.push_back(Event::gpu_refused);
+    return std::optional<Record>{};
+  }
+  if (record && rules.gpu.policy == GpuPolicy::warn && verified_elsewhere(rules.gpu, *record)) {
+    spdlog::warn("entry {} was verified on {}, not on {} (CIQ_GPU_POLICY=warn): applying it", to_hex(w.key),
+                 tuned_on(*record).gpu_model, rules.gpu.model);
+    events_.push_back(Event::gpu_other_model);
+  }
   if (!record) {
     refuse(backend, record.error().message);
     return std::optional<Record>{};
@@ -373,6 +384,8 @@ void count_events(const Storage& storage, Tally& tally) {
     case Storage::Event::remote_error: tally.add(Counter::remote_error); break;
     case Storage::Event::remote_refused: remote_refused = true; break;
     case Storage::Event::rejected: rejected = true; break;
+    case Storage::Event::gpu_refused: tally.add(Counter::gpu_refused); break;
+    case Storage::Event::gpu_other_model: tally.add(Counter::gpu_other_model); break;
     }
   }
   if (rejected) tally.add(Counter::rejected);

@@ -111,7 +111,7 @@ public:
   void quarantine(const Hit& hit, const std::vector<Hash128>& keys, const std::string& why);
 
   /// What a lookup met on its way, for the counters.
-  enum class Event { pack_hit, pack_refused, remote_hit, remote_error, remote_refused, rejected };
+  enum class Event { pack_hit, pack_refused, remote_hit, remote_error, remote_refused, rejected, gpu_refused, gpu_other_model };
   const std::vector<Event>& events() const { return events_; }
   /// Why entries were refused, in order (the trace shows the last).
   const std::vector<std::string>& refusals() const { return refusals_; }

@@ -25,7 +25,7 @@ enum class Env {
   nvml_library,                                                            // GPU state and energy (the tuner)
   replay,                                                                  // ciq-tuner run --capture
   cuda_library,                                                            // the driver ciq-replay loads
-  gpu_model,                                                               // the GPU a machine without one builds for
+  gpu_model, gpu_policy,                                                   // the GPU a machine without one builds for
 };
 
 struct EnvVariable {

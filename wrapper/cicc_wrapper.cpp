@@ -129,6 +129,7 @@ std::optional<spaces::ControlSet> CiccWrapper::controls_from_storage() {
   rules.running_space = [this] { return nvcc_space(); };
   rules.policy.allow_unsafe = unsafe_allowed();
   rules.key_fields = cache::EntryRules::KeyFields{"", toolkit_.version, ""};
+  rules.gpu = gpu_rule();
   auto found = storage_.find_unit(key_, rules);
   if (!storage_.refusals().empty()) error_ = storage_.refusals().back();
   if (!found) spdlog::debug("lookup failed: {}", found.error().message);

@@ -7,6 +7,13 @@
 
 namespace ciq::wrapper {
 
+cache::GpuRule gpu_rule() {
+  std::string why;
+  auto rule = cache::gpu_rule_from_environment(why);
+  if (!why.empty()) spdlog::warn("{}", why);
+  return rule;
+}
+
 std::optional<spaces::ControlSet> read_controls_file(const std::string& path, std::string* error) {
   auto text = read_file(path, 16 << 20); // never a FIFO's reader
   auto parsed = text ? spaces::parse_control_set(*text, path) : Result<spaces::ControlSet>(text.error());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cache/counters.h"
+#include "cache/gpu_policy.h"
 #include "cache/ptx.h"
 #include "spaces/control_set.h"
 #include "utils/result.h"
@@ -26,5 +27,9 @@ std::optional<spaces::ControlSet> read_controls_file(const std::string& path, st
 /// directives, and the options only if at least one kernel matches.
 spaces::ControlSet target_kernels(const spaces::ControlSet& set, const cache::PtxModule& module,
                                  const std::string& glob);
+
+/// CIQ_GPU_POLICY's rule for this compile; a setting it cannot follow is
+/// logged and read as `any` (the wrappers fail open).
+cache::GpuRule gpu_rule();
 
 } // namespace ciq::wrapper

@@ -181,6 +181,7 @@ PtxasWrapper::Step PtxasWrapper::controls_from_storage() {
   rules.running_space = [this] { return running_space(); };
   rules.policy.allow_unsafe = unsafe_allowed();
   rules.key_fields = cache::EntryRules::KeyFields{command_.target, identity_.version, context_.flags};
+  rules.gpu = gpu_rule();
   auto found = storage_.find_module(module_, context_, rules);
   if (!storage_.refusals().empty()) error_ = storage_.refusals().back();
   if (!found) {

@@ -89,6 +89,7 @@ SKIPPED = [
     (r"ciq-cache (verify|gc) \[", "optional flags in brackets (cache-cli.test, acf-refused-quarantine.test run them)"),
     (r"ciq-cache export / import / merge", "three commands named at once (run below, under Sharing across a team)"),
     (r"ciq-cache list --kernels", "follows a tuning run of the user's project"),
+    (r"^export CIQ_GPU_(MODEL|POLICY)=", "a team's GPU policy, for the commands after it (gpu-policy.test sets one)"),
 ]
 
 
