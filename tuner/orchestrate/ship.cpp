@@ -64,7 +64,10 @@ void warn_of_conflicts(const cache::Store& store, const spaces::ControlSet& cont
 // and each objective's default and tuned values.
 std::vector<std::pair<std::string, std::string>> provenance_of(const std::vector<TracedModule>& trace, const Verdict& verdict,
                                                                       const TuneOptions& options, int evaluations, bool no_gain) {
-  auto [gpu, driver] = gpu_and_driver();
+  // Under Slurm the benchmarks ran on the cluster's nodes: the GPU of the
+  // machine the tuner runs on (a login node's) says nothing of them, and
+  // `ciq-cache stale` would compare entries with it. Empty: not recorded.
+  auto [gpu, driver] = options.setup.slurm ? std::pair<std::string, std::string>{} : gpu_and_driver();
 
   std::vector<std::pair<std::string, std::string>> provenance{
       {"result", no_gain ? "no-gain" : "tuned"},
