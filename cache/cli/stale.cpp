@@ -52,6 +52,7 @@ std::optional<Found> find_compiler(const char* tool, Env setting, const std::str
 
 struct StaleEntry {
   std::string key, kind, name, target, controls;
+  std::string command_line; // the run that made it ("" = made by hand): how to tune it again
 };
 
 // One group: entries stale for one reason, made for one version or GPU.
@@ -87,7 +88,7 @@ Result<void> list_stale(const std::string& cache_dir, const StaleRequest& reques
         return true;
       }
       StaleEntry e{bytes_to_hex(k), r->kind, r->kind == "unit" ? (r->unit.empty() ? "(unit)" : r->unit) : (r->kernel.empty() ? "(module)" : r->kernel),
-                   r->target, describe_controls(*r)};
+                   r->target, describe_controls(*r), tuned_on(*r).command_line};
       std::vector<std::pair<Reason, std::string>> reasons;
       if (r->kind == "unit") {
         if (!nvcc_now) nvcc_now = find_compiler("nvcc", Env::real_nvcc, cache_dir, nvcc_why);
@@ -122,7 +123,8 @@ Result<void> list_stale(const std::string& cache_dir, const StaleRequest& reques
     for (const auto& [id, g] : groups) {
       nlohmann::json listed = nlohmann::json::array();
       for (const auto& e : g.entries)
-        listed.push_back({{"key", e.key}, {"kind", e.kind}, {"name", e.name}, {"target", e.target}, {"controls", e.controls}});
+        listed.push_back({{"key", e.key}, {"kind", e.kind}, {"name", e.name}, {"target", e.target}, {"controls", e.controls},
+                          {"command_line", e.command_line}});
       std::string now = g.reason == Reason::ptxas ? ptxas_now->version : g.reason == Reason::nvcc ? nvcc_found->version : gpu_now->model;
       j["groups"].push_back({{"reason", reason_name(g.reason)}, {"recorded", g.recorded}, {"now", now},
                              {"count", g.entries.size()}, {"entries", listed}});
