@@ -237,7 +237,7 @@ TEST(ReplayOptions, run_needs_a_cubin_and_a_capture) {
   auto unknown = parse_command_line({"plan", "--frobnicate", "cap"});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().message.find("--frobnicate"), std::string::npos);
-  EXPECT_EQ(parse_command_line({}).value().mode, Mode::help);
+  EXPECT_EQ(parse_command_line({}).error().message, "no mode given: plan, run or serve (ciq-replay --help)");
   EXPECT_EQ(parse_command_line({"run", "--help"}).value().mode, Mode::help);
 }
 

@@ -106,6 +106,11 @@ Result<std::vector<std::string>> time_all(Replayer& replayer, Replayer::Module& 
 Result<std::unique_ptr<Replayer>> open_replayer(const Options& options) {
   auto captures = read_captures(options.captures);
   if (!captures) return captures.error();
+  // The files named on the command line, before the driver is needed (and
+  // on a machine without one): a missing one is said as such.
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--cubin", options.cubin}, {"--reference", options.reference}})
+    if (!path.empty() && !path_exists(path))
+      return make_error("usage", std::string(flag) + " " + path + ": no such file (the cubin to replay with)");
   auto replayer = Replayer::open(options.device, std::move(*captures));
   if (!replayer) return replayer.error();
   std::fprintf(stderr, "ciq-replay: %zu capture(s) loaded on %s\n", (*replayer)->captures().size(),

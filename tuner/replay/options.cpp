@@ -63,7 +63,7 @@ Result<std::vector<std::string>> walk(const std::vector<std::string>& words, con
 
 Result<Options> parse_command_line(const std::vector<std::string>& args) {
   Options o;
-  if (args.empty()) return o;
+  if (args.empty()) return usage("no mode given: plan, run or serve (ciq-replay --help)");
   for (const auto& a : args)
     if (a == "--help" || a == "-h" || a == "help") return o;
   const std::string& mode = args[0];
