@@ -6,6 +6,7 @@
 #include "utils/files.h"
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
@@ -69,6 +70,11 @@ Result<void> read_compile(const std::string& dir, Capture& c) {
   k.module_key = string_member(*doc, "module_key");
   k.ptxas = string_member(*doc, "ptxas");
   if (k.ptx.empty() || k.target.empty()) return bad(path, "\"ptx\" and \"target\" are required");
+  // A ptxas target, sm_90 or sm_90a: it is shown, and compared with GPUs.
+  bool target_ok = k.target.size() > 3 && k.target.size() < 12 && k.target.compare(0, 3, "sm_") == 0;
+  for (std::size_t i = 3; target_ok && i < k.target.size(); ++i)
+    target_ok = std::isdigit(static_cast<unsigned char>(k.target[i])) || (i + 1 == k.target.size() && (k.target[i] == 'a' || k.target[i] == 'f'));
+  if (!target_ok) return bad(path, "\"target\" is not a ptxas target such as sm_90a");
   if (k.ptx[0] != '/') k.ptx = join_path(dir, k.ptx);
   if (auto it = doc->find("args"); it != doc->end()) {
     if (!it->is_array()) return bad(path, "\"args\" is not a list of words");
