@@ -56,7 +56,7 @@ struct KernelResult {
   // Tuned by replay: the replay run's directory and the change it measured
   // (replay_change), before the program confirmed it (change()); "" / NaN
   // when tuned by program runs only. replay_note: why replay did not serve.
-  std::string replay_dir, replay_note;
+  std::string replay_dir, replay_note, replay_controls;  // replay_controls: what the replay found
   double replay_change = NAN;
   double seconds = NAN, replay_seconds = NAN;  // wall time of its runs (this attempt): all, and the replay's
 };
@@ -521,7 +521,8 @@ Replayed take_replay(KernelResult& r, const Result<RunResult>& ran, const std::s
   std::optional<RunSummary> said = summary ? std::move(*summary) : std::nullopt;
   if (ran && ran->succeeded() && said && said->results) {
     r.replay_change = relative_change(*said->results);
-    if (said->results->controls != "default") return Replayed::confirm;
+    r.replay_controls = said->results->controls;
+    if (r.replay_controls != "default") return Replayed::confirm;
     take_results(r, said);
     r.seconds = r.replay_seconds;
     return Replayed::done;
@@ -538,13 +539,11 @@ void say_replay(const KernelResult& r, Replayed what, std::size_t i, std::size_t
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s (%.0f s)\n", i + 1, n, kernel.c_str(), printable(r.verdict).c_str(),
                  r.seconds);
     break;
-  case Replayed::confirm: {
-    auto said = read_summary(r.replay_dir);
-    std::string controls = said && *said && (*said)->results ? (*said)->results->controls : "?";
+  case Replayed::confirm:
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1, n,
-                 kernel.c_str(), printable(controls).c_str(), percent(r.replay_change, "%+.1f %%").c_str(), r.replay_seconds);
+                 kernel.c_str(), printable(r.replay_controls).c_str(), percent(r.replay_change, "%+.1f %%").c_str(),
+                 r.replay_seconds);
     break;
-  }
   case Replayed::fallback:
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, n, kernel.c_str(), printable(r.replay_note).c_str());
     break;
