@@ -65,11 +65,11 @@ for step in $steps; do
     busy_stop replay
     ;;
   program)
-    # Today's path on the hottest kernel the replay campaign tuned, budget 8:
-    # every candidate a build and a run of the program.
+    # Today's path on the hottest kernel the replay campaign tuned, budget
+    # PROGRAM_BUDGET (8): every candidate a build and a run of the program.
     kernel=$(head -1 "$work/campaign-replay/kernels.txt")
     busy_start program
-    ciq-tuner campaign --from-profile --capture-kernels=false --kernels "$kernel" --cover 100% --budget 8 \
+    ciq-tuner campaign --from-profile --capture-kernels=false --kernels "$kernel" --cover 100% --budget "${PROGRAM_BUDGET:-8}" \
       --build "$build" --bench "$program" --out "$work/campaign-program" --json >"$work/campaign-program.json"
     echo "campaign exit $?"
     busy_stop program
