@@ -26,6 +26,11 @@
 //                               args=ARG,ARG,...  ptr:NAME+OFFSET  u32:V  u64:V
 //                                     struct:NAME (16 bytes: NAME's address, 0)
 //                               writes=NAME+OFFSET:COUNT  (COUNT bytes of 0xee)
+//                               module=NAME (the function is in module NAME:
+//                               cuFuncGetModule answers for it)
+//   module NAME CUBIN           cuModuleLoadData of the file CUBIN: its enter,
+//                               CUPTI's module-loaded callback with the image,
+//                               and its exit with the new module NAME
 //   exit N                      the status to end with (default 0)
 //   sigterm                     raise SIGTERM (default action: the program dies of it)
 #include <cuda.h>
@@ -38,6 +43,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -51,6 +57,8 @@ struct Fake {
   CUfunction (*function)(std::size_t, const std::size_t*, const std::size_t*) = nullptr;
   CUfunction (*kernel_handle)(std::size_t, const std::size_t*, const std::size_t*) = nullptr;
   void (*begin_capture)(CUstream) = nullptr;
+  CUmodule (*module)() = nullptr;
+  void (*set_module)(CUfunction, CUmodule) = nullptr;
   std::size_t (*memory)(std::size_t, const unsigned char**) = nullptr;
   CUresult (*synchronise)() = nullptr;
   int (*cupti_call)(CUpti_CallbackDomain, CUpti_CallbackId, const void*) = nullptr;
@@ -82,6 +90,7 @@ struct Arg {
 struct Program {
   Fake fake;
   std::map<std::string, CUdeviceptr> allocations;
+  std::map<std::string, CUmodule> modules;
   std::uint64_t correlation = 0;
   int launches = 0;
 
@@ -138,6 +147,11 @@ struct Program {
     for (std::size_t i = 0; i < args.size(); ++i) std::memcpy(buffer.data() + offsets[i], args[i].bytes.data(), sizes[i]);
     CUfunction function = get("handle", "function") == "kernel" ? fake.kernel_handle(args.size(), offsets.data(), sizes.data())
                                                                  : fake.function(args.size(), offsets.data(), sizes.data());
+    if (std::string in = get("module", ""); !in.empty()) {
+      auto it = modules.find(in);
+      if (it == modules.end()) die("no module " + in);
+      fake.set_module(function, it->second);
+    }
     std::vector<void*> kernel_params;
     for (Arg& a : args) kernel_params.push_back(a.bytes.data());
     std::size_t buffer_size = buffer.size();
@@ -189,6 +203,35 @@ struct Program {
       ++launches;
     }
   }
+
+  void load_module(const std::string& name, const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) die("cannot read " + path);
+    std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CUmodule module = nullptr;
+    cuModuleLoadData_params params{&module, image.data()};
+    std::uint64_t correlation_data = 0;
+    CUpti_CallbackData data = {};
+    data.functionName = "cuModuleLoadData";
+    data.functionParams = &params;
+    data.correlationData = &correlation_data;
+    data.correlationId = std::uint32_t(++correlation);
+    data.callbackSite = CUPTI_API_ENTER;
+    fake.cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, &data);
+    CUpti_ModuleResourceData loaded = {};
+    loaded.moduleId = std::uint32_t(modules.size() + 1);
+    loaded.cubinSize = image.size();
+    loaded.pCubin = image.data();
+    CUpti_ResourceData resource = {};
+    resource.resourceDescriptor = &loaded;
+    fake.cupti_call(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &resource);
+    module = fake.module();
+    modules[name] = module;
+    CUresult returned = CUDA_SUCCESS;
+    data.callbackSite = CUPTI_API_EXIT;
+    data.functionReturnValue = &returned;
+    fake.cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, &data);
+  }
 };
 
 } // namespace
@@ -206,6 +249,8 @@ int main(int argc, char** argv) {
   resolve(cuda, "fake_cuda_function", f.function);
   resolve(cuda, "fake_cuda_kernel_handle", f.kernel_handle);
   resolve(cuda, "fake_cuda_begin_capture", f.begin_capture);
+  resolve(cuda, "fake_cuda_module", f.module);
+  resolve(cuda, "fake_cuda_set_module", f.set_module);
   resolve(cuda, "fake_cuda_memory", f.memory);
   resolve(cuda, "cuCtxSynchronize", f.synchronise);
   std::printf("program: started\n");
@@ -249,6 +294,10 @@ int main(int argc, char** argv) {
         keys[word.substr(0, eq)] = word.substr(eq + 1);
       }
       program.launch(keys);
+    } else if (command == "module") {
+      std::string name, path;
+      words >> name >> path;
+      program.load_module(name, path);
     } else if (command == "sigterm") {
       std::fflush(stdout);
       std::raise(SIGTERM);

@@ -33,6 +33,7 @@ struct PendingWrite {
 struct Function {
   std::vector<std::size_t> offsets, sizes;
   bool kernel = false;  // a CUkernel handle, as the CUDA runtime's launches pass
+  CUmodule module = nullptr;  // cuFuncGetModule's answer; none: an invalid handle
 };
 
 std::vector<Allocation> allocations;
@@ -85,6 +86,10 @@ HOOK CUfunction fake_cuda_kernel_handle(std::size_t count, const std::size_t* of
   return reinterpret_cast<CUfunction>(f);
 }
 
+/// A new module handle, and the function's module (cuFuncGetModule).
+HOOK CUmodule fake_cuda_module() { return reinterpret_cast<CUmodule>(new char); }
+HOOK void fake_cuda_set_module(CUfunction func, CUmodule module) { reinterpret_cast<Function*>(func)->module = module; }
+
 HOOK void fake_cuda_begin_capture(CUstream stream) { capturing.insert(stream); }
 
 /// The bytes of every allocation, in order of allocation (the program's
@@ -107,6 +112,13 @@ CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offse
   return CUDA_SUCCESS;
 }
 #endif
+
+CUresult CUDAAPI cuFuncGetModule(CUmodule* module, CUfunction func) {
+  const auto* f = reinterpret_cast<const Function*>(func);
+  if (!f || f->kernel || !f->module) return CUDA_ERROR_INVALID_HANDLE;
+  *module = f->module;
+  return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
   const auto* f = reinterpret_cast<const Function*>(kernel);

@@ -1,5 +1,6 @@
 #include "tuner/inject/capture.h"
 
+#include "utils/elf.h"
 #include "utils/safe_open.h"
 
 #include <cupti.h>  // with the launch calls' parameter structures (generated_cuda_meta.h)
@@ -25,6 +26,16 @@ constexpr std::uint32_t max_directory_tries = 1000;          // <pid>-<n> left b
 /// anything they trigger, are not the program's launches.
 thread_local bool inside_capture = false;
 
+/// Between a cuModuleLoad*'s enter and exit on this thread: the code of
+/// the wanted kernels in the image CUPTI reported loaded meanwhile.
+thread_local bool loading_module = false;
+thread_local std::map<std::string, std::string, std::less<>>* loading_codes = nullptr;
+
+bool is_module_load(CUpti_CallbackId id) {
+  return id == CUPTI_DRIVER_TRACE_CBID_cuModuleLoad || id == CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData ||
+         id == CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx || id == CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary;
+}
+
 std::string cuda_error(const char* call, CUresult result) {
   return std::string(call) + " failed (CUresult " + std::to_string(int(result)) + ")";
 }
@@ -48,7 +59,9 @@ const std::vector<CUpti_CallbackId>& launch_callback_ids() {
       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
       CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-      CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
+      CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,             CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
+      CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,       CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary};
   return ids;
 }
 
@@ -104,12 +117,62 @@ void LaunchCapture::on_driver_api(CUpti_CallbackId id, const CUpti_CallbackData&
   if (!capturing_ || inside_capture || finished_.load() || ::getpid() != pid_) return;
   inside_capture = true;
   try {
-    if (data.callbackSite == CUPTI_API_ENTER) on_enter(id, data);
+    if (is_module_load(id)) on_module_load(data);
+    else if (data.callbackSite == CUPTI_API_ENTER) on_enter(id, data);
     else if (data.callbackSite == CUPTI_API_EXIT) on_exit(data);
   } catch (...) {
     // Out of memory: this launch goes uncaptured; the program goes on.
   }
   inside_capture = false;
+}
+
+void LaunchCapture::on_module_load(const CUpti_CallbackData& data) {
+  // Every cuModuleLoad* variant's parameters begin with `CUmodule* module`.
+  struct Params {
+    CUmodule* module;
+  };
+  if (data.callbackSite == CUPTI_API_ENTER) {
+    delete loading_codes;
+    loading_codes = new std::map<std::string, std::string, std::less<>>();
+    loading_module = true;
+    return;
+  }
+  loading_module = false;
+  std::unique_ptr<std::map<std::string, std::string, std::less<>>> codes(loading_codes);
+  loading_codes = nullptr;
+  const auto* returned = static_cast<const CUresult*>(data.functionReturnValue);
+  const auto* params = static_cast<const Params*>(data.functionParams);
+  if (!codes || (returned && *returned != CUDA_SUCCESS) || !params || !params->module || !*params->module) return;
+  std::lock_guard<std::timed_mutex> hold(lock_);
+  // A handle the driver reuses after cuModuleUnload names the new module.
+  module_codes_[*params->module] = std::move(*codes);
+}
+
+void LaunchCapture::on_module_loaded(std::string_view image) {
+  if (!capturing_ || !loading_module || !loading_codes || finished_.load()) return;
+  try {
+    for (auto& [name, code] : kernel_code_hashes(image)) {
+      bool wanted = false;
+      {
+        std::lock_guard<std::timed_mutex> hold(lock_);
+        wanted = table_->wanted(name);
+      }
+      if (wanted) (*loading_codes)[name] = hash_hex(code);
+    }
+  } catch (...) {
+    // Out of memory: the module's code goes unnamed.
+  }
+}
+
+std::string LaunchCapture::code_of(const Launch& launch, bool as_kernel) {
+  if (as_kernel || !driver_.func_get_module) return "";
+  CUmodule module = nullptr;
+  if (driver_.func_get_module(&module, launch.function) != CUDA_SUCCESS || !module) return "";
+  std::lock_guard<std::timed_mutex> hold(lock_);
+  auto m = module_codes_.find(module);
+  if (m == module_codes_.end()) return "";
+  auto k = m->second.find(launch.kernel);
+  return k == m->second.end() ? "" : k->second;
 }
 
 void LaunchCapture::on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data) {
@@ -248,6 +311,7 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
     if (result != CUDA_SUCCESS) break;  // past the last parameter
     r.params.push_back({offset, size});
   }
+  r.code_xxh128 = code_of(launch, as_kernel);
   std::optional<std::vector<std::uint8_t>> bytes;
   if (launch.kernel_params) {
     bytes = params_from_pointers(r.params, launch.kernel_params);

@@ -12,6 +12,13 @@
 // copies each allocation to <dir>/<pid>-<n>/mem-<i>.bin in 64 MiB chunks
 // (its XXH3-128 digest taken on the way); at API exit it synchronises
 // again, digests the allocations anew and writes launch.json atomically.
+// The kernel's code is named too (code_xxh128): the module loads are
+// followed (cuModuleLoad*: which CUmodule each image became, and the hash
+// of each wanted kernel's machine code in it, from CUPTI's module-loaded
+// callback), and a launch's function leads to its module
+// (cuFuncGetModule). A program that loads one kernel name in several
+// modules (Triton's forward and backward graphs) so still says which one
+// ran. Runtime launches (CUkernel handles) leave it unknown ("").
 // Every launch of a kernel asked for is counted by configuration; at exit
 // (or a fatal signal, through inject.cpp) launch.json's config_launches is
 // brought up to date and index-<pid>.jsonl says what was captured and why
@@ -40,7 +47,8 @@
 namespace ciq::inject {
 
 /// The CUPTI_CB_DOMAIN_DRIVER_API ids capture listens to: the launches it
-/// captures and the ones it counts as refused (cooperative, graph).
+/// captures and the ones it counts as refused (cooperative, graph), and the
+/// module loads (cuModuleLoad*) that tell each kernel's code.
 const std::vector<CUpti_CallbackId>& launch_callback_ids();
 
 class LaunchCapture {
@@ -61,6 +69,10 @@ public:
 
   /// A CUPTI_CB_DOMAIN_DRIVER_API callback of one of launch_callback_ids().
   void on_driver_api(CUpti_CallbackId id, const CUpti_CallbackData& data);
+  /// CUPTI's CUPTI_CBID_RESOURCE_MODULE_LOADED, with the module's image
+  /// (valid during the call only): inside a cuModuleLoad* of this thread,
+  /// the code of each wanted kernel in it is noted for that module.
+  void on_module_loaded(std::string_view image);
 
   /// Writes launch counts into the captured launch.json files and
   /// index-<pid>.jsonl; once (later calls do nothing).
@@ -71,6 +83,8 @@ private:
   struct Launch;
   void on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data);
   void on_exit(const CUpti_CallbackData& data);
+  void on_module_load(const CUpti_CallbackData& data);
+  std::string code_of(const Launch& launch, bool as_kernel);
   std::unique_ptr<InFlight> prepare(const Launch& launch, std::string& why);
   bool copy_allocations(InFlight& flight, std::string& why);
   std::string write_atomically(const std::string& dir, const std::string& name, const std::string& text);
@@ -92,6 +106,9 @@ private:
     LaunchRecord record;
   };
   std::vector<Written> written_;
+  // Per CUmodule the program loaded: the code hash (hex) of each wanted
+  // kernel in it. Bounded by the modules loaded, a few names each.
+  std::map<CUmodule, std::map<std::string, std::string, std::less<>>> module_codes_;
   std::atomic<std::uint32_t> next_capture_{0};
   std::atomic<bool> finished_{false};
 };

@@ -175,6 +175,7 @@ std::string render_launch(const LaunchRecord& r) {
             {"block", dims(r.config.block)},
             {"dynamic_smem", r.config.dynamic_smem},
             {"launch_api", r.launch_api},
+            {"code_xxh128", r.code_xxh128},
             {"params", params},
             {"param_bytes", hex_bytes(r.param_bytes)},
             {"pointers", pointers},

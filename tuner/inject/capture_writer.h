@@ -90,6 +90,7 @@ struct LaunchRecord {
   std::array<int, 2> compute_capability{0, 0};
   LaunchConfig config;
   std::string launch_api;
+  std::string code_xxh128;  // hex: the kernel's code in the module the launch ran; "" when unknown
   std::vector<ParamSlot> params;
   std::vector<std::uint8_t> param_bytes;
   LaunchMemory memory;

@@ -23,6 +23,7 @@ bool load_cuda_driver(CudaDriver& d, std::string& reason) {
   std::string missing;
   resolve(handle, "cuFuncGetParamInfo", d.func_get_param_info, &missing);
   resolve(handle, "cuKernelGetParamInfo", d.kernel_get_param_info, nullptr);
+  resolve(handle, "cuFuncGetModule", d.func_get_module, nullptr);
   resolve(handle, "cuMemGetAddressRange_v2", d.mem_get_address_range, &missing);
   resolve(handle, "cuPointerGetAttribute", d.pointer_get_attribute, &missing);
   resolve(handle, "cuStreamIsCapturing", d.stream_is_capturing, &missing);

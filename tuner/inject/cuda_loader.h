@@ -14,6 +14,7 @@ namespace ciq::inject {
 struct CudaDriver {
   decltype(&cuFuncGetParamInfo) func_get_param_info = nullptr;
   decltype(&cuKernelGetParamInfo) kernel_get_param_info = nullptr;  // optional: handles that are CUkernels
+  decltype(&cuFuncGetModule) func_get_module = nullptr;              // optional: which module's code ran
   decltype(&cuMemGetAddressRange_v2) mem_get_address_range = nullptr;
   decltype(&cuPointerGetAttribute) pointer_get_attribute = nullptr;
   decltype(&cuStreamIsCapturing) stream_is_capturing = nullptr;

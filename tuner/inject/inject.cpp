@@ -158,11 +158,13 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
 }
 
 void module_loaded(CUpti_CallbackId id, const void* data) {
-  if (id != CUPTI_CBID_RESOURCE_MODULE_LOADED || !data || injection->dir.empty()) return;
+  if (id != CUPTI_CBID_RESOURCE_MODULE_LOADED || !data) return;
   const auto* module = static_cast<const CUpti_ModuleResourceData*>(
       static_cast<const CUpti_ResourceData*>(data)->resourceDescriptor);
   if (!module || !module->pCubin) return;
   // The image is valid only during this call: hash it now.
+  if (injection->capture) injection->capture->on_module_loaded(std::string_view(module->pCubin, module->cubinSize));
+  if (injection->dir.empty()) return;
   try {
     std::lock_guard<std::timed_mutex> hold(injection->lock);
     if (!injection->closed) injection->table.add_module(module->moduleId, std::string_view(module->pCubin, module->cubinSize));
@@ -373,6 +375,9 @@ void start_recording(Injection& in) {
     result = subscribed;
     for (CUpti_CallbackId id : launch_callback_ids())
       if (result == CUPTI_SUCCESS) result = in.cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    // The modules' images name each captured kernel's code (capture.h).
+    if (result == CUPTI_SUCCESS)
+      result = in.cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
     if (result != CUPTI_SUCCESS) in.capture->fail("cupti-error", in.cupti.describe("cuptiSubscribe/cuptiEnableCallback(DRIVER_API)", result));
   }
   if (in.dir.empty()) return;

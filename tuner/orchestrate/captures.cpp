@@ -61,18 +61,26 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
     }
   }
   for (const auto& c : set->captures) {
-    std::set<std::string> keys;
+    // The modules that hold the kernel, by key; when several do (Triton's
+    // forward and backward graphs may each have a triton_poi_fused_mm_0),
+    // the one whose code for it is the code the launch ran.
+    std::set<std::string> keys, same_code_keys;
     const TracedModule* found = nullptr;
-    std::string found_dir;
+    const TracedModule* found_by_code = nullptr;
+    std::string found_dir, found_by_code_dir;
     for (std::size_t i = 0; i < modules.size(); ++i) {
       const TracedModule& m = modules[i];
       if (m.exit_status != 0 || m.output.empty() || m.ptx_copy.empty() || !target_runs_on(m.target, c.compute_capability))
         continue;
-      bool holds = std::any_of(m.kernels.begin(), m.kernels.end(), [&](const TracedKernel& k) { return k.name == c.kernel; });
-      if (!holds) continue;
+      auto k = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const TracedKernel& t) { return t.name == c.kernel; });
+      if (k == m.kernels.end()) continue;
       if (keys.insert(m.module_key).second && !found) {
         found = &m;
         found_dir = module_dirs[i];
+      }
+      if (!c.code_xxh128.empty() && k->code == c.code_xxh128 && same_code_keys.insert(m.module_key).second && !found_by_code) {
+        found_by_code = &m;
+        found_by_code_dir = module_dirs[i];
       }
     }
     std::string name = printable(c.kernel);
@@ -82,9 +90,16 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
       continue;
     }
     if (keys.size() > 1) {
-      out.refused.push_back(name + ": " + std::to_string(keys.size()) +
-                            " different modules of the build hold it; which one the program ran is unknown");
-      continue;
+      if (same_code_keys.size() != 1) {
+        out.refused.push_back(name + ": " + std::to_string(keys.size()) + " different modules of the build hold it; which one " +
+                              "the program ran is unknown (" +
+                              (c.code_xxh128.empty() ? std::string("the capture does not name the code it ran")
+                                                     : std::to_string(same_code_keys.size()) + " of them with the code it ran") +
+                              ")");
+        continue;
+      }
+      found = found_by_code;
+      found_dir = found_by_code_dir;
     }
     std::string ptx = join_path(c.dir, "module.ptx");
     auto text = read_file(join_path(found_dir, found->ptx_copy));

@@ -122,6 +122,7 @@ Result<Capture> read_capture(const std::string& dir_given) {
   if (!read_unsigned(d, "dynamic_smem", n) || n > UINT32_MAX) return bad(path, "no \"dynamic_smem\"");
   c.dynamic_smem = std::uint32_t(n);
   c.launch_api = string_member(d, "launch_api");
+  c.code_xxh128 = string_member(d, "code_xxh128");
   if (read_unsigned(d, "config_launches", n)) c.config_launches = n;
   if (!from_hex(string_member(d, "param_bytes"), c.param_bytes)) return bad(path, "\"param_bytes\" is not hex");
   auto params = d.find("params");

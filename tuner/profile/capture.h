@@ -24,6 +24,11 @@
 //    "compute_capability": [9, 0],
 //    "grid": [x,y,z], "block": [x,y,z], "dynamic_smem": bytes,
 //    "launch_api": "cuLaunchKernel" | "cuLaunchKernelEx" | ...,
+//    "code_xxh128": "hex" | "",  // the kernel's machine code in the module
+//                            // the launch ran (utils/elf.h's hash of its
+//                            // .text section, as ciq-ptxas' trace names
+//                            // it); "" when unknown (a runtime launch,
+//                            // a driver without cuFuncGetModule)
 //    "params": [{"offset": o, "size": s}, ...],   // cuFuncGetParamInfo, in order
 //    "param_bytes": "hex",   // the parameter buffer: every parameter's value at
 //                            // its offset; length = last offset + size
@@ -119,6 +124,7 @@ struct Capture {
   std::array<std::uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   std::uint32_t dynamic_smem = 0;
   std::string launch_api;
+  std::string code_xxh128;  // "" when unknown
   std::vector<CaptureParam> params;
   std::vector<std::uint8_t> param_bytes;
   std::vector<CapturePointer> pointers;
