@@ -94,8 +94,8 @@ int run_reverify(const ReverifyOptions& given) {
   });
   if (!runs) return fail(runs.error().message);
   if (left_out)
-    std::fprintf(stderr, "ciq-tuner: %zu entr%s made for another ptxas or nvcc than the one found now left out: they no longer apply "
-                         "(ciq-tuner retune --stale tunes them again)\n", left_out, left_out == 1 ? "y is" : "ies are");
+    std::fprintf(stderr, "ciq-tuner: left out %zu entr%s made for another ptxas or nvcc than the one found now: they no longer apply "
+                         "(ciq-tuner retune --stale tunes them again)\n", left_out, left_out == 1 ? "y" : "ies");
   auto batch = batch_directory(o.out_dir, "ciq-reverify", true);
   if (!batch) return fail(batch.error());
 
