@@ -175,6 +175,12 @@ Examples:
   ciq-tuner campaign --build 'cmake --build build --clean-first' --bench 'build/bench' \
       --metric 'ms=([0-9.]+)' --out tuning/all
 
+  # After a CUDA upgrade: tune again the runs behind the stale entries
+  # (ciq-cache stale); after a driver update: do the shipped entries still win?
+  ciq-tuner retune --stale --dry-run
+  ciq-tuner retune --stale --drop-losers
+  ciq-tuner reverify --kernels '*gemm*'
+
   ciq-tuner sample 5 --space ptxas-13
   ciq-tuner run --resume ciq-tune-20261202-101500
   ciq-tuner report ciq-tune-20261202-101500          # report.html and report/*.svg
