@@ -410,20 +410,17 @@ int main(int argc, char** argv) {
     args.push_back("--objective=kernel-time");
   }
   tn::GivenOptions given = given_options(argc, argv);
+  if (run_cmd && !capture.empty()) {
+    if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
+  } else if (!compare.empty()) {
+    return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
+  }
   if (run_cmd && !verify_controls.empty()) {
     // The set alone, against the default: no seeds but it, nothing shipped.
     if (!given.resume.empty()) return fail("--verify-controls measures afresh: give a new --out instead of --resume", 2);
     given.seed_controls = {verify_controls};
     given.seed_hints.clear();
     given.no_ship = true;
-    auto options = tn::tune_options(given);
-    if (!options) return tn::fail(options.error());
-    return tn::run_remeasure(std::move(*options));
-  }
-  if (run_cmd && !capture.empty()) {
-    if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
-  } else if (!compare.empty()) {
-    return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
   }
   auto options = tn::tune_options(given);
   if (!options) return tn::fail(options.error());
@@ -435,7 +432,7 @@ int main(int argc, char** argv) {
   }
   if (sample_cmd) return tn::sample_space(*options, sample_count);
   if (quality_cmd) return search_quality_command();
-  if (run_cmd) return tn::run_tuning(std::move(*options));
+  if (run_cmd) return verify_controls.empty() ? tn::run_tuning(std::move(*options)) : tn::run_remeasure(std::move(*options));
   if (campaign_cmd) return campaign_command(std::move(*options), args, profiled);
   std::fprintf(stderr, "ciq-tuner: error: no subcommand given; run 'ciq-tuner --help'\n");
   return 2;

@@ -118,7 +118,7 @@ int run_reverify(const ReverifyOptions& given) {
       if (!elsewhere->count(e.key)) current.push_back(e);
     std::string controls = spaces::format_control_set(run_controls(current));
     if (auto w = write_file_atomic(controls_file, controls); !w) return fail(w.error().message);
-    std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls"},
+    std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish"},
                                                     {"json", "no-ship"});
     if (o.runs > 0) {
       args = without_options(args, {"verify-runs"}, {});
