@@ -9,10 +9,12 @@
 #include "utils/files.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 namespace ciq::tuner {
 
@@ -66,6 +68,14 @@ void add_rows(const RecordedRun& run, Standing standing, const std::string& reas
   }
 }
 
+// The run's entries that apply with this toolkit: its whole shipped result here.
+std::vector<RecordedEntry> of_this_toolkit(const RecordedRun& run, const std::set<std::string>& elsewhere) {
+  std::vector<RecordedEntry> current;
+  for (const auto& e : run.all)
+    if (!elsewhere.count(e.key)) current.push_back(e);
+  return current;
+}
+
 void print_table(const std::vector<Row>& rows) {
   std::size_t width = 6;
   for (const auto& r : rows) width = std::max(width, printable(r.kernel).size());
@@ -86,8 +96,8 @@ int run_reverify(const ReverifyOptions& given) {
   if (!elsewhere) return fail(elsewhere.error().message);
   std::size_t left_out = 0;
   auto runs = recorded_runs(o.cache_dir, [&](const RecordedEntry& e) {
-    // A winner of a run: made by hand, or tuned with no gain, there is nothing to re-measure.
-    if (e.record.controls.empty() || cache::tuned_on(e.record).command_line.empty()) return false;
+    // Made by hand: no run to measure it with.
+    if (cache::tuned_on(e.record).command_line.empty()) return false;
     if (!o.kernels.empty() && !(e.record.kind == "kernel" && glob_match(o.kernels, e.record.kernel))) return false;
     if (elsewhere->count(e.key)) return ++left_out, false;
     return true;
@@ -98,6 +108,13 @@ int run_reverify(const ReverifyOptions& given) {
                          "(ciq-tuner retune --stale tunes them again)\n", left_out, left_out == 1 ? "y" : "ies");
   auto batch = batch_directory(o.out_dir, "ciq-reverify", true);
   if (!batch) return fail(batch.error());
+
+  // A run that shipped no controls (tuned, no gain) has nothing to re-measure.
+  std::size_t no_gain = runs->size();
+  std::erase_if(*runs, [&](const RecordedRun& run) { return run_controls(of_this_toolkit(run, *elsewhere)).empty(); });
+  no_gain -= runs->size();
+  if (no_gain)
+    std::fprintf(stderr, "ciq-tuner: left out %zu run%s that shipped no gain: nothing to re-measure\n", no_gain, no_gain == 1 ? "" : "s");
 
   std::vector<Row> rows;
   std::set<std::string> taken;
@@ -113,10 +130,8 @@ int run_reverify(const ReverifyOptions& given) {
     for (int n = 2; !taken.insert(name).second; ++n) name = base_name(dir_name(run.command_line)) + "-" + std::to_string(n);
     std::string dir = join_path(*batch, name), controls_file = dir + ".controls";
     // The run's whole shipped set: its entries of this toolkit, selected or not.
-    std::vector<RecordedEntry> current;
-    for (const auto& e : run.all)
-      if (!elsewhere->count(e.key)) current.push_back(e);
-    std::string controls = spaces::format_control_set(run_controls(current));
+    spaces::ControlSet set = run_controls(of_this_toolkit(run, *elsewhere));
+    std::string controls = spaces::format_control_set(set);
     if (auto w = write_file_atomic(controls_file, controls); !w) return fail(w.error().message);
     std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish"},
                                                     {"json", "no-ship"});
@@ -126,7 +141,7 @@ int run_reverify(const ReverifyOptions& given) {
     }
     args.insert(args.end(), {"--verify-controls", controls_file, "--out", dir, "--json"});
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] re-measuring %s (the run recorded in %s) against the default: %s (log: %s.log)\n", i,
-                 runs->size(), printable(spaces::summarise_control_set(run_controls(current))).c_str(),
+                 runs->size(), printable(spaces::summarise_control_set(set)).c_str(),
                  printable(run.command_line).c_str(), printable(dir).c_str(), printable(dir).c_str());
     RerunOutcome outcome = run_again(args, saved->working_directory, dir, dir + ".log");
     if (!outcome.summary) {
