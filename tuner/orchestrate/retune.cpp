@@ -42,6 +42,14 @@ struct Row {
   std::string new_key;        // the new entry of the kernel ("" when none)
 };
 
+// A row for the old entry `e`: its name, key and the gain it recorded.
+Row row_of(const RecordedEntry& e, const std::string& objective = "") {
+  Row row;
+  row.kernel = entry_name(e.record), row.key = e.key;
+  row.old_gain = recorded_gain(e.record, objective).gain();
+  return row;
+}
+
 // The GPU model --stale compares with: --gpu, else CIQ_GPU_MODEL (a machine
 // without a GPU), else NVML's first GPU; std::nullopt when none (GPUs are
 // then not compared), with a note.
@@ -129,10 +137,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     }
   }
   for (const RecordedEntry* e : shown_entries(run)) {
-    Row row;
-    row.kernel = entry_name(e->record), row.key = e->key;
-    auto old_gain = recorded_gain(e->record, results.objective);
-    row.old_gain = old_gain.gain();
+    Row row = row_of(*e, results.objective);
     row.run_dir = new_dir;
     if (auto it = new_by_name.find(row.kernel + "\n" + e->record.kind); it != new_by_name.end()) {
       row.new_key = it->second->key;
@@ -153,7 +158,20 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   }
 }
 
-void print_table(const std::vector<Row>& rows) {
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+std::string dumped(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+// The end of a retune: the table on stdout, or one JSON object.
+void print_rows(const std::vector<Row>& rows, const std::string& batch, bool json) {
+  if (json) {
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& r : rows)
+      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"old_gain", number_or_null(r.old_gain)}, {"new_gain", number_or_null(r.new_gain)},
+                        {"verdict", verdict_name(r.verdict)}, {"reason", r.reason}, {"run_dir", r.run_dir}, {"new_key", r.new_key}});
+    std::cout << dumped({{"out", batch}, {"rows", listed}}) << "\n";
+    return;
+  }
   std::size_t width = 6;
   for (const auto& r : rows) width = std::max(width, printable(r.kernel).size());
   std::printf("%-*s  %-8s  %-8s  %-8s  %s\n", int(width), "kernel", "old gain", "new gain", "verdict", "why");
@@ -162,7 +180,18 @@ void print_table(const std::vector<Row>& rows) {
                 gain_text(r.new_gain).c_str(), verdict_name(r.verdict), printable(r.reason).c_str());
 }
 
-nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+// The end of a dry run: the entries it would skip (the runs are printed as
+// they are planned), or one JSON object with both.
+void print_skipped(const std::vector<Row>& rows, const nlohmann::json& planned, bool json) {
+  if (json) {
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& r : rows) skipped.push_back({{"kernel", r.kernel}, {"key", r.key}, {"reason", r.reason}});
+    std::cout << dumped({{"would_run", planned}, {"skipped", skipped}}) << "\n";
+    return;
+  }
+  for (const auto& r : rows)
+    std::printf("# skipped %s (%s): %s\n", printable(r.kernel).c_str(), r.key.substr(0, 12).c_str(), printable(r.reason).c_str());
+}
 
 } // namespace
 
@@ -199,9 +228,7 @@ int run_retune(const RetuneOptions& given) {
     auto saved = read_saved_run(run.command_line);
     if (!saved) {
       for (const RecordedEntry* e : shown_entries(run)) {
-        Row row;
-    row.kernel = entry_name(e->record), row.key = e->key;
-        row.old_gain = recorded_gain(e->record, "").gain();
+        Row row = row_of(*e);
         row.reason = saved.error().message;
         rows.push_back(std::move(row));
       }
@@ -238,9 +265,7 @@ int run_retune(const RetuneOptions& given) {
       any_failed = true;
       std::fprintf(stderr, "ciq-tuner: [%zu/%zu] could not tune: %s\n", i, runnable, printable(outcome.failure).c_str());
       for (const RecordedEntry* e : shown_entries(*run)) {
-        Row row;
-    row.kernel = entry_name(e->record), row.key = e->key;
-        row.old_gain = recorded_gain(e->record, "").gain();
+        Row row = row_of(*e);
         row.verdict = Verdict::failed;
         row.reason = outcome.failure;
         row.run_dir = new_dir;
@@ -254,26 +279,8 @@ int run_retune(const RetuneOptions& given) {
     conclude_run(o, *run, new_dir, results, rows);
   }
 
-  if (o.dry_run) {
-    if (o.json) {
-      nlohmann::json skipped = nlohmann::json::array();
-      for (const auto& r : rows) skipped.push_back({{"kernel", r.kernel}, {"key", r.key}, {"reason", r.reason}});
-      std::cout << nlohmann::json{{"would_run", planned}, {"skipped", skipped}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                << "\n";
-    } else {
-      for (const auto& r : rows) std::printf("# skipped %s (%s): %s\n", printable(r.kernel).c_str(), r.key.substr(0, 12).c_str(), printable(r.reason).c_str());
-    }
-    return 0;
-  }
-  if (o.json) {
-    nlohmann::json listed = nlohmann::json::array();
-    for (const auto& r : rows)
-      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"old_gain", number_or_null(r.old_gain)}, {"new_gain", number_or_null(r.new_gain)},
-                        {"verdict", verdict_name(r.verdict)}, {"reason", r.reason}, {"run_dir", r.run_dir}, {"new_key", r.new_key}});
-    std::cout << nlohmann::json{{"out", *batch}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  } else {
-    print_table(rows);
-  }
+  if (o.dry_run) print_skipped(rows, planned, o.json);
+  else print_rows(rows, *batch, o.json);
   return any_failed ? 1 : 0;
 }
 
