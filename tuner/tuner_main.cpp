@@ -1,7 +1,8 @@
 // ciq-tuner: parses the command line (LLVM's cl::opt, one category) into
 // the library's option structs, and calls one entry point per subcommand:
 // run_tuning, run_campaign, write_report, sample_space, run_profile,
-// measure_search_quality. What the options mean together is checked in
+// measure_search_quality, run_retune, run_reverify (and run_remeasure for
+// `run --verify-controls`). What the options mean together is checked in
 // orchestrate/options.h; --resume's saved command line is merged here,
 // before parsing.
 #include "tuner/orchestrate/campaign.h"
@@ -9,6 +10,9 @@
 #include "tuner/orchestrate/options.h"
 #include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/progress.h"
+#include "tuner/orchestrate/remeasure.h"
+#include "tuner/orchestrate/retune.h"
+#include "tuner/orchestrate/reverify.h"
 #include "tuner/orchestrate/run.h"
 #include "tuner/orchestrate/space_setup.h"
 #include "tuner/rundir/command_line.h"
@@ -44,6 +48,8 @@ static cl::SubCommand report_cmd("report", "Write DIR/report.html (self-containe
 static cl::SubCommand sample_cmd("sample", "Print N random candidates of a search space without running anything");
 static cl::SubCommand profile_cmd("profile", "Run a program once and list its hot kernels by GPU time, measured inside its own run (no harness); see docs/whole-program.md");
 static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
+static cl::SubCommand retune_cmd("retune", "Tune again, on this toolkit and GPU, the runs that made the selected cache entries (--stale: those `ciq-cache stale` lists; --kernels GLOB), each from its saved command line; ends with a table: kernel, old gain, new gain, verdict");
+static cl::SubCommand reverify_cmd("reverify", "Re-measure shipped entries against the default with their runs' own benchmarks (interleaved, as a run verifies) and flag those that stopped winning (exit 1); the cache is not changed");
 static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<int> quality_budget("budget", cl::desc("Evaluations per search (default 64)"), cl::init(64), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noise (default 0.005)"), cl::init(0.005), cl::cat(category), cl::sub(quality_cmd));
@@ -121,6 +127,18 @@ static cl::opt<std::string> profile_build_trace("build-trace", cl::desc("With --
 static cl::opt<int> profile_top("top", cl::desc("Kernels listed (default 20; 0 = all)"), cl::init(20), cl::cat(category), cl::sub(profile_cmd));
 static cl::opt<bool> profile_json("json", cl::desc("Print one JSON object instead of the table"), cl::cat(category), cl::sub(profile_cmd));
 
+#define AGAIN cl::cat(category), cl::sub(retune_cmd), cl::sub(reverify_cmd)
+static cl::opt<bool> again_stale("stale", cl::desc("Retune the entries `ciq-cache stale` lists: made for another ptxas or nvcc than the one found now, or verified on another GPU model"), cl::cat(category), cl::sub(retune_cmd));
+static cl::opt<std::string> again_gpu("gpu", cl::desc("With --stale: the GPU model to compare with (default $CIQ_GPU_MODEL, else NVML's first GPU)"), cl::value_desc("name"), cl::cat(category), cl::sub(retune_cmd));
+static cl::opt<std::string> again_kernels("kernels", cl::desc("Only the kernel entries whose mangled names match this glob (retune: with --stale, of those; reverify: default every entry with a recorded run)"), cl::value_desc("glob"), AGAIN);
+static cl::opt<bool> again_drop_losers("drop-losers", cl::desc("Remove an old winner whose new run finds nothing that beats the default (default: it stays)"), cl::cat(category), cl::sub(retune_cmd));
+static cl::opt<bool> again_dry_run("dry-run", cl::desc("Print the runs it would start (argv, in their working directories) and the entries it would skip; run nothing"), cl::cat(category), cl::sub(retune_cmd));
+static cl::opt<std::string> again_out("out", cl::desc("Directory of the new runs, one per old run (default ./ciq-retune-<date>-<time>, ./ciq-reverify-<date>-<time>)"), cl::value_desc("dir"), AGAIN);
+static cl::opt<std::string> again_cache_dir("cache-dir", cl::desc("The cache whose entries are read (and, for retune, where the new runs ship; default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), AGAIN);
+static cl::opt<bool> again_json("json", cl::desc("Print one JSON object instead of the table"), AGAIN);
+static cl::opt<int> again_runs("runs", cl::desc("Interleaved runs per side (default: each run's own --verify-runs)"), cl::init(0), cl::cat(category), cl::sub(reverify_cmd));
+static cl::opt<std::string> verify_controls("verify-controls", cl::desc("Run: search nothing; verify this control set against the default as a run verifies its winner, ship nothing (what `ciq-tuner reverify` runs)"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
+
 static const char* overview = R"(search compiler controls (and application parameters) for your kernels
 
 ciq-tuner runs your own commands for every candidate, with CIQ_CONTROLS and
@@ -156,6 +174,12 @@ Examples:
   # Every kernel of the build, one search each (one at a time: they share the tree).
   ciq-tuner campaign --build 'cmake --build build --clean-first' --bench 'build/bench' \
       --metric 'ms=([0-9.]+)' --out tuning/all
+
+  # After a CUDA upgrade: tune again the runs behind the stale entries
+  # (ciq-cache stale); after a driver update: do the shipped entries still win?
+  ciq-tuner retune --stale --dry-run
+  ciq-tuner retune --stale --drop-losers
+  ciq-tuner reverify --kernels '*gemm*'
 
   ciq-tuner sample 5 --space ptxas-13
   ciq-tuner run --resume ciq-tune-20261202-101500
@@ -223,7 +247,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
 // `NOSUCH --help` and exit 0. The subcommand's name, when there is one.
 static std::string unknown_subcommand(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return "";
-  for (const cl::SubCommand* sub : {&run_cmd, &campaign_cmd, &report_cmd, &sample_cmd, &profile_cmd, &quality_cmd})
+  for (const cl::SubCommand* sub : {&run_cmd, &campaign_cmd, &report_cmd, &sample_cmd, &profile_cmd, &quality_cmd, &retune_cmd, &reverify_cmd})
     if (sub->getName() == argv[1]) return "";
   return argv[1];
 }
@@ -308,6 +332,22 @@ static int search_quality_command() {
   return 0;
 }
 
+static int retune_command() {
+  if (!again_stale && again_kernels.empty())
+    return fail("retune needs --stale, --kernels GLOB or both (--kernels '*' for every tuned kernel)", 2);
+  tn::RetuneOptions r;
+  r.cache_dir = again_cache_dir, r.stale = again_stale, r.kernels = again_kernels, r.gpu = again_gpu;
+  r.drop_losers = again_drop_losers, r.dry_run = again_dry_run, r.json = again_json, r.out_dir = again_out;
+  return tn::run_retune(r);
+}
+
+static int reverify_command() {
+  if (again_runs < 0 || again_runs == 1) return fail("--runs takes 2 or more interleaved runs per side (or 0: each run's own)", 2);
+  tn::ReverifyOptions r;
+  r.cache_dir = again_cache_dir, r.kernels = again_kernels, r.runs = again_runs, r.out_dir = again_out, r.json = again_json;
+  return tn::run_reverify(r);
+}
+
 static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& args, bool profiled) {
   tn::CampaignOptions c;
   c.concurrent = concurrent;
@@ -331,7 +371,7 @@ static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& a
 // status of a parse error, or nothing.
 static std::optional<int> parse(int argc, char** argv, std::vector<std::string>& args) {
   if (std::string unknown = unknown_subcommand(argc, argv); !unknown.empty())
-    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality; see 'ciq-tuner --help')", 2);
+    return fail("unknown subcommand '" + unknown + "' (subcommands: run, campaign, report, sample, profile, search-quality, retune, reverify; see 'ciq-tuner --help')", 2);
   auto resumed = with_saved_command_line(std::vector<std::string>(argv, argv + argc));
   if (!resumed) return tn::fail(resumed.error());
   args = std::move(*resumed);
@@ -360,6 +400,8 @@ int main(int argc, char** argv) {
   ciq::setup_logging("ciq-tuner", "warn");
 
   if (profile_cmd) return profile_command();
+  if (retune_cmd) return retune_command();
+  if (reverify_cmd) return reverify_command();
   // A campaign from the profile tunes each kernel by its own time in the
   // program, unless told otherwise.
   bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
@@ -373,6 +415,13 @@ int main(int argc, char** argv) {
   } else if (!compare.empty()) {
     return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
   }
+  if (run_cmd && !verify_controls.empty()) {
+    // The set alone, against the default: no seeds but it, nothing shipped.
+    if (!given.resume.empty()) return fail("--verify-controls measures afresh: give a new --out instead of --resume", 2);
+    given.seed_controls = {verify_controls};
+    given.seed_hints.clear();
+    given.no_ship = true;
+  }
   auto options = tn::tune_options(given);
   if (!options) return tn::fail(options.error());
   if (report_cmd) {
@@ -383,7 +432,7 @@ int main(int argc, char** argv) {
   }
   if (sample_cmd) return tn::sample_space(*options, sample_count);
   if (quality_cmd) return search_quality_command();
-  if (run_cmd) return tn::run_tuning(std::move(*options));
+  if (run_cmd) return verify_controls.empty() ? tn::run_tuning(std::move(*options)) : tn::run_remeasure(std::move(*options));
   if (campaign_cmd) return campaign_command(std::move(*options), args, profiled);
   std::fprintf(stderr, "ciq-tuner: error: no subcommand given; run 'ciq-tuner --help'\n");
   return 2;

@@ -30,7 +30,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::kernels, "CIQ_KERNELS", "tuning builds: apply CIQ_CONTROLS only to kernels matching this glob"},
       {Env::units, "CIQ_UNITS", "tuning builds: apply NVVM-stage controls only to these unit keys (',')"},
       {Env::memo_dir, "CIQ_MEMO_DIR", "tuning builds: ciq-nvcc reuses the nvcc steps a candidate leaves alone"},
-      {Env::campaign_pid, "CIQ_CAMPAIGN_PID", "set by ciq-tuner campaign: its runs end when it dies"},
+      {Env::campaign_pid, "CIQ_CAMPAIGN_PID", "set by ciq-tuner campaign, retune and reverify: their runs end when they die"},
       {Env::in_ptxas, "CIQ_IN_PTXAS", "set by ciq-ptxas for the ptxas it runs: a ciq-ptxas under it is a loop"},
       {Env::in_nvcc, "CIQ_IN_NVCC", "set by ciq-nvcc for the nvcc it runs: a ciq-nvcc under it is a loop"},
       {Env::in_cicc, "CIQ_IN_CICC", "set by ciq-cicc for the cicc it runs: a ciq-cicc under it is a loop"},

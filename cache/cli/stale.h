@@ -1,12 +1,7 @@
-// `ciq-cache stale`: the entries a toolkit or GPU change has left behind.
-// An entry is stale for the compiler when its key was made for another
-// ptxas (kernel and module entries) or nvcc (unit entries) than the one
-// found now: its key names the old version, so it can no longer be found
-// (a toolkit upgrade misses it silently). It is stale for the GPU when it
-// was verified on another GPU model than the one present: it still applies
-// (a key names the target architecture, not the GPU), but its gain was
-// measured elsewhere. Entries that record no GPU (tuned with a compile-only
-// objective, or shipped before ciq recorded one) are counted, not compared.
+// `ciq-cache stale`: the entries a toolkit or GPU change has left behind,
+// printed: what cache/stale.h finds (an entry made for another ptxas or
+// nvcc than the one found now, or verified on another GPU model than the
+// one present), grouped with counts, as text or one JSON object.
 #pragma once
 
 #include "utils/result.h"

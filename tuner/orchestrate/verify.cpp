@@ -224,7 +224,10 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   double first_effect = 0; // the first objective's relative gain in the verification
   if (!noisy.empty()) {
     v.method = VerifyMethod::welch;
-    if (!compare_noisy(evaluator, space, def, best, options, noisy, v, any_better, any_worse, first_effect)) return v;
+    if (!compare_noisy(evaluator, space, def, best, options, noisy, v, any_better, any_worse, first_effect)) {
+      v.measured = false;
+      return v;
+    }
   }
   v.better = any_better && !any_worse;
   if (v.better && !v.conditions.empty()) {

@@ -35,6 +35,7 @@ struct Verdict {
   double p_value = 1;                // of the first benchmark objective
   std::string reason;                // why it is (not) better, for people
   std::string conditions;            // how the GPU's state differed between the sides ("" = alike, or unread)
+  bool measured = true;              // false: re-measuring failed (`reason` says why); the values say nothing
 };
 
 /// How the GPU's state differed between the default's runs (states[0]) and

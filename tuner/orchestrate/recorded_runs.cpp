@@ -1,0 +1,250 @@
+#include "tuner/orchestrate/recorded_runs.h"
+
+#include "cache/store.h"
+#include "cache/tuned_on.h"
+#include "tuner/measure/command.h"
+#include "tuner/orchestrate/options.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/hash.h"
+#include "utils/process.h"
+#include "utils/safe_open.h"
+#include "utils/text.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+// Every readable record of the cache, in key order; `visit` returns false to stop.
+Result<void> for_each_entry(const std::string& cache_dir, const std::function<void(RecordedEntry)>& visit) {
+  auto store = cache::Store::open_for_reading(cache_dir);
+  if (!store) return store.error();
+  if (!*store) return {};
+  return (*store)->for_each(cache::Table::records, [&](std::string_view k, std::string_view v) {
+    // An unreadable record is `ciq-cache verify`'s to report: it names no run.
+    if (auto r = cache::parse_record(v, "record " + bytes_to_hex(k))) visit(RecordedEntry{bytes_to_hex(k), std::move(*r)});
+    return true;
+  });
+}
+
+// "why" as the reason a run is skipped.
+Error skipped(const std::string& why) { return Error{"skipped", why}; }
+
+} // namespace
+
+std::string entry_name(const cache::Record& r) {
+  if (r.kind == "unit") return r.unit.empty() ? "(unit)" : r.unit;
+  return r.kernel.empty() ? "(module)" : r.kernel;
+}
+
+Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir, const std::function<bool(const RecordedEntry&)>& select) {
+  std::vector<RecordedRun> runs;
+  std::map<std::string, std::size_t> index; // command line -> runs[i]
+  std::vector<RecordedEntry> entries;
+  if (auto walked = for_each_entry(cache_dir, [&](RecordedEntry e) { entries.push_back(std::move(e)); }); !walked) return walked.error();
+  for (const auto& e : entries) {
+    if (!select(e)) continue;
+    std::string line = cache::tuned_on(e.record).command_line;
+    auto [it, added] = index.try_emplace(line, runs.size());
+    if (added) runs.push_back(RecordedRun{line, {}, {}});
+    runs[it->second].selected.push_back(e);
+  }
+  for (const auto& e : entries)
+    if (auto it = index.find(cache::tuned_on(e.record).command_line); it != index.end()) runs[it->second].all.push_back(e);
+  return runs;
+}
+
+Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line) {
+  std::vector<RecordedEntry> out;
+  auto walked = for_each_entry(cache_dir, [&](RecordedEntry e) {
+    if (!command_line.empty() && cache::tuned_on(e.record).command_line == command_line) out.push_back(std::move(e));
+  });
+  if (!walked) return walked.error();
+  return out;
+}
+
+spaces::ControlSet run_controls(const std::vector<RecordedEntry>& entries) {
+  spaces::ControlSet set;
+  for (const auto& e : entries) {
+    const spaces::ControlSet& c = e.record.controls;
+    if (c.empty()) continue;
+    if (e.record.kind == "unit") {
+      set.nvcc_space = c.space;
+      set.nvcc.insert(c.options.begin(), c.options.end());
+      continue;
+    }
+    set.space = c.space;
+    set.options.insert(c.options.begin(), c.options.end());
+    for (const auto& [kernel, knobs] : c.kernels) set.kernels[kernel].insert(knobs.begin(), knobs.end());
+    if (c.acf) set.acf = c.acf;
+  }
+  return set;
+}
+
+Result<SavedRun> read_saved_run(const std::string& path) {
+  if (path.empty()) return skipped("made by hand (ciq-cache put): no run is recorded to tune it again");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return skipped("its run's command line " + path + " is " + (errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno)) +
+                   " (an entry from a pack or another machine, or a run directory since removed)");
+  if (!S_ISREG(st.st_mode)) return skipped("its run's command line " + path + " is not a file");
+  // The commands in it run as you: only a file you wrote yourself (a run
+  // of yours saved it) is one to run.
+  if (st.st_uid != ::getuid())
+    return skipped("its run's command line " + path + " belongs to another user (uid " + std::to_string(st.st_uid) +
+                   "): only a run of yours is run again");
+  auto text = read_file(path);
+  if (!text) return skipped("its run's command line " + path + " is unreadable: " + text.error().message);
+  SavedRun saved;
+  for (auto line : split(*text, '\n'))
+    if (!line.empty()) saved.arguments.emplace_back(line);
+  if (saved.arguments.empty() || saved.arguments.front() != "run")
+    return skipped(path + " is not the command line of a `ciq-tuner run`");
+  std::string where_file = join_path(dir_name(path), "working-directory");
+  auto where = read_file(where_file);
+  if (!where) return skipped("its run's " + where_file + " is missing or unreadable: " + where.error().message);
+  saved.working_directory = std::string(trim(*where));
+  if (!is_directory(saved.working_directory))
+    return skipped("the directory its run ran in, " + saved.working_directory + ", is gone: its commands' relative paths mean nothing elsewhere");
+  return saved;
+}
+
+std::vector<std::string> without_options(const std::vector<std::string>& arguments, const std::vector<std::string>& valued,
+                                         const std::vector<std::string>& flags) {
+  auto named = [](const std::vector<std::string>& names, const std::string& name) {
+    for (const auto& n : names)
+      if (n == name) return true;
+    return false;
+  };
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& a = arguments[i];
+    if (a.size() < 2 || a[0] != '-') {
+      out.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(a.find_first_not_of('-'));
+    bool joined = name.find('=') != std::string::npos;
+    name = name.substr(0, name.find('='));
+    if (named(flags, name)) continue;
+    if (named(valued, name)) {
+      if (!joined) ++i; // its value is the next argument
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::string shown_argv(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& word : argv) {
+    bool plain = !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=.,/:@%") ==
+                                      std::string::npos;
+    line += (line.empty() ? "" : " ") + (plain ? word : shell_quoted(word));
+  }
+  return printable(line);
+}
+
+Result<std::string> batch_directory(const std::string& dir, const char* prefix, bool make) {
+  if (make) {
+    auto made = output_directory(dir, prefix);
+    if (!made) return made.error();
+    if (!dir.empty())
+      if (auto own = make_own_directory(*made); !own) return own.error();
+    return made;
+  }
+  std::string name = dir;
+  if (name.empty()) {
+    char stamp[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "-%Y%m%d-%H%M%S", std::localtime(&now));
+    name = prefix + std::string(stamp);
+  }
+  if (name[0] != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) name = join_path(cwd, name);
+  }
+  return name;
+}
+
+double RecordedGain::gain() const { return lower_is_better == 0 ? NAN : relative_gain(baseline, tuned, lower_is_better); }
+
+RecordedGain recorded_gain(const cache::Record& r, const std::string& objective) {
+  RecordedGain g;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < 16; ++i)
+    if (!objective.empty() && r.provenance_value("objective" + std::to_string(i)) == objective) {
+      k = i;
+      break;
+    }
+  std::string n = std::to_string(k);
+  g.objective = r.provenance_value("objective" + n);
+  auto number = [](const std::string& text) {
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    return text.empty() || *end ? NAN : v;
+  };
+  g.baseline = number(r.provenance_value("baseline" + n));
+  g.tuned = number(r.provenance_value("tuned" + n));
+  // Only a verified winner says which way was better: it beat the default.
+  bool winner = r.provenance_value("result") == "tuned" && !r.controls.empty();
+  if (winner && g.tuned < g.baseline) g.lower_is_better = 1;
+  if (winner && g.tuned > g.baseline) g.lower_is_better = -1;
+  return g;
+}
+
+double relative_gain(double baseline, double value, int lower_is_better) {
+  if (!std::isfinite(baseline) || !std::isfinite(value) || baseline == 0) return NAN;
+  double change = (value - baseline) / std::fabs(baseline);
+  if (lower_is_better == 0) return std::fabs(change);
+  return lower_is_better > 0 ? -change : change;
+}
+
+std::string gain_text(double gain) {
+  if (!std::isfinite(gain)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %%", 100 * gain);
+  return text;
+}
+
+
+RerunOutcome run_again(const std::vector<std::string>& arguments, const std::string& working_directory, const std::string& run_dir,
+                       const std::string& log) {
+  RunOptions run;
+  run.argv = {self_executable()};
+  run.argv.insert(run.argv.end(), arguments.begin(), arguments.end());
+  run.cwd = working_directory;
+  run.capture_stdout = run.stdin_null = true;
+  run.stderr_file = log;
+  run.own_process_group = true; // an interrupt reaches it through us, and it cancels its own jobs
+  run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // it ends if we die
+  auto ran = run_process(run);
+  RerunOutcome outcome;
+  auto summary = read_summary(run_dir);
+  if (ran && ran->succeeded() && summary && *summary && (*summary)->outcome == RunOutcome::finished && (*summary)->results) {
+    outcome.summary = std::move(**summary);
+    return outcome;
+  }
+  if (summary && *summary && (*summary)->outcome == RunOutcome::failed && !(*summary)->reason.empty()) {
+    std::string said = printable_lines((*summary)->reason);
+    outcome.failure = said.substr(0, said.find('\n'));
+    return outcome;
+  }
+  auto text = read_file(log);
+  std::string said = ran ? std::string(trim(text ? *text : "")) : ran.error().message;
+  outcome.failure = printable(said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1));
+  if (outcome.failure.empty()) outcome.failure = "ciq-tuner run " + (ran ? ran->describe() : std::string("could not start"));
+  return outcome;
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,125 @@
+// The runs that made the cache's entries, found again from the entries:
+// a tuned entry's provenance names its run's saved command line (<run
+// dir>/command-line, cache/tuned_on.h), and next to that file the run
+// kept the directory it ran in (working-directory). `ciq-tuner retune`
+// runs such a run again; `ciq-tuner reverify` runs its verification
+// alone. What both share is here: reading the entries grouped by run,
+// deciding whether a saved command line may be run, the arguments to run
+// it with, and the gains the entries recorded.
+#pragma once
+
+#include "cache/record.h"
+#include "tuner/rundir/summary.h"
+#include "utils/result.h"
+
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ciq::tuner {
+
+struct RecordedEntry {
+  std::string key; // hex, as ciq-cache lists it
+  cache::Record record;
+};
+
+/// The name a table gives an entry: its kernel, its unit's file name, or
+/// "(module)".
+std::string entry_name(const cache::Record& record);
+
+/// The entries of one run: those selected, and every entry of the cache
+/// that names the same command line (the run's whole result: the module
+/// and unit entries that go with its kernels').
+struct RecordedRun {
+  std::string command_line;            // the saved command-line file; "" for entries made by hand
+  std::vector<RecordedEntry> selected; // in key order
+  std::vector<RecordedEntry> all;      // selected or not, in key order
+};
+
+/// Reads the cache under `cache_dir` and groups the entries `select`
+/// accepts by the run that made them (in the order of their first key);
+/// entries made by hand form one group with an empty command line. A cache
+/// that does not exist has no entries. Fails when it is unusable.
+Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir,
+                                               const std::function<bool(const RecordedEntry&)>& select);
+
+/// Every entry of the cache whose recorded command line is `command_line`.
+Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line);
+
+/// The control set a run shipped, whole again from its entries: the
+/// options, ACF and per-kernel directives of its kernel and module entries
+/// (each holds its kernel's part) and, from its unit entries, the NVVM
+/// stage's knobs. Entries without controls add nothing.
+spaces::ControlSet run_controls(const std::vector<RecordedEntry>& entries);
+
+/// A saved command line, ready to run again.
+struct SavedRun {
+  std::vector<std::string> arguments; // after the program's name: "run", then its options
+  std::string working_directory;      // where it ran (its relative paths mean something there)
+};
+
+/// Reads the saved command line `path` and the working-directory file
+/// beside it. Fails ("skipped", with the reason for people) when either is
+/// missing or unreadable, when the file is not this user's own (an entry
+/// from a pack names a file on another machine, and a file someone else
+/// wrote is not a command to run as you), when it is not a `run`'s, or when
+/// the directory it ran in is gone.
+Result<SavedRun> read_saved_run(const std::string& path);
+
+/// `arguments` without the options named in `valued` (with their value,
+/// joined by '=' or the next argument) and `flags` (alone, or =VALUE).
+std::vector<std::string> without_options(const std::vector<std::string>& arguments, const std::vector<std::string>& valued,
+                                         const std::vector<std::string>& flags);
+
+/// An argv as one line a person can read and paste into a shell: each word
+/// quoted when it needs to be, control characters made visible.
+std::string shown_argv(const std::vector<std::string>& argv);
+
+/// `dir` as given (made absolute), or `<prefix>-<date>-<time>` here when
+/// empty; `make`: made (another name when that one is taken) and checked
+/// for a place no other user controls.
+Result<std::string> batch_directory(const std::string& dir, const char* prefix, bool make);
+
+/// What an entry recorded of the objective `objective` ("" = its first):
+/// the default's value, the winner's, and the direction it was tuned in,
+/// from the provenance its run wrote (objectiveN, baselineN, tunedN).
+struct RecordedGain {
+  std::string objective;
+  double baseline = NAN, tuned = NAN;
+  /// +1: lower was better (the winner's value is below the default's);
+  /// -1: higher was better; 0: unknown (no gain recorded).
+  int lower_is_better = 0;
+  /// The verified winner's relative gain over the default; NaN when the
+  /// entry records none (tuned with no gain, made by hand, a baseline of 0).
+  double gain() const;
+};
+
+RecordedGain recorded_gain(const cache::Record& record, const std::string& objective);
+
+/// The relative gain of `value` over `baseline` when lower values are
+/// better (`lower_is_better` +1) or higher ones (-1); with 0 (unknown), the
+/// size of the change. NaN when either is not a number or the baseline is 0.
+double relative_gain(double baseline, double value, int lower_is_better);
+
+/// "12.5 %" (one decimal, a sign only when negative), "-" for NaN.
+std::string gain_text(double gain);
+
+
+/// How a run started again ended: its summary.json when it wrote one and
+/// ended well; otherwise `failure`, why (its error, else its log's last line).
+struct RerunOutcome {
+  std::optional<RunSummary> summary; // a finished run's
+  std::string failure;               // "" when it finished
+};
+
+/// Runs this program with `arguments` (argv, no shell) in
+/// `working_directory`, as a campaign runs its runs: in its own process
+/// group, stdin closed, stdout (its --json line) captured, stderr written
+/// to `log` as it goes, and ended if this process dies. Reads the summary
+/// it wrote in `run_dir`.
+RerunOutcome run_again(const std::vector<std::string>& arguments, const std::string& working_directory, const std::string& run_dir,
+                       const std::string& log);
+
+} // namespace ciq::tuner

@@ -1,0 +1,178 @@
+#include "tuner/orchestrate/reverify.h"
+
+#include "cache/stale.h"
+#include "cache/tuned_on.h"
+#include "spaces/control_set.h"
+#include "tuner/orchestrate/progress.h"
+#include "tuner/orchestrate/recorded_runs.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+namespace ciq::tuner {
+
+namespace {
+
+enum class Standing { still_wins, stopped_winning, not_measured };
+
+const char* standing_name(Standing s) {
+  switch (s) {
+  case Standing::still_wins: return "still wins";
+  case Standing::stopped_winning: return "stopped winning";
+  case Standing::not_measured: return "could not measure";
+  }
+  return "could not measure";
+}
+
+struct Row {
+  std::string kernel, key;
+  double recorded_gain = NAN, gain_now = NAN;
+  Standing standing = Standing::not_measured;
+  std::string reason, run_dir;
+};
+
+// The entries whose keys name another ptxas or nvcc than the one found
+// now: they no longer apply (a build misses them), so there is nothing
+// of theirs to re-measure here (`ciq-tuner retune --stale` tunes them again).
+Result<std::set<std::string>> other_toolkit_keys(const std::string& cache_dir) {
+  auto report = cache::find_stale(cache_dir, std::nullopt);
+  if (!report) return report.error();
+  std::set<std::string> keys;
+  for (const auto& [id, group] : report->groups)
+    for (const auto& e : group.entries) keys.insert(e.key);
+  return keys;
+}
+
+// A run's rows, each entry shown (its kernels' and units'; a module entry
+// goes with its kernels) with what was found.
+void add_rows(const RecordedRun& run, Standing standing, const std::string& reason, const std::string& run_dir,
+              const SummaryResults* results, std::vector<Row>& rows) {
+  for (const auto& e : run.selected) {
+    if (e.record.kind == "module") continue;
+    Row row;
+    row.kernel = entry_name(e.record), row.key = e.key;
+    RecordedGain recorded = recorded_gain(e.record, results ? results->objective : "");
+    row.recorded_gain = recorded.gain();
+    if (results) row.gain_now = relative_gain(results->baseline, results->best, recorded.lower_is_better);
+    row.standing = standing;
+    row.reason = reason;
+    row.run_dir = run_dir;
+    rows.push_back(std::move(row));
+  }
+}
+
+// The run's entries that apply with this toolkit: its whole shipped result here.
+std::vector<RecordedEntry> of_this_toolkit(const RecordedRun& run, const std::set<std::string>& elsewhere) {
+  std::vector<RecordedEntry> current;
+  for (const auto& e : run.all)
+    if (!elsewhere.count(e.key)) current.push_back(e);
+  return current;
+}
+
+void print_table(const std::vector<Row>& rows) {
+  std::size_t width = 6;
+  for (const auto& r : rows) width = std::max(width, printable(r.kernel).size());
+  std::printf("%-*s  %-8s  %-8s  %-17s  %s\n", int(width), "kernel", "recorded", "now", "verdict", "why");
+  for (const auto& r : rows)
+    std::printf("%-*s  %-8s  %-8s  %-17s  %s\n", int(width), printable(r.kernel).c_str(), gain_text(r.recorded_gain).c_str(),
+                gain_text(r.gain_now).c_str(), standing_name(r.standing), printable(r.reason).c_str());
+}
+
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+} // namespace
+
+int run_reverify(const ReverifyOptions& given) {
+  ReverifyOptions o = given;
+  if (o.cache_dir.empty()) o.cache_dir = cache_directory();
+  auto elsewhere = other_toolkit_keys(o.cache_dir);
+  if (!elsewhere) return fail(elsewhere.error().message);
+  std::size_t left_out = 0;
+  auto runs = recorded_runs(o.cache_dir, [&](const RecordedEntry& e) {
+    // Made by hand: no run to measure it with.
+    if (cache::tuned_on(e.record).command_line.empty()) return false;
+    if (!o.kernels.empty() && !(e.record.kind == "kernel" && glob_match(o.kernels, e.record.kernel))) return false;
+    if (elsewhere->count(e.key)) return ++left_out, false;
+    return true;
+  });
+  if (!runs) return fail(runs.error().message);
+  if (left_out)
+    std::fprintf(stderr, "ciq-tuner: left out %zu entr%s made for another ptxas or nvcc than the one found now: they no longer apply "
+                         "(ciq-tuner retune --stale tunes them again)\n", left_out, left_out == 1 ? "y" : "ies");
+  auto batch = batch_directory(o.out_dir, "ciq-reverify", true);
+  if (!batch) return fail(batch.error());
+
+  // A run that shipped no controls (tuned, no gain) has nothing to re-measure.
+  std::size_t no_gain = runs->size();
+  std::erase_if(*runs, [&](const RecordedRun& run) { return run_controls(of_this_toolkit(run, *elsewhere)).empty(); });
+  no_gain -= runs->size();
+  if (no_gain)
+    std::fprintf(stderr, "ciq-tuner: left out %zu run%s that shipped no gain: nothing to re-measure\n", no_gain, no_gain == 1 ? "" : "s");
+
+  std::vector<Row> rows;
+  std::set<std::string> taken;
+  std::size_t i = 0;
+  for (const auto& run : *runs) {
+    ++i;
+    auto saved = read_saved_run(run.command_line);
+    if (!saved) {
+      add_rows(run, Standing::not_measured, saved.error().message, "", nullptr, rows);
+      continue;
+    }
+    std::string name = base_name(dir_name(run.command_line));
+    for (int n = 2; !taken.insert(name).second; ++n) name = base_name(dir_name(run.command_line)) + "-" + std::to_string(n);
+    std::string dir = join_path(*batch, name), controls_file = dir + ".controls";
+    // The run's whole shipped set: its entries of this toolkit, selected or not.
+    spaces::ControlSet set = run_controls(of_this_toolkit(run, *elsewhere));
+    std::string controls = spaces::format_control_set(set);
+    if (auto w = write_file_atomic(controls_file, controls); !w) return fail(w.error().message);
+    std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish"},
+                                                    {"json", "no-ship"});
+    if (o.runs > 0) {
+      args = without_options(args, {"verify-runs"}, {});
+      args.insert(args.end(), {"--verify-runs", std::to_string(o.runs)});
+    }
+    args.insert(args.end(), {"--verify-controls", controls_file, "--out", dir, "--json"});
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] re-measuring %s (the run recorded in %s) against the default: %s (log: %s.log)\n", i,
+                 runs->size(), printable(spaces::summarise_control_set(set)).c_str(),
+                 printable(run.command_line).c_str(), printable(dir).c_str(), printable(dir).c_str());
+    RerunOutcome outcome = run_again(args, saved->working_directory, dir, dir + ".log");
+    if (!outcome.summary) {
+      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] could not measure: %s\n", i, runs->size(), printable(outcome.failure).c_str());
+      add_rows(run, Standing::not_measured, outcome.failure, dir, nullptr, rows);
+      continue;
+    }
+    const SummaryResults& results = *outcome.summary->results;
+    Standing standing = results.controls != "default" ? Standing::still_wins : Standing::stopped_winning;
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, runs->size(), standing_name(standing), printable(results.verdict).c_str());
+    add_rows(run, standing, results.verdict, dir, &results, rows);
+  }
+
+  bool stopped = false, unmeasured = false;
+  for (const auto& r : rows) {
+    stopped |= r.standing == Standing::stopped_winning;
+    unmeasured |= r.standing == Standing::not_measured;
+  }
+  if (o.json) {
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& r : rows)
+      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"recorded_gain", number_or_null(r.recorded_gain)},
+                        {"gain_now", number_or_null(r.gain_now)}, {"verdict", standing_name(r.standing)}, {"reason", r.reason},
+                        {"run_dir", r.run_dir}});
+    std::cout << nlohmann::json{{"out", *batch}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else if (rows.empty()) {
+    std::fprintf(stderr, "ciq-tuner: no shipped winner with a recorded run is selected in %s: nothing to re-measure\n", o.cache_dir.c_str());
+  } else {
+    print_table(rows);
+  }
+  return stopped ? k_stopped_winning : unmeasured ? k_not_measured : 0;
+}
+
+} // namespace ciq::tuner
