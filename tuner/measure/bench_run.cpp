@@ -83,6 +83,10 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   auto new_kernels_dir = [&]() -> Result<void> {
     static std::atomic<int> runs{0};
     kernels_dir = join_path(workdir, "kernels/run" + std::to_string(runs++));
+    // Emptied first: the numbers start again in every process, and a
+    // resumed run measures again in directories (verify/) an earlier process
+    // timed into; its traces would be added to this run's.
+    remove_tree(kernels_dir);
     if (auto made = make_dirs(kernels_dir); !made) return made.error();
     env = {{"CUDA_INJECTION64_PATH", setup.inject_library}, {env_name(Env::kernel_trace), kernels_dir}};
     return {};
