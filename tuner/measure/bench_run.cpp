@@ -44,6 +44,14 @@ Result<double> energy_value(const Objective& o, const GpuState& state, const std
 
 } // namespace
 
+std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const profile::KernelTrace& kernels) {
+  std::map<std::string, double> out;
+  for (const auto& k : kernels.kernels)
+    for (const auto& name : names)
+      if (k.kernel == name || (!k.demangled.empty() && k.demangled == name)) out[name] += double(k.stats.total_ns) / 1e6;
+  return out;
+}
+
 double energy_uncertainty_percent(double seconds) { return 100 * 0.1 / std::max(seconds, 0.01); }
 
 Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
@@ -133,6 +141,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
     auto read = profile::read_kernel_trace(kernels_dir);
     if (!read) return read.error();
     kernels = std::move(*read);
+    if (!setup.own_kernels.empty() && kernels->timed()) placed.kernel_ms = own_kernel_times(setup.own_kernels, *kernels);
   }
   return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu);
 }

@@ -39,6 +39,10 @@ struct CampaignOptions {
   // as the only candidate besides the default) before it ships. Kernels
   // that could not be captured are tuned by program runs.
   bool capture = true;
+  // --together: the kernels that go to program runs (no replay) are tuned
+  // in one `run --separately` when there are two or more and the objective
+  // is kernel-time: a program run then measures a candidate of each.
+  bool together = true;
 };
 
 /// Runs (or resumes) the campaign; 0 when every run finished, whatever it
