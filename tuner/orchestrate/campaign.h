@@ -6,7 +6,10 @@
 // finishes. The campaign directory holds the kernel list, each run's
 // directory and log, and campaign.json, rewritten as each run ends;
 // `--resume` finishes what is left (done runs are read back, interrupted
-// ones resumed).
+// ones resumed). The kernels that go to program runs (none of them
+// replayed) are tuned together in one `run --separately` (--together):
+// each program run then measures a candidate of every one of them, and
+// each keeps its own row, read from its part of that run's summary.
 //
 // With --from-profile the list comes from the program's own run instead:
 // its kernels by GPU time (libciq-inject), hottest first, until --cover of
