@@ -1,13 +1,12 @@
 // `ciq-tuner run --separately`: several targeted kernels tuned in the same
 // program runs. A candidate is then the union of one part per kernel (the
-// dimensions that act on that kernel alone: its directives), each program
-// run times every kernel on its own (EvalRecord::kernel_samples), and each
-// kernel's best part is the part with the lowest time of THAT kernel over
-// every run that carried it. The search itself is the ordinary one, on the
-// product of the parts with the summed time as its objective: the sum is
-// separable, so what lowers it lowers some kernel's own time, and the
-// per-kernel choice afterwards takes each kernel's best whatever the other
-// parts of its run were. The composition of the best parts is verified
+// dimensions that act on that kernel alone: its directives), and each
+// program run times every kernel on its own (EvalRecord::kernel_samples).
+// The search is one search per kernel in lockstep (search/lockstep.h), each
+// scored by its own kernel's time, whose i-th candidates make one program
+// run. Afterwards each kernel's best part is the part with the lowest time
+// of THAT kernel over every run that carried it, whatever the other parts
+// of those runs were. The composition of the best parts is verified
 // against the default (verify.h: verify_parts), each kernel by its own
 // samples; a part that does not win goes back to the default.
 #pragma once

@@ -10,6 +10,8 @@
 #include "tuner/orchestrate/verify.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
+#include "tuner/objectives/statistics.h"
+#include "tuner/search/lockstep.h"
 #include "tuner/search/space_builder.h"
 #include "utils/process.h"
 #include "utils/redis.h"
@@ -58,6 +60,54 @@ SearchResult run_search(TuneOptions& o, const SearchSpace& space, const Evaluate
   return o.random_search ? random_search(space, o.search, batch)
          : steady        ? steady_state_search(space, o.search, batch, o.setup.jobs)
                          : genetic_search(space, o.search, batch);
+}
+
+// --separately: one search per kernel (lockstep.h), each scored by its
+// kernel's own time in the program runs that carried its candidates; the
+// i-th candidates of all of them make one program run. The budget counts
+// program runs (distinct whole candidates, the default's included): what
+// the searches propose beyond it is answered "budget spent" unrun.
+// Returns the evaluations the searches asked for.
+int run_part_searches(const TuneOptions& o, const SearchSpace& space, Evaluator& evaluator) {
+  std::vector<KernelPart> parts;
+  std::vector<std::vector<std::size_t>> dims;
+  for (auto& p : kernel_parts(space, o.setup.own_kernels))
+    if (!p.dims.empty()) {
+      dims.push_back(p.dims);
+      parts.push_back(std::move(p));
+    }
+  std::set<std::string> asked{space.canonical(space.default_candidate())};
+  EvaluateParts evaluate = [&](const std::vector<Candidate>& whole, int round) {
+    std::vector<Candidate> within;
+    for (const auto& c : whole)
+      if (asked.count(space.canonical(c)) || int(asked.size()) < o.search.budget) {
+        asked.insert(space.canonical(c));
+        within.push_back(c);
+      }
+    evaluator.evaluate_batch(within, round);
+    std::vector<std::vector<Evaluation>> out;
+    for (const auto& c : whole) {
+      const EvalRecord* r = evaluator.find(space.canonical(c));
+      std::vector<Evaluation> mine(parts.size());
+      for (std::size_t p = 0; p < parts.size(); ++p) {
+        Evaluation& e = mine[p];
+        if (!r) {
+          e.reason = "the run's budget of program runs is spent";
+          continue;
+        }
+        auto it = r->kernel_samples.find(parts[p].kernel);
+        if (!r->evaluation.valid) e.reason = r->evaluation.reason;
+        else if (it == r->kernel_samples.end() || it->second.empty()) e.reason = "the kernel did not run";
+        else e = Evaluation{true, {median(it->second)}, ""};
+      }
+      out.push_back(std::move(mine));
+    }
+    return out;
+  };
+  std::fprintf(stderr, "ciq-tuner: one search per kernel (%zu), their i-th candidates measured in the same program run\n",
+               parts.size());
+  lockstep_search(space, dims, o.search, evaluate, o.random_search);
+  return int(asked.size());
 }
 
 // Every finished evaluation: journalled (unless replayed from the journal,
@@ -153,16 +203,18 @@ Result<Found> search_and_verify(TuneOptions& o, const SearchSpace& space, Evalua
   }
   say_gpu_defaults(o, evaluator);
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
-  SearchResult result = run_search(o, space, batch, journal);
-  progress.finish();
   Found found;
-  found.searched = int(std::min(result.evaluated.size(), evaluator.records().size()));
   if (!o.setup.own_kernels.empty()) {
+    found.searched = run_part_searches(o, space, evaluator);
+    progress.finish();
     found.def = evaluator.find(default_key);
     compose_and_verify(o, space, evaluator, found);
     evaluator.on_record = nullptr;
     return found;
   }
+  SearchResult result = run_search(o, space, batch, journal);
+  progress.finish();
+  found.searched = int(std::min(result.evaluated.size(), evaluator.records().size()));
   prune_winner(o, space, evaluator, batch, progress, result);
   found.def = evaluator.find(default_key);
   found.front = pareto_front(o, space, evaluator, result, *found.def);
