@@ -91,6 +91,8 @@ static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per si
 static cl::list<std::string> seed_hints("seed-hint", cl::desc("Like --seed-controls, but a set that does not fit this run's space is skipped with a warning (a campaign passes each kernel the winners of the kernels it tuned before, with their directives moved to this kernel)"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
 static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<bool> occupancy_probes("occupancy-probes", cl::desc("Measure first, per kernel, the maxnreg values at which one more (or half as many) blocks fit per SM (default true; =false to turn off)"), cl::init(true), RUN);
+static cl::opt<bool> separately("separately", cl::desc("Run, several targeted kernels (--objective kernel-time): tune each kernel by its own time in the same program runs, searching only knobs that act on it alone (its directives); each kernel's best is verified on its own and only the kernels that win ship (see docs/tuning.md, 'Several kernels in one run')"), cl::cat(category), cl::sub(run_cmd));
+static cl::opt<bool> together("together", cl::desc("Campaign: tune the kernels that go to program runs (not replayed) together, in one `run --separately`, when there are two or more and the objective is kernel-time (default true; =false: one run per kernel)"), cl::init(true), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
@@ -213,7 +215,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     // journal holds candidates of that space and values of those
     // objectives (a resume that changed them would mix two searches).
     static const char* const fixed[] = {"param", "space", "objective", "metric", "direction", "kernels", "stages",
-                                        "acf-candidates", "seed-controls", "seed-hint", "replay", "out"};
+                                        "acf-candidates", "seed-controls", "seed-hint", "replay", "out", "separately"};
     for (std::size_t k = 2; k < args.size(); ++k) {
       if (k == value || args[k].size() < 2 || args[k][0] != '-') continue;
       std::string name = args[k].substr(args[k].find_first_not_of('-'));
@@ -270,6 +272,7 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   g.out = out, g.resume = resume, g.json = json;
   g.min_effect_percent = min_effect, g.verify_runs = verify_runs;
   g.occupancy_probes = occupancy_probes, g.memo = memo, g.allow_unsafe = allow_unsafe, g.no_ship = no_ship;
+  g.separately = separately;
   g.acf_candidates = acf_candidates, g.publish = publish, g.replay = replay, g.strategy = strategy, g.cache_dir = cache_dir;
   g.executor = executor;
   g.slurm.partition = slurm_partition, g.slurm.account = slurm_account, g.slurm.time_limit = slurm_time;
@@ -293,7 +296,7 @@ static std::vector<std::string> campaign_run_args(const std::vector<std::string>
     while (ciq::starts_with(name, "-")) name.erase(0, 1);
     bool joined = args[i].find('=') != std::string::npos;
     if (name == "from-profile") continue; // its value, if any, is joined (ValueOptional)
-    if (name == "capture-kernels") continue; // a flag: its value, if any, is joined
+    if (name == "capture-kernels" || name == "together") continue; // flags: a value, if any, is joined
     if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent" || name == "cover") {
       if (!joined) ++i;
       continue;
@@ -362,6 +365,7 @@ static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& a
     c.cover = *share;
     c.capture = capture_kernels;
   }
+  c.together = together;
   c.run_args = tn::without_publish_password(campaign_run_args(args)); // the URL goes in CIQ_PUBLISH
   c.tune = std::move(o);
   return tn::run_campaign(std::move(c));
@@ -410,6 +414,8 @@ int main(int argc, char** argv) {
     args.push_back("--objective=kernel-time");
   }
   tn::GivenOptions given = given_options(argc, argv);
+  if (run_cmd && !capture.empty() && separately)
+    return fail("--separately tunes several kernels in program runs; --capture replays one kernel", 2);
   if (run_cmd && !capture.empty()) {
     if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
   } else if (!compare.empty()) {

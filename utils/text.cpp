@@ -49,7 +49,56 @@ static bool class_match(std::string_view pattern, std::size_t& p, char c) {
   return matched != negate;
 }
 
+// Where the class that opens at pattern[p] ('[') ends (its ']'), or npos
+// when none closes it (then '[' is literal, as class_match() sees it).
+static std::size_t class_end(std::string_view pattern, std::size_t p) {
+  return p + 2 <= pattern.size() ? pattern.find(']', p + 2) : std::string_view::npos;
+}
+
+// The first `{...}` group of `pattern` with a comma at its level, outside a
+// [class], as the positions of its braces and its top-level commas; empty
+// when there is none.
+static std::vector<std::size_t> brace_group(std::string_view pattern) {
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '[') {
+      if (std::size_t e = class_end(pattern, i); e != std::string_view::npos) i = e;
+      continue;
+    }
+    if (pattern[i] != '{') continue;
+    std::vector<std::size_t> marks{i};
+    for (std::size_t j = i + 1; j < pattern.size(); ++j) {
+      if (pattern[j] == '[') {
+        if (std::size_t e = class_end(pattern, j); e != std::string_view::npos) j = e;
+      } else if (pattern[j] == '{') {
+        break; // not nested: this '{' is literal
+      } else if (pattern[j] == ',') {
+        marks.push_back(j);
+      } else if (pattern[j] == '}') {
+        if (marks.size() < 2) break; // no comma: literal braces
+        marks.push_back(j);
+        return marks;
+      }
+    }
+  }
+  return {};
+}
+
+static bool plain_glob_match(std::string_view pattern, std::string_view text);
+
 bool glob_match(std::string_view pattern, std::string_view text) {
+  std::vector<std::size_t> group = brace_group(pattern);
+  if (group.empty()) return plain_glob_match(pattern, text);
+  std::string_view head = pattern.substr(0, group.front()), tail = pattern.substr(group.back() + 1);
+  for (std::size_t a = 0; a + 1 < group.size(); ++a) {
+    std::string alternative(head);
+    alternative += pattern.substr(group[a] + 1, group[a + 1] - group[a] - 1);
+    alternative += tail;
+    if (glob_match(alternative, text)) return true;
+  }
+  return false;
+}
+
+static bool plain_glob_match(std::string_view pattern, std::string_view text) {
   std::size_t p = 0, t = 0, star_p = std::string_view::npos, star_t = 0;
   while (t < text.size()) {
     if (p < pattern.size() && pattern[p] == '*') {

@@ -17,7 +17,10 @@ std::vector<std::string_view> split(std::string_view s, char separator);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 
-/// Shell-style glob over a whole string: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`.
+/// Shell-style glob over a whole string: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`,
+/// and `{a,b,c}` for alternatives (as the shell's brace expansion: not
+/// nested; braces without a comma at their level are literal, and `[,]`,
+/// `[{]`, `[}]` match those characters). One glob can name a set of kernels.
 bool glob_match(std::string_view pattern, std::string_view text);
 
 /// Strict decimal integer (optional sign); std::nullopt on anything else.

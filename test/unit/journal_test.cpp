@@ -94,3 +94,18 @@ TEST(Journal, numbers_read_back_unchanged) {
   EXPECT_EQ(back->evaluation.objectives, r.evaluation.objectives);
   EXPECT_EQ(back->samples, r.samples);
 }
+
+// run --separately: each kernel's own time per run, after the other
+// members, only when there are some (other runs' lines are unchanged).
+TEST(Journal, kernel_samples_are_written_only_when_present_and_read_back) {
+  EvalRecord r;
+  r.candidate = "a:maxnreg=64";
+  r.status = EvalStatus::ok;
+  EXPECT_EQ(r.to_json().find("kernel_samples"), std::string::npos);
+  r.kernel_samples = {{"_Z1av", {12.5, 12}}, {"_Z1bv", {3}}};
+  std::string line = r.to_json();
+  EXPECT_NE(line.find(R"("workdir":"","kernel_samples":{"_Z1av":[12.5,12],"_Z1bv":[3]}})"), std::string::npos) << line;
+  auto back = EvalRecord::from_json(line);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->kernel_samples, r.kernel_samples);
+}

@@ -113,3 +113,25 @@ TEST(Summary, file_absent_written_read_removed) {
   ASSERT_TRUE(write_file_atomic(summary_path(dir->path()), "{not json"));
   EXPECT_FALSE(read_summary(dir->path()));
 }
+
+// run --separately: each kernel's own result, after the members every
+// summary has (readers of those see nothing new); the change is computed.
+TEST(Summary, per_kernel_results_round_trip) {
+  RunSummary s = finished_run();
+  SummaryKernel a{"_Z1av", 20, 15, 0.001, "_Z1av:maxnreg=64", "better than the default", true, 5};
+  SummaryKernel b{"_Z1bv", 10, 10, std::nullopt, "default", "the default was the best found", false, 3};
+  s.results->kernels = {a, b};
+  std::string j = s.to_json();
+  EXPECT_NE(j.find("\"prefer\":1,\"kernels\":[{\"kernel\":\"_Z1av\",\"baseline\":20,\"best\":15,\"change\":-0.25,\"p_value\":0.001,"
+                   "\"controls\":\"_Z1av:maxnreg=64\",\"shipped\":true,\"parts\":5,\"verdict\":\"better than the default\"}"),
+            std::string::npos) << j;
+  auto back = RunSummary::from_json(j);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->results->kernels.size(), 2u);
+  EXPECT_EQ(back->results->kernels[0].controls, "_Z1av:maxnreg=64");
+  EXPECT_TRUE(back->results->kernels[0].shipped);
+  EXPECT_FALSE(back->results->kernels[1].p_value);
+  EXPECT_EQ(back->results->kernels[1].parts, 3);
+  EXPECT_EQ(back->to_json(), j);
+  EXPECT_EQ(finished_run().to_json().find("kernels"), std::string::npos);
+}

@@ -16,6 +16,21 @@ TEST(Glob, stars_classes_and_anchoring) {
   EXPECT_TRUE(glob_match("[a-c]x", "bx"));
 }
 
+TEST(Glob, braces_give_alternatives) {
+  // One glob for a set of kernels (a campaign's --kernels for a run of several).
+  EXPECT_TRUE(glob_match("{_Z7heavy_aPKfPfi,_Z5lightPff}", "_Z5lightPff"));
+  EXPECT_TRUE(glob_match("{_Z7heavy_aPKfPfi,_Z5lightPff}", "_Z7heavy_aPKfPfi"));
+  EXPECT_FALSE(glob_match("{_Z7heavy_aPKfPfi,_Z5lightPff}", "_Z7heavy_bPKfPfi"));
+  EXPECT_TRUE(glob_match("_Z?{heavy,light}*", "_Z5lightPff"));
+  EXPECT_TRUE(glob_match("a{,b}c", "ac"));
+  // Without a comma at their level, and inside a class, braces are literal
+  // (a demangled lambda's "{lambda()#1}").
+  EXPECT_TRUE(glob_match("*{lambda()#1}*", "k<{lambda()#1}>"));
+  EXPECT_FALSE(glob_match("*{lambda()#1}*", "k<lambda()#1>"));
+  EXPECT_TRUE(glob_match("{f<int[,]float>,g}", "f<int,float>"));
+  EXPECT_TRUE(glob_match("[{]a,b[}]", "{a,b}"));
+}
+
 TEST(KeyValues, sections_quotes_and_comments) {
   auto kv = parse_key_values("# c\nformat = x\n[controls]\nname = \"a \\\"b\\\" # c\"  # trailing\nk:v = 3 # note\n", "t");
   ASSERT_TRUE(kv.ok()) << kv.error().message;

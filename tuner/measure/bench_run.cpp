@@ -44,6 +44,14 @@ Result<double> energy_value(const Objective& o, const GpuState& state, const std
 
 } // namespace
 
+std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const profile::KernelTrace& kernels) {
+  std::map<std::string, double> out;
+  for (const auto& k : kernels.kernels)
+    for (const auto& name : names)
+      if (k.kernel == name || (!k.demangled.empty() && k.demangled == name)) out[name] += double(k.stats.total_ns) / 1e6;
+  return out;
+}
+
 double energy_uncertainty_percent(double seconds) { return 100 * 0.1 / std::max(seconds, 0.01); }
 
 Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
@@ -83,6 +91,10 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   auto new_kernels_dir = [&]() -> Result<void> {
     static std::atomic<int> runs{0};
     kernels_dir = join_path(workdir, "kernels/run" + std::to_string(runs++));
+    // Emptied first: the numbers start again in every process, and a
+    // resumed run measures again in directories (verify/) an earlier process
+    // timed into; its traces would be added to this run's.
+    remove_tree(kernels_dir);
     if (auto made = make_dirs(kernels_dir); !made) return made.error();
     env = {{"CUDA_INJECTION64_PATH", setup.inject_library}, {env_name(Env::kernel_trace), kernels_dir}};
     return {};
@@ -129,6 +141,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
     auto read = profile::read_kernel_trace(kernels_dir);
     if (!read) return read.error();
     kernels = std::move(*read);
+    if (!setup.own_kernels.empty() && kernels->timed()) placed.kernel_ms = own_kernel_times(setup.own_kernels, *kernels);
   }
   return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu);
 }

@@ -12,6 +12,7 @@
 #include "tuner/objectives/objectives.h"
 #include "tuner/profile/kernel_trace.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct BenchRun {
   std::string gpu;      // in: the slot to run on ("" = the first free one); out: the slot it ran on
   GpuState state;       // out: what the GPU ran under (gpu_monitor.h; unread without NVML)
   double gpu_wait = 0;  // out: seconds spent waiting for the slot
+  // out: with setup.own_kernels, each of those kernels' time in ms in this
+  // run (summed over its launches and the run's processes); a kernel that
+  // did not run is absent.
+  std::map<std::string, double> kernel_ms;
 };
 
 /// Runs --bench once for `c` in `workdir` on `run.gpu` (or the first free
@@ -38,6 +43,11 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
 /// kernel-time), a metric from `output`. `log` and `gpu` name the run in
 /// the errors: no energy reading, a counter that did not move, a kernel or
 /// metric missing.
+/// The time in ms of each kernel of `names` in `kernels` (by its mangled
+/// or demangled name, exactly), summed over its launches and processes;
+/// kernels that did not run are absent.
+std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const profile::KernelTrace& kernels);
+
 Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
                                              const std::string& log, const GpuState& state,
                                              const profile::KernelTrace* kernels, const std::string& kernels_dir,

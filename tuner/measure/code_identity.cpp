@@ -49,6 +49,7 @@ std::string code_digest(const std::vector<TracedModule>& trace, const std::vecto
 void reuse_same_code(EvalRecord& r, const EvalRecord& same) {
   r.evaluation = same.evaluation;
   r.samples = same.samples;
+  r.kernel_samples = same.kernel_samples;
   r.status = EvalStatus::same_code;
   r.evaluation.reason = "same code as evaluation " + std::to_string(same.number);
 }

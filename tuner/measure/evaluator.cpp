@@ -103,6 +103,7 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
         if (!v) return v.error().message;
         bench_values.push_back(*v);
         if (benchmarks) r.run_gpus.push_back(run.gpu);
+        for (const auto& [kernel, ms] : run.kernel_ms) r.kernel_samples[kernel].push_back(ms);
       }
     }
     if (compiles_when_benchmarked()) { // the benchmark compiled (JIT): the trace appears now
@@ -165,6 +166,7 @@ std::string Evaluator::measure_on_every_gpu(const Candidate& c, EvalRecord& r, s
       if (!done.error.empty()) return "on GPU '" + slots[g] + "': " + done.error;
       bench_values.push_back(done.values);
       r.run_gpus.push_back(slots[g]);
+      for (const auto& [kernel, ms] : done.run.kernel_ms) r.kernel_samples[kernel].push_back(ms);
     }
   return "";
 }

@@ -54,6 +54,10 @@ struct RunState {
   // a candidate that adds another (a directive out of range and ignored, an
   // option dropped) is not compiled as asked, and is invalid.
   std::set<std::string> baseline_warnings;
+  // `run --separately`: the targeted kernels (mangled names), each timed on
+  // its own in every benchmark run (EvalRecord::kernel_samples) besides the
+  // objectives; empty otherwise.
+  std::vector<std::string> own_kernels;
   // Where the commands run (executor.h): made from the configuration by
   // make_executor() and shared by the run's evaluators, so that what it
   // started (resident benchmarks) and learnt (Slurm's settings, the run's

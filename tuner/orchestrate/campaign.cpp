@@ -16,6 +16,7 @@
 #include "utils/process.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -118,16 +119,22 @@ double relative_change(const SummaryResults& s) {
 /// A finished run's results (its summary.json) into `r`, which is then
 /// done; false when the run has no results (not run, or it failed before its
 /// search ended).
+/// A run of several kernels (--together: `run --separately`) gives each its
+/// own part of the summary; false when the kernel has none there.
 bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
   if (!summary || !summary->results) return false;
   const SummaryResults& s = *summary->results;
+  const SummaryKernel* own = nullptr;
+  for (const auto& k : s.kernels)
+    if (k.kernel == r.kernel) own = &k;
+  if (!s.kernels.empty() && !own) return false;
   r.state = KernelState::done;
-  r.verdict = s.verdict;
-  r.controls = s.controls;
+  r.verdict = own ? own->verdict : s.verdict;
+  r.controls = own ? own->controls : s.controls;
   r.objective = s.objective;
-  r.baseline = s.baseline;
-  r.best = s.best;
-  r.shipped = s.shipped;
+  r.baseline = own ? own->baseline : s.baseline;
+  r.best = own ? own->best : s.best;
+  r.shipped = own ? own->shipped : s.shipped;
   r.evaluations = s.evaluations;
   r.invalid = s.invalid;
   r.error.clear();
@@ -201,7 +208,7 @@ std::string run_name(std::size_t i, const std::string& kernel) {
 std::string exact_glob(const std::string& name) {
   std::string g;
   for (char c : name) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') g += std::string("[") + c + "]";
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\' || c == '{' || c == '}' || c == ',') g += std::string("[") + c + "]";
     else g += c;
   }
   return g;
@@ -411,6 +418,18 @@ RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std
   return tuner_run(c, r.run_dir, std::move(args), gpus);
 }
 
+// The one run of the kernels tuned together (--together): `run
+// --separately` on all of them, each judged by its own time; a program run
+// measures a candidate of every one.
+RunOptions together_run(const CampaignOptions& c, const std::vector<std::string>& kernels, const std::string& dir,
+                        const std::string& gpus) {
+  std::string glob;
+  for (const auto& k : kernels) glob += (glob.empty() ? "{" : ",") + exact_glob(k);
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", glob + "}", "--separately"});
+  return tuner_run(c, dir, std::move(args), gpus);
+}
+
 // The campaign's run options less those a replay replaces: the program's
 // build and benchmark, and what is read from them.
 std::vector<std::string> replay_run_args(const std::vector<std::string>& run_args) {
@@ -570,11 +589,39 @@ std::set<std::string> replayable_kernels(const std::string& root) {
   return kernels;
 }
 
+// The kernels of `group` (indices into `results`, sharing one run
+// directory) tuned in one run, unless all are done; each one's outcome is
+// its part of that run's summary.
+template <class WriteSummary>
+void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::size_t>& group,
+                  const std::string& gpus, std::mutex& mutex, WriteSummary& write_summary) {
+  if (std::all_of(group.begin(), group.end(), [&](std::size_t i) { return results[i].state == KernelState::done; })) return;
+  const std::string& dir = results[group.front()].run_dir;
+  if (auto removed = remove_summary(dir); !removed)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+  std::vector<std::string> kernels;
+  for (std::size_t i : group) kernels.push_back(results[i].kernel);
+  RunOptions run = together_run(c, kernels, dir, gpus);
+  {
+    std::lock_guard lock(mutex);
+    std::fprintf(stderr, "ciq-tuner: tuning %zu kernels together, each by its own time in the same program runs (%s)\n",
+                 kernels.size(), printable(dir).c_str());
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto ran = run_process(run);
+  std::lock_guard lock(mutex);
+  for (std::size_t i : group) {
+    results[i].seconds = seconds_since(started);
+    record_outcome(results[i], ran, run.stderr_file, i, results.size());
+  }
+  write_summary();
+}
+
 // Runs the kernels' runs not done yet, --concurrent at a time (slot i
 // benchmarks on gpu_sets[i]), each outcome recorded in `results` and
-// campaign.json as it ends.
+// campaign.json as it ends; the kernels of `together` in one run.
 void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::string>& gpu_sets,
-                 const std::string& captures) {
+                 const std::string& captures, const std::vector<std::size_t>& together) {
   std::mutex mutex;
   auto write_summary = [&] { // under the mutex
     if (auto w = write_file_atomic(join_path(c.tune.out_dir, "campaign.json"), to_json(results)); !w)
@@ -584,9 +631,22 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
     std::lock_guard lock(mutex);
     write_summary();
   }
+  // The work in order: each kernel alone, but those of `together` as one
+  // run, where the first of them stands.
+  std::vector<std::vector<std::size_t>> jobs;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    bool grouped = std::find(together.begin(), together.end(), i) != together.end();
+    if (!grouped) jobs.push_back({i});
+    else if (i == together.front()) jobs.push_back(together);
+  }
   std::atomic<std::size_t> next{0};
   auto worker = [&](std::size_t slot) {
-    for (std::size_t i = next++; i < results.size(); i = next++) {
+    for (std::size_t job = next++; job < jobs.size(); job = next++) {
+      if (jobs[job].size() > 1) {
+        run_together(c, results, jobs[job], gpu_sets[slot], mutex, write_summary);
+        continue;
+      }
+      std::size_t i = jobs[job].front();
       KernelResult& r = results[i];
       if (r.state == KernelState::done) continue;
       // What an earlier attempt's summary said (it failed) is not this one's.
@@ -632,6 +692,24 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
 
 }
 
+// The kernels (indices into `kernels`) tuned together in one run: those
+// that go to program runs (no capture to replay), when --together, there
+// are two or more, and each can be judged by its own time (kernel-time).
+std::vector<std::size_t> together_kernels(const CampaignOptions& c, const std::vector<std::string>& kernels,
+                                          const std::set<std::string>& replayable) {
+  std::vector<std::size_t> program;
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    if (!replayable.count(kernels[i])) program.push_back(i);
+  if (!c.together || program.size() < 2) return {};
+  const auto& objectives = c.tune.setup.objectives;
+  if (objectives.size() != 1 || objectives[0].kind != ObjectiveKind::kernel_time) {
+    std::fprintf(stderr, "ciq-tuner: tuning the %zu kernels that go to program runs one at a time: together, each is judged "
+                         "by its own time, which needs --objective kernel-time as the only objective\n", program.size());
+    return {};
+  }
+  return program;
+}
+
 } // namespace
 
 int run_campaign(CampaignOptions c) {
@@ -660,10 +738,12 @@ int run_campaign(CampaignOptions c) {
 
   std::string captures = captures_root(c);
   std::set<std::string> replayable = replayable_kernels(captures);
+  std::vector<std::size_t> together = together_kernels(c, *kernels, replayable);
   std::vector<KernelResult> results(kernels->size());
   for (std::size_t i = 0; i < results.size(); ++i) {
     results[i].kernel = (*kernels)[i];
-    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), run_name(i, results[i].kernel));
+    bool grouped = std::find(together.begin(), together.end(), i) != together.end();
+    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), grouped ? "together" : run_name(i, results[i].kernel));
     if (replayable.count(results[i].kernel)) {
       results[i].replay_dir = results[i].run_dir + ".replay";
       // A resumed campaign's table keeps what the replay measured.
@@ -676,7 +756,7 @@ int run_campaign(CampaignOptions c) {
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });
   std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
-  run_kernels(c, results, gpu_sets, captures);
+  run_kernels(c, results, gpu_sets, captures, together);
 
   print_table(results);
   int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != KernelState::done; }));

@@ -6,7 +6,10 @@
 // finishes. The campaign directory holds the kernel list, each run's
 // directory and log, and campaign.json, rewritten as each run ends;
 // `--resume` finishes what is left (done runs are read back, interrupted
-// ones resumed).
+// ones resumed). The kernels that go to program runs (none of them
+// replayed) are tuned together in one `run --separately` (--together):
+// each program run then measures a candidate of every one of them, and
+// each keeps its own row, read from its part of that run's summary.
 //
 // With --from-profile the list comes from the program's own run instead:
 // its kernels by GPU time (libciq-inject), hottest first, until --cover of
@@ -39,6 +42,10 @@ struct CampaignOptions {
   // as the only candidate besides the default) before it ships. Kernels
   // that could not be captured are tuned by program runs.
   bool capture = true;
+  // --together: the kernels that go to program runs (no replay) are tuned
+  // in one `run --separately` when there are two or more and the objective
+  // is kernel-time: a program run then measures a candidate of each.
+  bool together = true;
 };
 
 /// Runs (or resumes) the campaign; 0 when every run finished, whatever it

@@ -158,6 +158,17 @@ Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
   }
   if (given.strategy != "genetic" && given.strategy != "generational" && given.strategy != "random")
     return make_error("usage", "--strategy must be genetic, generational or random, not '" + given.strategy + "'");
+  o.separately = given.separately;
+  if (o.separately) {
+    bool kernel_time = o.setup.objectives.size() == 1 && o.setup.objectives[0].kind == ObjectiveKind::kernel_time;
+    if (!kernel_time)
+      return make_error("usage", "--separately judges each targeted kernel by its own time in the program: give --objective "
+                                 "kernel-time[:GLOB] as the only objective");
+    if (!o.params.empty())
+      return make_error("usage", "--separately tunes each kernel's own compiler knobs; a --param changes the whole program "
+                                 "(tune it in a run without --separately)");
+    if (!o.replay.empty()) return make_error("usage", "--separately needs kernel times measured in the program, not --replay");
+  }
   o.random_search = given.strategy == "random";
   o.generational = given.strategy == "generational";
   o.command_line = given.command_line;

@@ -46,6 +46,9 @@ struct TuneOptions {
   std::string replay;                // recorded samples to answer evaluations from (see replay.h)
   bool random_search = false;        // the baseline strategy instead of the genetic search
   bool generational = false;         // generations even with --jobs > 1 (reproducible)
+  // --separately: several targeted kernels tuned in the same program runs,
+  // each by its own time and with its own knobs only (orchestrate/kernel_parts.h)
+  bool separately = false;
   std::vector<std::string> command_line; // saved for --resume
 };
 
@@ -69,6 +72,7 @@ struct GivenOptions {
   double min_effect_percent = 1;
   int verify_runs = 10;
   bool occupancy_probes = true, memo = true, allow_unsafe = false, no_ship = false;
+  bool separately = false;
   std::string acf_candidates, publish, replay, strategy = "genetic", cache_dir;
   std::string executor = "local";
   SlurmConfig slurm;                 // the --slurm-* values (used with --executor slurm)

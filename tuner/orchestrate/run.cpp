@@ -2,6 +2,7 @@
 
 #include "tuner/measure/evaluator.h"
 #include "tuner/orchestrate/discovery.h"
+#include "tuner/orchestrate/kernel_parts.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/run_directory.h"
 #include "tuner/orchestrate/ship.h"
@@ -9,11 +10,18 @@
 #include "tuner/orchestrate/verify.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
+#include "tuner/objectives/statistics.h"
+#include "tuner/search/lockstep.h"
+#include "tuner/search/space_builder.h"
 #include "utils/process.h"
 #include "utils/redis.h"
+#include "utils/files.h"
 #include "utils/text.h"
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
+#include <set>
 #include <cstdio>
 #include <iostream>
 
@@ -28,6 +36,13 @@ struct Found {
   const EvalRecord* winner = nullptr;        // verified better than the default; null: none
   Verdict verdict;
   int searched = 0;                          // evaluations spent searching (pruning comes on top)
+  // --separately (several targeted kernels): each kernel's part, its
+  // verification, and whether it ships; `front` and `winner` then point
+  // into `composed` (records of compositions no single run measured).
+  std::vector<KernelPart> parts;
+  std::vector<PartVerdict> part_verdicts;    // per part
+  std::vector<bool> kept;                    // per part: its part wins and ships
+  std::vector<std::shared_ptr<EvalRecord>> composed;
 };
 
 // The search itself, with the strategy the options ask for.
@@ -45,6 +60,54 @@ SearchResult run_search(TuneOptions& o, const SearchSpace& space, const Evaluate
   return o.random_search ? random_search(space, o.search, batch)
          : steady        ? steady_state_search(space, o.search, batch, o.setup.jobs)
                          : genetic_search(space, o.search, batch);
+}
+
+// --separately: one search per kernel (lockstep.h), each scored by its
+// kernel's own time in the program runs that carried its candidates; the
+// i-th candidates of all of them make one program run. The budget counts
+// program runs (distinct whole candidates, the default's included): what
+// the searches propose beyond it is answered "budget spent" unrun.
+// Returns the evaluations the searches asked for.
+int run_part_searches(const TuneOptions& o, const SearchSpace& space, Evaluator& evaluator) {
+  std::vector<KernelPart> parts;
+  std::vector<std::vector<std::size_t>> dims;
+  for (auto& p : kernel_parts(space, o.setup.own_kernels))
+    if (!p.dims.empty()) {
+      dims.push_back(p.dims);
+      parts.push_back(std::move(p));
+    }
+  std::set<std::string> asked{space.canonical(space.default_candidate())};
+  EvaluateParts evaluate = [&](const std::vector<Candidate>& whole, int round) {
+    std::vector<Candidate> within;
+    for (const auto& c : whole)
+      if (asked.count(space.canonical(c)) || int(asked.size()) < o.search.budget) {
+        asked.insert(space.canonical(c));
+        within.push_back(c);
+      }
+    evaluator.evaluate_batch(within, round);
+    std::vector<std::vector<Evaluation>> out;
+    for (const auto& c : whole) {
+      const EvalRecord* r = evaluator.find(space.canonical(c));
+      std::vector<Evaluation> mine(parts.size());
+      for (std::size_t p = 0; p < parts.size(); ++p) {
+        Evaluation& e = mine[p];
+        if (!r) {
+          e.reason = "the run's budget of program runs is spent";
+          continue;
+        }
+        auto it = r->kernel_samples.find(parts[p].kernel);
+        if (!r->evaluation.valid) e.reason = r->evaluation.reason;
+        else if (it == r->kernel_samples.end() || it->second.empty()) e.reason = "the kernel did not run";
+        else e = Evaluation{true, {median(it->second)}, ""};
+      }
+      out.push_back(std::move(mine));
+    }
+    return out;
+  };
+  std::fprintf(stderr, "ciq-tuner: one search per kernel (%zu), their i-th candidates measured in the same program run\n",
+               parts.size());
+  lockstep_search(space, dims, o.search, evaluate, o.random_search);
+  return int(asked.size());
 }
 
 // Every finished evaluation: journalled (unless replayed from the journal,
@@ -67,6 +130,63 @@ void watch_records(const TuneOptions& o, Evaluator& evaluator, Progress& progres
   };
 }
 
+// A composition of parts as a record: its candidate, the summed objective
+// `value` (as the search compares it) and the verification's directory
+// (its trace: the keys to ship under).
+std::shared_ptr<EvalRecord> composed_record(const TuneOptions& o, const SearchSpace& space, const Candidate& c, double value) {
+  auto r = std::make_shared<EvalRecord>();
+  r->candidate = space.canonical(c);
+  r->status = EvalStatus::ok;
+  r->evaluation.valid = true;
+  r->evaluation.objectives = {o.setup.objectives[0].maximize ? -value : value};
+  r->workdir = join_path(join_path(o.out_dir, "verify"), "best");
+  return r;
+}
+
+// --separately: each kernel's best part from its own times, their
+// composition verified against the default with each kernel judged by its
+// own samples; the parts that win make the winner (the others stay at the
+// default). No pruning: a part is judged whole, by its kernel's time.
+void compose_and_verify(const TuneOptions& o, const SearchSpace& space, Evaluator& evaluator, Found& found) {
+  found.parts = kernel_parts(space, o.setup.own_kernels);
+  find_best_parts(space, evaluator.records(), found.parts);
+  std::vector<std::string> judged;
+  for (const auto& p : found.parts) {
+    std::string best = part_text(space, p, p.best);
+    std::fprintf(stderr, "ciq-tuner: %s: default %s ms, best %s ms%s with %s (%d distinct settings measured)\n",
+                 printable(p.kernel).c_str(), format_number(p.default_ms).c_str(), format_number(p.best_ms).c_str(),
+                 percent(p.default_ms, p.best_ms).c_str(), printable(best).c_str(), p.parts);
+    if (best != "default") judged.push_back(p.kernel);
+  }
+  Candidate all = compose_parts(space, found.parts);
+  found.verdict.reason = "the default was the best found for every kernel";
+  found.verdict.default_values = found.verdict.best_values = {shown(o, *found.def, 0)};
+  std::vector<PartVerdict> verdicts;
+  if (!judged.empty()) {
+    std::fprintf(stderr, "ciq-tuner: verifying %s (each kernel's best) against the default\n", space.canonical(all).c_str());
+    found.verdict = verify_parts(evaluator, space, *found.def, all, judged, o, verdicts);
+  }
+  found.kept.assign(found.parts.size(), false);
+  double baseline = found.verdict.default_values[0], gain = 0;
+  for (std::size_t i = 0; i < found.parts.size(); ++i) {
+    PartVerdict mine;
+    mine.kernel = found.parts[i].kernel;
+    mine.reason = "the default was the best found";
+    for (const auto& v : verdicts)
+      if (v.kernel == mine.kernel) mine = v;
+    found.kept[i] = mine.better;
+    if (mine.better) gain += mine.default_ms - mine.best_ms;
+    found.part_verdicts.push_back(std::move(mine));
+  }
+  found.composed.push_back(composed_record(o, space, all, found.verdict.best_values[0]));
+  found.front = {found.composed.back().get()};
+  if (std::find(found.kept.begin(), found.kept.end(), true) != found.kept.end()) {
+    // What ships: the winning parts; the summed objective less their gains.
+    found.composed.push_back(composed_record(o, space, compose_parts(space, found.parts, &found.kept), baseline - gain));
+    found.winner = found.composed.back().get();
+  }
+}
+
 // The default first (if it fails there is nothing to compare against: the
 // error), then the search, pruning, the front and its verification.
 Result<Found> search_and_verify(TuneOptions& o, const SearchSpace& space, Evaluator& evaluator, const std::vector<EvalRecord>& journal) {
@@ -83,9 +203,17 @@ Result<Found> search_and_verify(TuneOptions& o, const SearchSpace& space, Evalua
   }
   say_gpu_defaults(o, evaluator);
   EvaluateBatch batch = [&](const std::vector<Candidate>& cs, int g) { return evaluator.evaluate_batch(cs, g); };
+  Found found;
+  if (!o.setup.own_kernels.empty()) {
+    found.searched = run_part_searches(o, space, evaluator);
+    progress.finish();
+    found.def = evaluator.find(default_key);
+    compose_and_verify(o, space, evaluator, found);
+    evaluator.on_record = nullptr;
+    return found;
+  }
   SearchResult result = run_search(o, space, batch, journal);
   progress.finish();
-  Found found;
   found.searched = int(std::min(result.evaluated.size(), evaluator.records().size()));
   prune_winner(o, space, evaluator, batch, progress, result);
   found.def = evaluator.find(default_key);
@@ -98,8 +226,10 @@ Result<Found> search_and_verify(TuneOptions& o, const SearchSpace& space, Evalua
 // summary.json's results: the preferred objective's baseline and best, the
 // counts, the verdict; with several objectives every objective's values and
 // the front; per-GPU baselines when there were several GPUs.
-SummaryResults summary_results(const TuneOptions& o, const Evaluator& evaluator, const Found& found, int invalid) {
+SummaryResults summary_results(const TuneOptions& o, const SearchSpace& space, const Evaluator& evaluator, const Found& found,
+                               int invalid, bool shipped) {
   SummaryResults s;
+  s.shipped = shipped;
   const Verdict& verdict = found.verdict;
   std::size_t k = o.prefer;
   s.objective = o.setup.objectives[k].name;
@@ -122,8 +252,52 @@ SummaryResults summary_results(const TuneOptions& o, const Evaluator& evaluator,
     }
   }
   s.prefer = int(o.prefer) + 1;
+  if (!found.parts.empty() && found.winner) s.best = shown(o, *found.winner, 0);
+  for (std::size_t i = 0; i < found.parts.size(); ++i) {
+    const KernelPart& part = found.parts[i];
+    const PartVerdict& v = found.part_verdicts[i];
+    SummaryKernel k;
+    k.kernel = part.kernel;
+    // The verification's medians where it judged the kernel, else the search's.
+    bool judged = std::isfinite(v.default_ms);
+    k.baseline = judged ? v.default_ms : part.default_ms;
+    k.best = judged ? v.best_ms : part.best_ms;
+    k.p_value = v.p_value;
+    k.controls = found.kept[i] ? part_text(space, part, part.best) : "default";
+    k.shipped = found.kept[i] && s.shipped;
+    k.parts = part.parts;
+    k.verdict = v.reason;
+    s.kernels.push_back(std::move(k));
+  }
   for (const auto& d : evaluator.gpu_defaults()) s.gpu_defaults.push_back(SummaryGpuDefault{d.gpu, d.runs, d.values});
   return s;
+}
+
+// To the cache: the winner (or the default as "tuned, no gain"); with
+// --separately each kernel on its own, with its own verdict and times in
+// the provenance: its winning part, or the default as no gain.
+Result<std::vector<Hash128>> ship_found(const TuneOptions& o, const SearchSpace& space, const std::vector<EvalRecord>& records,
+                                        const Found& found, const std::vector<TracedModule>& discovery) {
+  if (found.parts.empty()) return ship_result(o, space, records, *found.def, found.winner, found.verdict, discovery);
+  std::vector<Hash128> keys;
+  for (std::size_t i = 0; i < found.parts.size(); ++i) {
+    const PartVerdict& pv = found.part_verdicts[i];
+    Verdict v = found.verdict;
+    v.better = found.kept[i];
+    v.reason = pv.reason;
+    if (pv.p_value) v.p_value = *pv.p_value;
+    else v.method = VerifyMethod::none;
+    v.default_values = {std::isfinite(pv.default_ms) ? pv.default_ms : found.parts[i].default_ms};
+    v.best_values = {std::isfinite(pv.best_ms) ? pv.best_ms : found.parts[i].best_ms};
+    std::vector<bool> only(found.parts.size(), false);
+    only[i] = true;
+    auto part = composed_record(o, space, compose_parts(space, found.parts, &only), v.best_values[0]);
+    std::set<std::string> kernel{found.parts[i].kernel};
+    auto written = ship_result(o, space, records, *found.def, found.kept[i] ? part.get() : nullptr, v, discovery, &kernel);
+    if (!written) return written.error();
+    keys.insert(keys.end(), written->begin(), written->end());
+  }
+  return keys;
 }
 
 // What the run found, said and kept: the results on stderr, best.controls,
@@ -143,15 +317,14 @@ int conclude(const TuneOptions& o, const SearchSpace& space, const Evaluator& ev
   if (o.ship && o.setup.compiler && !found.winner && !found.verdict.conditions.empty())
     std::fprintf(stderr, "ciq-tuner: nothing written to the cache: the verification ran under different GPU conditions\n");
   else if (o.ship && o.setup.compiler) {
-    auto written = ship_result(o, space, records, *found.def, found.winner, found.verdict, discovery);
+    auto written = ship_found(o, space, records, found, discovery);
     if (!written) return fail_recorded(o, "cannot write to the cache: " + written.error().message);
     shipped_keys = std::move(*written);
     shipped = found.winner != nullptr;
   }
   std::string publish_error = o.publish.empty() || shipped_keys.empty() ? "" : publish_shipped(o, shipped_keys);
 
-  RunSummary summary{o.out_dir, summary_results(o, evaluator, found, invalid), RunOutcome::finished, ""};
-  summary.results->shipped = shipped;
+  RunSummary summary{o.out_dir, summary_results(o, space, evaluator, found, invalid, shipped), RunOutcome::finished, ""};
   summary.results->entries = int(shipped_keys.size());
   if (!publish_error.empty()) {
     summary.outcome = RunOutcome::failed;
@@ -178,6 +351,15 @@ int run_tuning(TuneOptions o) {
   if (!journal) return fail_recorded(o, journal.error().message);
   auto discovery = discover(o, o.units);
   if (!discovery) return fail_recorded(o, discovery.error().message);
+  if (o.separately) {
+    auto targets = targeted_kernels(*discovery, o.setup.kernels);
+    if (targets.size() > 1) {
+      o.setup.own_kernels = targets;
+      std::fprintf(stderr, "ciq-tuner: --separately: %zu kernels, each timed on its own in every program run\n", targets.size());
+    } else {
+      std::fprintf(stderr, "ciq-tuner: --separately: %s targeted kernel, tuned as without it\n", targets.empty() ? "no" : "one");
+    }
+  }
   // A candidate that adds a warning the default build did not give is not
   // compiled as asked (measure/).
   for (const auto& m : *discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <cstdio>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -125,13 +126,19 @@ Result<Hash128> key_of(const std::string& hex) {
 // one per kernel) files kernel entries alone: a module entry answers for
 // every kernel of the module and is looked up first, so the next run on
 // another of its kernels would replace this winner (or hide it behind its
-// own). Those modules go to `partial_modules` (a module entry an earlier
+// own). `only_kernels`, when given, is the run's part to write instead of
+// every kernel --kernels selects. Those modules go to `partial_modules` (a module entry an earlier
 // run left is removed for the same reason) and their other kernels to
 // `other_kernels` (name, key).
 Result<std::vector<cache::Entry>> kernel_entries(const std::vector<TracedModule>& trace, const spaces::ControlSet& controls,
                                                  const std::vector<std::pair<std::string, std::string>>& provenance,
-                                                 const TuneOptions& options, std::vector<Hash128>& partial_modules,
+                                                 const TuneOptions& options, const std::set<std::string>* only_kernels,
+                                                 std::vector<Hash128>& partial_modules,
                                                  std::vector<std::pair<std::string, Hash128>>& other_kernels) {
+  auto selected = [&](const std::string& name) {
+    if (only_kernels) return only_kernels->count(name) > 0;
+    return options.setup.kernels.empty() || glob_match(options.setup.kernels, name);
+  };
   std::vector<cache::Entry> entries;
   for (const auto& m : trace) {
     auto module = key_of(m.module_key);
@@ -141,7 +148,7 @@ Result<std::vector<cache::Entry>> kernel_entries(const std::vector<TracedModule>
     for (const auto& k : m.kernels) {
       auto key = key_of(k.key);
       if (!key) return key.error();
-      if (!options.setup.kernels.empty() && !glob_match(options.setup.kernels, k.name)) others.emplace_back(k.name, *key);
+      if (!selected(k.name)) others.emplace_back(k.name, *key);
       else keys.kernels.emplace_back(k.name, *key);
     }
     if (keys.kernels.empty()) continue;
@@ -226,7 +233,8 @@ void keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& 
 } // namespace
 
 Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
-                                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain) {
+                                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain,
+                                  const std::set<std::string>* only_kernels) {
   auto candidate = space.parse(winner.candidate);
   if (!candidate) return candidate.error();
   spaces::ControlSet both = no_gain ? spaces::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.controls(*candidate);
@@ -241,11 +249,11 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
   // module entry without its kernels'.
   std::vector<Hash128> partial_modules;
   std::vector<std::pair<std::string, Hash128>> other_kernels; // of those modules: name, key
-  auto entries = kernel_entries(trace, controls, provenance, options, partial_modules, other_kernels);
+  auto entries = kernel_entries(trace, controls, provenance, options, only_kernels, partial_modules, other_kernels);
   if (!entries) return entries.error();
   auto store = cache::Store::open_for_writing(options.cache_dir);
   if (!store) return store.error();
-  if (!space.nvcc_space.empty()) {
+  if (!space.nvcc_space.empty() && !only_kernels) {
     auto units = unit_entries(*store, space, both.nvcc_stage(), provenance, options);
     if (!units) return units.error();
     entries->insert(entries->end(), units->begin(), units->end());
@@ -268,7 +276,8 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
 Result<std::vector<Hash128>> ship_result(const TuneOptions& o, const SearchSpace& space,
                                                       const std::vector<EvalRecord>& records, const EvalRecord& def,
                                                       const EvalRecord* winner, const Verdict& verdict,
-                                                      const std::vector<TracedModule>& discovery) {
+                                                      const std::vector<TracedModule>& discovery,
+                                                      const std::set<std::string>* only_kernels) {
   const EvalRecord* source = winner ? winner : &def;
   // Parameters are the program's to apply: only compiler controls reach the
   // cache. A winner that won by its parameters alone has the default's
@@ -288,13 +297,18 @@ Result<std::vector<Hash128>> ship_result(const TuneOptions& o, const SearchSpace
   bool compiler_gain = winner && !knobs.empty();
   auto trace = read_trace(join_path(source->workdir, "trace"));
   if (!trace || trace->empty()) trace = discovery;
-  auto written = ship(space, *source, *trace, verdict, o, int(records.size()), !compiler_gain);
+  auto written = ship(space, *source, *trace, verdict, o, int(records.size()), !compiler_gain, only_kernels);
   if (!written) return written.error();
   if (compiler_gain) {
     std::fprintf(stderr, "ciq-tuner: shipped %s to %zu cache entr%s in %s\n", knobs.c_str(), written->size(), written->size() == 1 ? "y" : "ies", o.cache_dir.c_str());
   } else if (winner) {
     std::fprintf(stderr, "ciq-tuner: the winner differs from the default in its parameters only: recorded %zu entr%s as tuned "
                          "with no gain from the compiler\n", written->size(), written->size() == 1 ? "y" : "ies");
+  } else if (only_kernels) {
+    std::string names;
+    for (const auto& k : *only_kernels) names += (names.empty() ? "" : ", ") + k;
+    std::fprintf(stderr, "ciq-tuner: nothing beat the default for %s; recorded %zu entr%s as tuned with no gain\n",
+                 printable(names).c_str(), written->size(), written->size() == 1 ? "y" : "ies");
   } else {
     std::fprintf(stderr, "ciq-tuner: nothing beat the default; recorded %zu entr%s as tuned with no gain\n", written->size(),
                  written->size() == 1 ? "y" : "ies");

@@ -9,6 +9,7 @@
 #include "tuner/orchestrate/verify.h"
 #include "utils/hash.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,11 @@ namespace ciq::tuner {
 /// tune) and the NVVM stage's unit entries; `no_gain`: the default's, as
 /// tuned with no gain (which never replaces an earlier verified winner).
 /// Returns the keys written.
+/// `only_kernels` (--separately): the kernels to write entries for, instead
+/// of every kernel --kernels selects (no NVVM-stage entries then).
 Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
-                                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain);
+                                  const Verdict& verdict, const TuneOptions& options, int evaluations, bool no_gain,
+                                  const std::set<std::string>* only_kernels = nullptr);
 
 /// The run's result to the cache: the winner's compiler controls (its
 /// parameters are the program's to apply: a winner by its parameters alone
@@ -29,7 +33,8 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
 /// what it wrote. Returns the keys written.
 Result<std::vector<Hash128>> ship_result(const TuneOptions& o, const SearchSpace& space, const std::vector<EvalRecord>& records,
                                          const EvalRecord& def, const EvalRecord* winner, const Verdict& verdict,
-                                         const std::vector<TracedModule>& discovery);
+                                         const std::vector<TracedModule>& discovery,
+                                         const std::set<std::string>* only_kernels = nullptr);
 
 /// The team tier (--publish): uploads exactly the entries just written;
 /// "" or why it failed.

@@ -46,10 +46,13 @@ Result<Dimension> acf_dimension(const TuneOptions& o, const std::vector<TracedMo
 
 Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModule>& discovery) {
   SpaceRequest request{o.space, o.params, o.setup.kernels, !o.setup.check.empty(), o.allow_unsafe, o.stages, o.units};
+  request.separately = o.separately;
   auto space = o.setup.replay ? Result<SearchSpace>(o.setup.replay->space()) : build_search_space(request, discovery);
   if (!space) return space.error();
   o.setup.compiler = !space->compiler_space.empty();
-  if (!o.acf_candidates.empty()) {
+  if (!o.acf_candidates.empty() && o.setup.own_kernels.size() > 1) {
+    space->shared_left_out.push_back("acf");
+  } else if (!o.acf_candidates.empty()) {
     auto acfs = acf_dimension(o, discovery);
     if (!acfs && acfs.error().code != "skipped") return acfs.error();
     if (acfs) {
@@ -58,6 +61,13 @@ Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModu
     } else {
       std::fprintf(stderr, "ciq-tuner: warning: %s; searching without ACFs\n", printable(acfs.error().message).c_str());
     }
+  }
+  if (!space->shared_left_out.empty()) {
+    std::string names;
+    for (const auto& l : space->shared_left_out) names += (names.empty() ? "" : ", ") + l;
+    std::fprintf(stderr, "ciq-tuner: --separately: not searching %s: module-wide, so each would act on several of the %zu "
+                         "targeted kernels at once; searching each kernel's own directives\n",
+                 printable(names).c_str(), o.setup.own_kernels.size());
   }
   if (!space->left_out.empty()) {
     std::string names;

@@ -6,6 +6,7 @@
 #include "utils/text.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <unistd.h>
@@ -51,9 +52,12 @@ bool settled_early(const TuneOptions& options, const std::vector<std::vector<dou
 // Re-measures the default and the winner in interleaved pairs (A B A B ...,
 // so that drift hits both alike) into `a` and `b`, per objective, and
 // writes every value to verify/samples.csv; why it could not, or "".
+// With `own` (--separately), each run's own time of every timed kernel
+// too, per side, into verify/kernel_samples.csv.
+using OwnSamples = std::map<std::string, std::vector<double>>;
 std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
                       const TuneOptions& options, std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& b,
-                      std::vector<GpuState> (&states)[2]) {
+                      std::vector<GpuState> (&states)[2], OwnSamples (*own)[2] = nullptr) {
   const auto& objectives = options.setup.objectives;
   auto dc = space.parse(def.candidate), bc = space.parse(best.candidate);
   if (!dc || !bc) return "cannot read back the candidates to verify";
@@ -77,6 +81,8 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
       auto values = evaluator.bench_once(c, dir, run);
       if (run.state.read) states[side].push_back(run.state);
       if (!values) return "verification run failed: " + values.error().message;
+      if (own)
+        for (const auto& [kernel, ms] : run.kernel_ms) (*own)[side][kernel].push_back(ms);
       std::size_t m = 0;
       for (std::size_t k = 0; k < objectives.size(); ++k)
         if (objectives[k].needs_benchmark()) (side == 0 ? a : b)[k].push_back((*values)[m++]);
@@ -104,6 +110,16 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
   if (auto made = make_dirs(root); !made) std::fprintf(stderr, "ciq-tuner: warning: %s\n", made.error().message.c_str());
   else if (auto w = write_file_atomic(join_path(root, "samples.csv"), csv); !w)
     std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  if (own) {
+    std::string per_kernel = "side,kernel,run,ms\n";
+    for (int side = 0; side < 2; ++side)
+      for (const auto& [kernel, values] : (*own)[side])
+        for (std::size_t i = 0; i < values.size(); ++i)
+          per_kernel += std::string(side == 0 ? "default" : "best") + "," + csv_field(kernel) + "," + std::to_string(i) + "," +
+                        format_number(values[i]) + "\n";
+    if (auto w = write_file_atomic(join_path(root, "kernel_samples.csv"), per_kernel); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  }
   return "";
 }
 
@@ -115,11 +131,11 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
 // reason set) when re-measuring failed.
 bool compare_noisy(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
                    const TuneOptions& options, const std::vector<std::size_t>& noisy, Verdict& v, bool& better, bool& worse,
-                   double& first_effect) {
+                   double& first_effect, OwnSamples (*own)[2] = nullptr) {
   const auto& objectives = options.setup.objectives;
   std::vector<std::vector<double>> a(objectives.size()), b(objectives.size());
   std::vector<GpuState> states[2];
-  if (auto why = remeasure(evaluator, space, def, best, options, a, b, states); !why.empty()) {
+  if (auto why = remeasure(evaluator, space, def, best, options, a, b, states, own); !why.empty()) {
     v.reason = why;
     return false;
   }
@@ -238,6 +254,66 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
     return v;
   }
   v.reason = verdict_reason(v, any_worse, first_effect, options);
+  return v;
+}
+
+Verdict verify_parts(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const Candidate& composed,
+                     const std::vector<std::string>& kernels, const TuneOptions& options, std::vector<PartVerdict>& parts) {
+  const auto& objectives = options.setup.objectives;
+  EvalRecord best;
+  best.candidate = space.canonical(composed);
+  Verdict v;
+  v.method = VerifyMethod::welch;
+  v.default_values.assign(objectives.size(), NAN);
+  v.best_values.assign(objectives.size(), NAN);
+  std::vector<std::size_t> noisy;
+  for (std::size_t k = 0; k < objectives.size(); ++k) noisy.push_back(k);
+  bool sum_better = false, sum_worse = false;
+  double sum_effect = 0;
+  OwnSamples own[2];
+  bool measured = compare_noisy(evaluator, space, def, best, options, noisy, v, sum_better, sum_worse, sum_effect, &own);
+  std::string won;
+  for (const auto& kernel : kernels) {
+    PartVerdict p;
+    p.kernel = kernel;
+    const auto& a = own[0][kernel];
+    const auto& b = own[1][kernel];
+    if (!measured) {
+      p.reason = v.reason;
+    } else if (a.size() < 2 || b.size() < 2) {
+      p.reason = "it did not run in the verification's runs, so it cannot be judged";
+    } else {
+      p.default_ms = median(a);
+      p.best_ms = median(b);
+      WelchResult w = welch_t_test(b, a);
+      double effect = p.default_ms != 0 ? (p.default_ms - p.best_ms) / std::fabs(p.default_ms) : 0;
+      p.p_value = w.p_less;
+      Verdict mine;
+      mine.method = VerifyMethod::welch;
+      mine.p_value = w.p_less;
+      mine.conditions = v.conditions;
+      mine.better = w.p_less < options.alpha && effect >= options.min_effect;
+      bool worse = 1 - w.p_less < options.alpha && -effect >= options.min_effect;
+      if (mine.better && !v.conditions.empty()) {
+        mine.better = false;
+        p.reason = "better than the default, but the two ran under different GPU conditions (" + v.conditions +
+                   "), so the difference may be the GPU's: not shipped";
+      } else {
+        p.reason = verdict_reason(mine, worse, effect, options);
+      }
+      p.better = mine.better;
+    }
+    if (p.better) won += (won.empty() ? "" : ", ") + kernel;
+    parts.push_back(std::move(p));
+  }
+  if (!measured) return v;
+  std::size_t winners = std::count_if(parts.begin(), parts.end(), [](const PartVerdict& p) { return p.better; });
+  v.better = winners > 0;
+  v.reason = v.better ? "better than the default for " + std::to_string(winners) + " of " + std::to_string(kernels.size()) +
+                            " kernel(s), each by its own time: " + won
+                      : "no kernel's part is better than the default by its own time (" + std::to_string(kernels.size()) +
+                            " judged)";
+  if (!v.better && !v.conditions.empty()) v.reason += "; note: the two ran under different GPU conditions (" + v.conditions + ")";
   return v;
 }
 

@@ -12,6 +12,8 @@
 #include "tuner/orchestrate/progress.h"
 #include "tuner/search/search.h"
 
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,26 @@ std::string compare_conditions(const std::vector<GpuState> (&states)[2]);
 /// unless the build goes into {workdir}); every value in verify/samples.csv.
 Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& default_record, const EvalRecord& best_record,
                const TuneOptions& options);
+
+/// One kernel's part of a --separately verification.
+struct PartVerdict {
+  std::string kernel;
+  bool better = false;                   // its part wins by its own time
+  double default_ms = NAN, best_ms = NAN; // medians of its own time in the verification's runs
+  std::optional<double> p_value;         // Welch's test on its own samples; none when not judged
+  std::string reason;                    // why it is (not) better, for people
+};
+
+/// --separately: re-measures `composed` (each kernel's best part) against
+/// the default as verify() does (interleaved, fresh processes, one GPU) and
+/// judges each of `kernels` by its own samples (Welch's t-test and
+/// --min-effect, as verify() judges an objective); `parts` gets a verdict
+/// per kernel, in order. The verdict returned holds the summed objective's
+/// values and p-value, and is `better` when some kernel's part is (never
+/// under different GPU conditions). Every run's kernel times land in
+/// verify/kernel_samples.csv.
+Verdict verify_parts(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& default_record, const Candidate& composed,
+                     const std::vector<std::string>& kernels, const TuneOptions& options, std::vector<PartVerdict>& parts);
 
 /// Drops every knob of a single best that does not earn its place (a tie
 /// on spills must not ship an -O0 along with it); measured objectives allow

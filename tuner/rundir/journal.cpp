@@ -74,6 +74,10 @@ std::string EvalRecord::to_json() const {
   j["finished"] = number_json(std::round(finished * 1000) / 1000); // to the millisecond
   j["workdir"] = workdir;
   if (!run_gpus.empty()) j["run_gpus"] = run_gpus;
+  if (!kernel_samples.empty()) {
+    j["kernel_samples"] = Json::object();
+    for (const auto& [kernel, values] : kernel_samples) j["kernel_samples"][kernel] = numbers_json(values);
+  }
   if (!gpu_states.empty()) {
     j["gpu"] = Json::array();
     for (const auto& state : gpu_states) j["gpu"].push_back(Json::parse(state, nullptr, false)); // GpuState::json(): ours
@@ -111,6 +115,8 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   r.finished = j["finished"].number_or(0);
   r.workdir = j["workdir"].string_or("");
   for (const auto& g : j["run_gpus"].array) r.run_gpus.push_back(g.string_or(""));
+  for (const auto& [kernel, values] : j["kernel_samples"].object)
+    for (const auto& v : values.array) r.kernel_samples[kernel].push_back(v.number_or(NAN));
   if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
   return r;
 }

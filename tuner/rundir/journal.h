@@ -9,6 +9,7 @@
 #include "tuner/search/search.h"
 #include "utils/result.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ struct EvalRecord {
   double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
   std::vector<std::string> gpu_states; // per benchmark run, GpuState::json() (gpu_monitor.h); none without NVML
   std::vector<std::string> run_gpus;   // per benchmark run, the GPU (slot) it ran on; samples are as measured there
+  // A run that times its kernels separately (`run --separately`): per
+  // targeted kernel, its own time in ms in each benchmark run, in run order
+  // (journal `kernel_samples`, written only when there are some). A kernel
+  // that did not run in a run has no sample of it.
+  std::map<std::string, std::vector<double>> kernel_samples;
   std::string workdir;
 
   std::string to_json() const;

@@ -67,6 +67,20 @@ json results_json(const std::string& run_dir, const SummaryResults& r) {
     for (const auto& d : r.gpu_defaults) defaults.push_back(json{{"gpu", d.gpu}, {"runs", d.runs}, {"values", numbers(d.values)}});
     j["gpu_defaults"] = std::move(defaults);
   }
+  if (!r.kernels.empty()) {
+    json kernels = json::array();
+    for (const auto& k : r.kernels)
+      kernels.push_back(json{{"kernel", k.kernel},
+                             {"baseline", number(k.baseline)},
+                             {"best", number(k.best)},
+                             {"change", number(k.change())},
+                             {"p_value", k.p_value ? number(*k.p_value) : json(nullptr)},
+                             {"controls", k.controls},
+                             {"shipped", k.shipped},
+                             {"parts", k.parts},
+                             {"verdict", k.verdict}});
+    j["kernels"] = std::move(kernels);
+  }
   return j;
 }
 
@@ -90,10 +104,27 @@ SummaryResults results_of(const JsonValue& j) {
   r.prefer = int(j["prefer"].number_or(1));
   for (const auto& d : j["gpu_defaults"].array)
     r.gpu_defaults.push_back(SummaryGpuDefault{d["gpu"].string_or(""), int(d["runs"].number_or(0)), numbers_of(d["values"])});
+  for (const auto& k : j["kernels"].array) {
+    SummaryKernel mine;
+    mine.kernel = k["kernel"].string_or("");
+    mine.baseline = k["baseline"].number_or(NAN);
+    mine.best = k["best"].number_or(NAN);
+    if (k["p_value"].kind == JsonValue::Kind::number) mine.p_value = k["p_value"].number;
+    mine.controls = k["controls"].string_or("default");
+    mine.shipped = k["shipped"].boolean;
+    mine.parts = int(k["parts"].number_or(0));
+    mine.verdict = k["verdict"].string_or("");
+    r.kernels.push_back(std::move(mine));
+  }
   return r;
 }
 
 } // namespace
+
+double SummaryKernel::change() const {
+  if (!std::isfinite(baseline) || !std::isfinite(best) || baseline == 0) return NAN;
+  return (best - baseline) / baseline;
+}
 
 std::string RunSummary::to_json() const {
   json j;

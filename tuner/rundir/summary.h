@@ -35,6 +35,24 @@ struct SummaryGpuDefault {
   std::vector<double> values;
 };
 
+/// `run --separately`: one targeted kernel's result, judged by its own time
+/// (ms, summed over its launches in a run of the program): the default's
+/// and its best part's medians in the verification (else in the search),
+/// the change (best - baseline) / baseline, Welch's p-value, and its part of
+/// what ships ("default" when its part did not win).
+struct SummaryKernel {
+  std::string kernel;
+  double baseline = 0, best = 0;
+  std::optional<double> p_value;
+  std::string controls = "default";
+  std::string verdict;
+  bool shipped = false;
+  int parts = 0;                    // distinct settings of its knobs measured in the search
+
+  /// (best - baseline) / baseline; NaN when either is unknown or baseline is 0.
+  double change() const;
+};
+
 /// What a finished search found. Values are as shown to people (maximised
 /// objectives un-negated); NaN is written as null.
 struct SummaryResults {
@@ -53,6 +71,10 @@ struct SummaryResults {
   std::vector<SummaryPoint> front;
   int prefer = 1;                   // --prefer, counted from 1
   std::vector<SummaryGpuDefault> gpu_defaults; // empty without per-GPU baselines
+  // --separately only (absent otherwise): each targeted kernel's own result.
+  // Then `baseline` is the summed objective's default, `best` that less the
+  // shipped kernels' gains, `controls` the composition of what ships.
+  std::vector<SummaryKernel> kernels;
 };
 
 struct RunSummary {

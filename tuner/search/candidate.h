@@ -58,6 +58,9 @@ struct SearchSpace {
   std::vector<Dimension> dimensions;
   std::vector<Exclusion> exclusions;
   std::vector<std::string> left_out; // knobs the PTX lets ptxas ignore, not searched: "LABEL" (for the log)
+  // `run --separately`: knobs not searched because they would act on
+  // several targeted kernels at once: "LABEL" (for the log)
+  std::vector<std::string> shared_left_out;
 
   Candidate default_candidate() const;
   Candidate random_candidate(std::mt19937_64& rng) const;

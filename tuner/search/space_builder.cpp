@@ -189,6 +189,15 @@ static std::string release_of(const std::string& version) {
   return parts.size() >= 2 ? std::string(parts[0]) + "." + std::string(parts[1]) : version;
 }
 
+// The kernels of the traced units that `request.kernels` selects.
+static std::set<std::string> targeted_kernels_of_units(const SpaceRequest& request) {
+  std::set<std::string> out;
+  for (const auto& u : request.units)
+    for (const auto& k : u.kernels)
+      if (request.kernels.empty() || glob_match(request.kernels, k)) out.insert(k);
+  return out;
+}
+
 // The NVVM stage's knobs, for the translation units that hold a targeted
 // kernel (ciq-cicc traced them: the build went through ciq-nvcc).
 static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& request) {
@@ -200,6 +209,15 @@ static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& reque
         keys.insert(u.key);
         release = u.nvcc_version;
       }
+  // Separately, with several targets: a unit's knobs act on all its kernels,
+  // and a candidate's NVVM knobs on every traced unit.
+  if (request.separately && targeted_kernels_of_units(request).size() > 1) {
+    if (request.stages == "nvcc")
+      return make_error("usage", "--stages nvcc with --separately: the NVVM stage's knobs act on every targeted kernel at "
+                                 "once, so --separately searches none of them");
+    space.shared_left_out.push_back("the NVVM stage's knobs (nvcc.*)");
+    return {};
+  }
   if (keys.empty()) {
     if (request.stages == "nvcc")
       return make_error("invalid", "--stages nvcc: no translation unit of a targeted kernel was traced (build with CUDACXX=ciq-nvcc)");
@@ -226,13 +244,21 @@ static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& reque
   return {};
 }
 
-void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const SpaceRequest& request,
-                        const std::vector<TracedModule>& trace) {
-  PtxFacts facts(trace);
+std::vector<std::string> targeted_kernels(const std::vector<TracedModule>& trace, const std::string& glob) {
   std::set<std::string> kernels;
   for (const auto& m : trace)
     for (const auto& k : m.kernels)
-      if (request.kernels.empty() || glob_match(request.kernels, k.name)) kernels.insert(k.name);
+      if (glob.empty() || glob_match(glob, k.name)) kernels.insert(k.name);
+  return {kernels.begin(), kernels.end()};
+}
+
+void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const SpaceRequest& request,
+                        const std::vector<TracedModule>& trace) {
+  PtxFacts facts(trace);
+  std::vector<std::string> kernels = targeted_kernels(trace, request.kernels);
+  // Separately, with several targets: an option would act on all of them
+  // (a candidate's options reach every module that holds a targeted kernel).
+  bool shared_out = request.separately && kernels.size() > 1;
   std::vector<const spaces::Knob*> knob_of(space.dimensions.size(), nullptr);
   auto add = [&](const spaces::Knob& knob, DimensionKind kind, const std::string& kernel) {
     Dimension d;
@@ -245,8 +271,11 @@ void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const
     space.dimensions.push_back(std::move(d));
     knob_of.push_back(&knob);
   };
-  for (const auto& knob : compiler.knobs)
-    if (allowed(knob, request) && knob.level == spaces::KnobLevel::option) add(knob, DimensionKind::option, "");
+  for (const auto& knob : compiler.knobs) {
+    if (!allowed(knob, request) || knob.level != spaces::KnobLevel::option) continue;
+    if (shared_out) space.shared_left_out.push_back(knob.name);
+    else add(knob, DimensionKind::option, "");
+  }
   for (const auto& kernel : kernels)
     for (const auto& knob : compiler.knobs)
       if (allowed(knob, request) && knob.level == spaces::KnobLevel::directive) add(knob, DimensionKind::directive, kernel);

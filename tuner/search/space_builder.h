@@ -24,7 +24,15 @@ struct SpaceRequest {
   bool allow_unsafe = false;
   std::string stages = "all";          // "all", "ptxas" (no NVVM-stage knobs) or "nvcc" (no ptxas knobs)
   std::vector<TracedUnit> units;       // the discovery build's translation units
+  // `run --separately`: with several targeted kernels, only kernel-local
+  // knobs (each kernel's directives); the module-wide ptxas options and the
+  // NVVM stage's knobs act on every targeted kernel a candidate compiles,
+  // so they are left out (named in SearchSpace::shared_left_out).
+  bool separately = false;
 };
+
+/// The traced kernels `glob` selects (all when empty), by name, sorted.
+std::vector<std::string> targeted_kernels(const std::vector<TracedModule>& trace, const std::string& glob);
 
 /// `trace` is the discovery build's (may be empty when space_name names a
 /// space or is "none").
