@@ -95,6 +95,7 @@ static cl::opt<bool> separately("separately", cl::desc("Run, several targeted ke
 static cl::opt<bool> together("together", cl::desc("Campaign: tune the kernels that go to program runs (not replayed) together, in one `run --separately`, when there are two or more and the objective is kernel-time (default true; =false: one run per kernel)"), cl::init(true), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
+static cl::opt<bool> prune("prune", cl::desc("After the search, drop each of the winner's knobs that earns nothing (default true; =false keeps the winner as found: a campaign's confirmation of a replay winner, which replay pruned already)"), cl::init(true), RUN);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
 static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
 static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships to the team's Redis (redis://host:port/db)"), cl::value_desc("url"), RUN);
@@ -271,7 +272,7 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   g.gpus = gpus, g.gpu_baselines = gpu_baselines;
   g.out = out, g.resume = resume, g.json = json;
   g.min_effect_percent = min_effect, g.verify_runs = verify_runs;
-  g.occupancy_probes = occupancy_probes, g.memo = memo, g.allow_unsafe = allow_unsafe, g.no_ship = no_ship;
+  g.occupancy_probes = occupancy_probes, g.memo = memo, g.allow_unsafe = allow_unsafe, g.no_ship = no_ship, g.prune = prune;
   g.separately = separately;
   g.acf_candidates = acf_candidates, g.publish = publish, g.replay = replay, g.strategy = strategy, g.cache_dir = cache_dir;
   g.executor = executor;

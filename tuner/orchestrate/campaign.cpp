@@ -460,13 +460,14 @@ RunOptions replay_run(const CampaignOptions& c, const KernelResult& r, const std
 }
 
 // The program's confirmation of a replay winner: a run of the program whose
-// only candidates are the default and the winner (budget 2, no probes),
+// only candidates are the default and the winner (budget 2, no probes, no
+// pruning: the replay pruned it, at a fraction of a program run's cost),
 // verified interleaved against the default as every run is, and shipped
 // only if it wins there.
 RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
   std::vector<std::string> args = c.run_args;
   args.insert(args.end(), {"--kernels", exact_glob(r.kernel), "--seed-controls", join_path(r.replay_dir, "best.controls"),
-                           "--budget", "2", "--occupancy-probes=false"});
+                           "--budget", "2", "--occupancy-probes=false", "--prune=false"});
   return tuner_run(c, r.run_dir, std::move(args), gpus);
 }
 

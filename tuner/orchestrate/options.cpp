@@ -135,6 +135,7 @@ Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
   o.seeds = given.seed_controls;
   o.seed_hints = given.seed_hints;
   o.occupancy_probes = given.occupancy_probes;
+  o.prune = given.prune;
   o.search.budget = given.budget;
   o.search.generations = given.generations;
   o.search.pool = given.pool;

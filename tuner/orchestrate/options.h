@@ -28,6 +28,7 @@ struct TuneOptions {
   std::vector<std::string> seeds;    // control-set files to seed the population with
   std::vector<std::string> seed_hints; // the same, but one that does not fit the space is skipped with a warning
   bool occupancy_probes = true;      // seed per-kernel maxnreg at occupancy limits (occupancy.h)
+  bool prune = true;                 // knock out the winner's knobs that earn nothing (verify.h)
   SearchConfig search;
   std::string out_dir;               // the run directory
   bool resume = false;               // continue the run in out_dir
@@ -71,7 +72,7 @@ struct GivenOptions {
   bool json = false;
   double min_effect_percent = 1;
   int verify_runs = 10;
-  bool occupancy_probes = true, memo = true, allow_unsafe = false, no_ship = false;
+  bool occupancy_probes = true, memo = true, allow_unsafe = false, no_ship = false, prune = true;
   bool separately = false;
   std::string acf_candidates, publish, replay, strategy = "genetic", cache_dir;
   std::string executor = "local";

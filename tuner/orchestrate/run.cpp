@@ -215,7 +215,7 @@ Result<Found> search_and_verify(TuneOptions& o, const SearchSpace& space, Evalua
   SearchResult result = run_search(o, space, batch, journal);
   progress.finish();
   found.searched = int(std::min(result.evaluated.size(), evaluator.records().size()));
-  prune_winner(o, space, evaluator, batch, progress, result);
+  if (o.prune) prune_winner(o, space, evaluator, batch, progress, result);
   found.def = evaluator.find(default_key);
   found.front = pareto_front(o, space, evaluator, result, *found.def);
   found.verdict = verify_front(o, evaluator, space, *found.def, found.front, &found.winner);

@@ -25,27 +25,40 @@ namespace {
 constexpr int early_look_pairs = 3;
 constexpr double early_stop_p = 0.001;
 
-// Whether the pairs measured so far settle every benchmark objective at
-// the early boundary, better or worse by at least the minimum effect.
-bool settled_early(const TuneOptions& options, const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+// Whether the default's values `am` and the winner's `bm` (minimisation
+// form) already differ at the early boundary, better or worse by at least
+// the minimum effect.
+bool clear_early(const std::vector<double>& am, const std::vector<double>& bm, double min_effect) {
+  WelchResult w = welch_t_test(bm, am);
+  double base = std::fabs(median(am));
+  double effect = base > 0 ? (median(am) - median(bm)) / base : 0;
+  return (w.p_less < early_stop_p && effect >= min_effect) || (1 - w.p_less < early_stop_p && -effect >= min_effect);
+}
+
+using OwnSamples = std::map<std::string, std::vector<double>>;
+
+// Whether the pairs measured so far settle every benchmark objective, and
+// with `own` (--separately, where each kernel is judged by its own time)
+// every kernel's own time.
+bool settled_early(const TuneOptions& options, const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b,
+                   OwnSamples (*own)[2]) {
   const auto& objectives = options.setup.objectives;
   bool any = false;
   for (std::size_t k = 0; k < objectives.size(); ++k) {
-    if (!objectives[k].needs_benchmark()) continue;
-    if (objectives[k].deterministic()) continue;
+    if (!objectives[k].needs_benchmark() || objectives[k].deterministic()) continue;
     std::vector<double> am = a[k], bm = b[k];
     if (objectives[k].maximize) {
       for (auto& x : am) x = -x;
       for (auto& x : bm) x = -x;
     }
-    WelchResult w = welch_t_test(bm, am);
-    double base = std::fabs(median(am));
-    double effect = base > 0 ? (median(am) - median(bm)) / base : 0;
-    bool clear = (w.p_less < early_stop_p && effect >= options.min_effect) ||
-                 (1 - w.p_less < early_stop_p && -effect >= options.min_effect);
-    if (!clear) return false;
+    if (!clear_early(am, bm, options.min_effect)) return false;
     any = true;
   }
+  if (own)
+    for (const auto& [kernel, am] : (*own)[0]) {
+      auto bm = (*own)[1].find(kernel);
+      if (bm == (*own)[1].end() || !clear_early(am, bm->second, options.min_effect)) return false;
+    }
   return any;
 }
 
@@ -54,7 +67,6 @@ bool settled_early(const TuneOptions& options, const std::vector<std::vector<dou
 // writes every value to verify/samples.csv; why it could not, or "".
 // With `own` (--separately), each run's own time of every timed kernel
 // too, per side, into verify/kernel_samples.csv.
-using OwnSamples = std::map<std::string, std::vector<double>>;
 std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const EvalRecord& best,
                       const TuneOptions& options, std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& b,
                       std::vector<GpuState> (&states)[2], OwnSamples (*own)[2] = nullptr) {
@@ -89,7 +101,7 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
     }
     pairs = i + 1;
     if (::isatty(2)) std::fprintf(stderr, "\r\033[Kciq-tuner: verifying: %d/%d interleaved pairs", pairs, options.verify_runs);
-    early = pairs >= early_look_pairs && pairs < options.verify_runs && settled_early(options, a, b);
+    early = pairs >= early_look_pairs && pairs < options.verify_runs && settled_early(options, a, b, own);
   }
   if (::isatty(2)) std::fprintf(stderr, "\n");
   if (early)
