@@ -5,8 +5,8 @@
 # random tokens from llmc_data.py), against today's program-run campaign.
 #
 #   bench/gpu/capture-replay.sh BIN OUT LLMC [STEP...]
-# STEP: env smoke build replay program confirm torch (default: all but torch,
-# in that order). torch: the same capture/replay campaign on a torch.compile'd
+# STEP: env smoke build replay program together confirm torch (default: all
+# but together and torch, in that order). torch: the same capture/replay campaign on a torch.compile'd
 # transformers GPT-2 (gpt2_compile.py; Triton's ptxas is ciq-ptxas, fresh
 # Triton and Inductor caches per evaluation).
 # BIN holds ciq-*; BIN/../lib libciq-inject.so. Everything goes to
@@ -73,6 +73,19 @@ for step in $steps; do
       --build "$build" --bench "$program" --out "$work/campaign-program" --json >"$work/campaign-program.json"
     echo "campaign exit $?"
     busy_stop program
+    ;;
+  together)
+    # Today's path improved by issue 34's 4b: the kernels the replay
+    # campaign tuned, every one by its own time in the same program runs
+    # (--capture-kernels=false --together: one `run --separately`, per-kernel
+    # directives only), TOGETHER_BUDGET (16) program runs for all of them;
+    # nothing shipped, so the cache of the replay campaign stays as it was.
+    busy_start together
+    ciq-tuner campaign --from-profile --capture-kernels=false --together --kernels "$(paste -sd, "$work/campaign-replay/kernels.txt" | sed 's/^/{/; s/$/}/')" \
+      --cover 100% --budget "${TOGETHER_BUDGET:-16}" --no-ship \
+      --build "$build" --bench "$program" --out "$work/campaign-together" --json >"$work/campaign-together.json"
+    echo "campaign exit $?"
+    busy_stop together
     ;;
   confirm)
     # Fresh builds, default (CIQ_DISABLE=1) and tuned (the cache), each in
