@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 namespace ciq::tuner {
 
@@ -40,6 +41,24 @@ Result<double> energy_value(const Objective& o, const GpuState& state, const std
     return make_error("no-energy", "the GPU's energy counter did not move during the run (" + format_number(state.seconds) +
                                        " s): the run is too short for NVML's counter; make it longer (more iterations)");
   return o.kind == ObjectiveKind::energy ? state.energy_j : state.energy_j / std::max(state.seconds, 1e-6);
+}
+
+// The time of setup.module_mates in `kernels`, in ms, less any of them the
+// kernel-time objective times itself (its glob may match a demangled name).
+double mates_time(const TuningSetup& setup, const profile::KernelTrace& kernels) {
+  std::string glob;
+  for (const auto& o : setup.objectives)
+    if (o.kind == ObjectiveKind::kernel_time) {
+      glob = o.pattern;
+      break;
+    }
+  std::set<std::string> mates(setup.module_mates.begin(), setup.module_mates.end());
+  double ms = 0;
+  for (const auto& k : kernels.kernels) {
+    bool timed = glob.empty() || glob_match(glob, k.kernel) || (!k.demangled.empty() && glob_match(glob, k.demangled));
+    if (mates.count(k.kernel) && !timed) ms += double(k.stats.total_ns) / 1e6;
+  }
+  return ms;
 }
 
 } // namespace
@@ -142,6 +161,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
     if (!read) return read.error();
     kernels = std::move(*read);
     if (!setup.own_kernels.empty() && kernels->timed()) placed.kernel_ms = own_kernel_times(setup.own_kernels, *kernels);
+    if (!setup.module_mates.empty() && kernels->timed()) placed.mates_ms = mates_time(setup, *kernels);
   }
   return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu);
 }

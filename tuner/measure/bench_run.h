@@ -27,6 +27,9 @@ struct BenchRun {
   // run (summed over its launches and the run's processes); a kernel that
   // did not run is absent.
   std::map<std::string, double> kernel_ms;
+  // out: with setup.module_mates, their time in this run summed, in ms;
+  // negative when not timed.
+  double mates_ms = -1;
 };
 
 /// Runs --bench once for `c` in `workdir` on `run.gpu` (or the first free

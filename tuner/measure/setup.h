@@ -58,6 +58,11 @@ struct RunState {
   // its own in every benchmark run (EvalRecord::kernel_samples) besides the
   // objectives; empty otherwise.
   std::vector<std::string> own_kernels;
+  // kernel-time: the other kernels of the modules that hold a timed one
+  // (mangled names). A module-wide option acts on them too, so every
+  // benchmark run also sums their time (BenchRun::mates_ms), and a winner
+  // that slows them by more than it gains is not shipped (verify.cpp).
+  std::vector<std::string> module_mates;
   // Where the commands run (executor.h): made from the configuration by
   // make_executor() and shared by the run's evaluators, so that what it
   // started (resident benchmarks) and learnt (Slurm's settings, the run's

@@ -92,6 +92,19 @@ Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<Tra
   return discovery;
 }
 
+std::vector<std::string> module_mates(const std::vector<TracedModule>& modules, const std::vector<Objective>& objectives) {
+  auto timed = std::find_if(objectives.begin(), objectives.end(), [](const Objective& o) { return o.kind == ObjectiveKind::kernel_time; });
+  if (timed == objectives.end() || timed->pattern.empty()) return {};
+  std::vector<std::string> mates;
+  for (const auto& m : modules) {
+    auto in = [&](const TracedKernel& k) { return glob_match(timed->pattern, k.name); };
+    if (std::none_of(m.kernels.begin(), m.kernels.end(), in)) continue;
+    for (const auto& k : m.kernels)
+      if (!in(k) && std::find(mates.begin(), mates.end(), k.name) == mates.end()) mates.push_back(k.name);
+  }
+  return mates;
+}
+
 Result<std::vector<std::string>> discover_kernels(TuneOptions o) {
   if (o.space == "none") return make_error("tuner", "a campaign tunes kernels: it needs a compiler space, not --space none");
   if (auto checked = prepare_run(o); !checked) return checked.error();

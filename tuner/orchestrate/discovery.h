@@ -20,6 +20,12 @@ namespace ciq::tuner {
 /// none of them.
 Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<TracedUnit>& units);
 
+/// kernel-time: the kernels of `modules` that share a module with a timed
+/// one (the objective's glob) but are not timed themselves; a module-wide
+/// option acts on them too. Empty without a kernel-time objective, or when
+/// it times every kernel.
+std::vector<std::string> module_mates(const std::vector<TracedModule>& modules, const std::vector<Objective>& objectives);
+
 /// The campaign's discovery: one traced default build (in
 /// `<out_dir>/discovery`, through the chosen executor) and the names of the
 /// kernels it compiled that `setup.kernels` selects, in build order.

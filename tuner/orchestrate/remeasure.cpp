@@ -46,6 +46,7 @@ int run_remeasure(TuneOptions o) {
   if (!journal) return fail_recorded(o, journal.error().message);
   auto discovery = discover(o, o.units);
   if (!discovery) return fail_recorded(o, discovery.error().message);
+  o.setup.module_mates = module_mates(*discovery, o.setup.objectives);
   for (const auto& m : *discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());
   for (const auto& u : o.units) o.setup.baseline_warnings.insert(u.warnings.begin(), u.warnings.end());
   auto space = build_run_space(o, *discovery);

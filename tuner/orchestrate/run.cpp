@@ -360,6 +360,7 @@ int run_tuning(TuneOptions o) {
       std::fprintf(stderr, "ciq-tuner: --separately: %s targeted kernel, tuned as without it\n", targets.empty() ? "no" : "one");
     }
   }
+  if (o.setup.own_kernels.empty()) o.setup.module_mates = module_mates(*discovery, o.setup.objectives);
   // A candidate that adds a warning the default build did not give is not
   // compiled as asked (measure/).
   for (const auto& m : *discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());

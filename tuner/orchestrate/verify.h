@@ -38,6 +38,10 @@ struct Verdict {
   std::string reason;                // why it is (not) better, for people
   std::string conditions;            // how the GPU's state differed between the sides ("" = alike, or unread)
   bool measured = true;              // false: re-measuring failed (`reason` says why); the values say nothing
+  // kernel-time: how the other kernels of the timed kernels' modules fared
+  // ("" when not timed, or when they did not outweigh the gain): a winner
+  // that slows them by more than it gains is not better.
+  std::string collateral;
 };
 
 /// How the GPU's state differed between the default's runs (states[0]) and
