@@ -96,7 +96,10 @@ for step in $steps; do
       if [[ $side == default ]]; then
         CIQ_DISABLE=1 make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 >/dev/null 2>&1
       else
-        make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 >/dev/null 2>&1
+        # Traced: which controls the cache's entries gave the module.
+        rm -rf "$work/tuned-trace" && mkdir -p "$work/tuned-trace"
+        CIQ_TRACE=$work/tuned-trace make -C "$llmc-$side" -B train_gpt2cu NVCC=$bin/ciq-nvcc NO_MULTI_GPU=1 USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 >/dev/null 2>&1
+        cat "$work"/tuned-trace/*.json 2>/dev/null | grep -o '"controls":"[^"]*"' | sort | uniq -c
       fi
       echo "built $side: $?"
     done
