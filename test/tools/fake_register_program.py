@@ -8,11 +8,12 @@ into $CIQ_KERNEL_TRACE, each kernel's time a function of its own registers
 only. So a candidate's knobs for one kernel change that kernel's time and
 no other's, as per-kernel directives do on a GPU.
 
-  fake_register_program.py CUBIN [--best KERNEL=REGS[*WEIGHT],...] [--flat KERNEL,...]
+  fake_register_program.py CUBIN [--best KERNEL=REGS[*WEIGHT],...] [--flat KERNEL,...] [--absent KERNEL,...]
 
 A kernel named in --best takes 10 + WEIGHT * |registers - REGS| / 8 ms
 (fastest at REGS registers; WEIGHT 1 unless given); one in --flat 10 ms
-whatever its code; any other 5 ms.
+whatever its code; any other 5 ms. A kernel in --absent is not launched
+(not in the trace).
 Each run appends "KERNEL REGISTERS" lines to CUBIN.runs (what the program
 saw), so that a test can count the program's runs.
 """
@@ -65,6 +66,7 @@ best = {k: v for k, v in (p.split("=") for p in option(args, "--best"))}
 weight = {k: float(v.split("*")[1]) if "*" in v else 1.0 for k, v in best.items()}
 best = {k: int(v.split("*")[0]) for k, v in best.items()}
 flat = set(option(args, "--flat"))
+absent = set(option(args, "--absent"))
 counts = register_counts(cubin)
 with open(cubin + ".runs", "a") as f:
     f.write("".join(f"{k} {r}\n" for k, r in sorted(counts.items())))
@@ -85,6 +87,8 @@ def kernel(name, total_ms, registers):
 lines = [{"ciq_kernel_trace": 1, "pid": os.getpid(), "exe": sys.executable, "status": "ok", "reason": "",
           "dropped_launches": 0, "dropped_records": 0, "incomplete_records": 0, "module_identity": "ok"}]
 for name, registers in sorted(counts.items()):
+    if name in absent:
+        continue
     ms = 10 + weight[name] * abs(registers - best[name]) / 8 if name in best else 10 if name in flat else 5
     lines.append(kernel(name, ms, registers))
 path = os.path.join(trace, f"kernels-{os.getpid()}.jsonl")

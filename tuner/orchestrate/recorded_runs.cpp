@@ -24,6 +24,10 @@ namespace ciq::tuner {
 
 namespace {
 
+// A saved command line or working directory is a few KiB; what is larger
+// is not one ciq wrote.
+constexpr std::uint64_t max_saved_bytes = std::uint64_t(1) << 20;
+
 // Every readable record of the cache, in key order; `visit` returns false to stop.
 Result<void> for_each_entry(const std::string& cache_dir, const std::function<void(RecordedEntry)>& visit) {
   auto store = cache::Store::open_for_reading(cache_dir);
@@ -92,6 +96,7 @@ spaces::ControlSet run_controls(const std::vector<RecordedEntry>& entries) {
 
 Result<SavedRun> read_saved_run(const std::string& path) {
   if (path.empty()) return skipped("made by hand (ciq-cache put): no run is recorded to tune it again");
+  if (path.front() != '/') return skipped("its run's command line " + path + " is not an absolute path (an entry edited by hand): not run");
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     return skipped("its run's command line " + path + " is " + (errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno)) +
@@ -102,15 +107,23 @@ Result<SavedRun> read_saved_run(const std::string& path) {
   if (st.st_uid != ::getuid())
     return skipped("its run's command line " + path + " belongs to another user (uid " + std::to_string(st.st_uid) +
                    "): only a run of yours is run again");
-  auto text = read_file(path);
+  // Nor a run directory another user could change it in (or put another
+  // working-directory in: the commands' relative paths resolve there).
+  std::string run_dir = dir_name(path);
+  if (auto own = check_own_directory(run_dir); !own)
+    return skipped("its run directory " + run_dir + " is not yours alone (" + own.error().message + "): not run");
+  auto text = read_file(path, max_saved_bytes);
   if (!text) return skipped("its run's command line " + path + " is unreadable: " + text.error().message);
   SavedRun saved;
   for (auto line : split(*text, '\n'))
     if (!line.empty()) saved.arguments.emplace_back(line);
   if (saved.arguments.empty() || saved.arguments.front() != "run")
     return skipped(path + " is not the command line of a `ciq-tuner run`");
-  std::string where_file = join_path(dir_name(path), "working-directory");
-  auto where = read_file(where_file);
+  std::string where_file = join_path(run_dir, "working-directory");
+  struct stat where_st {};
+  if (::lstat(where_file.c_str(), &where_st) == 0 && (!S_ISREG(where_st.st_mode) || where_st.st_uid != ::getuid()))
+    return skipped("its run's " + where_file + " is not a file of yours: not run");
+  auto where = read_file(where_file, max_saved_bytes);
   if (!where) return skipped("its run's " + where_file + " is missing or unreadable: " + where.error().message);
   saved.working_directory = std::string(trim(*where));
   if (!is_directory(saved.working_directory))
@@ -175,6 +188,17 @@ Result<std::string> batch_directory(const std::string& dir, const char* prefix, 
     if (::getcwd(cwd, sizeof cwd)) name = join_path(cwd, name);
   }
   return name;
+}
+
+Result<std::string> existing_cache(const std::string& given) {
+  std::string dir = given.empty() ? cache_directory() : given;
+  if (!dir.empty() && dir[0] != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) dir = join_path(cwd, dir);
+  }
+  if (!cache::Store::exists(dir))
+    return make_error("usage", "no cache at " + dir + " (give --cache-dir DIR or set CIQ_CACHE_DIR)");
+  return dir;
 }
 
 double RecordedGain::gain() const { return lower_is_better == 0 ? NAN : relative_gain(baseline, tuned, lower_is_better); }

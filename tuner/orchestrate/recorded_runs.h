@@ -106,6 +106,11 @@ double relative_gain(double baseline, double value, int lower_is_better);
 /// "12.5 %" (one decimal, a sign only when negative), "-" for NaN.
 std::string gain_text(double gain);
 
+/// The cache retune and reverify read: `given` (--cache-dir), else
+/// CIQ_CACHE_DIR's or the default, made absolute (the runs they start work
+/// in their own directories); an error when there is no cache there.
+Result<std::string> existing_cache(const std::string& given);
+
 
 /// How a run started again ended: its summary.json when it wrote one and
 /// ended well; otherwise `failure`, why (its error, else its log's last line).

@@ -197,7 +197,9 @@ void print_skipped(const std::vector<Row>& rows, const nlohmann::json& planned, 
 
 int run_retune(const RetuneOptions& given) {
   RetuneOptions o = given;
-  if (o.cache_dir.empty()) o.cache_dir = cache_directory();
+  auto cache = existing_cache(o.cache_dir);
+  if (!cache) return fail(cache.error().message);
+  o.cache_dir = *cache;
   std::set<std::string> stale;
   if (o.stale) {
     auto keys = stale_keys(o);
@@ -241,7 +243,8 @@ int run_retune(const RetuneOptions& given) {
   std::size_t i = 0;
   for (auto& [run, saved] : to_run) {
     std::string new_dir = join_path(*batch, new_run_name(run->command_line, taken));
-    std::vector<std::string> args = without_options(saved.arguments, {"out", "cache-dir", "resume"}, {"json"});
+    // A run saved with --no-ship is tuned again to replace its entries: it ships.
+    std::vector<std::string> args = without_options(saved.arguments, {"out", "cache-dir", "resume"}, {"json", "no-ship"});
     args.insert(args.end(), {"--out", new_dir, "--json", "--cache-dir", o.cache_dir});
     std::string names;
     for (const RecordedEntry* e : shown_entries(*run)) names += (names.empty() ? "" : ", ") + entry_name(e->record);

@@ -91,7 +91,9 @@ nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::js
 
 int run_reverify(const ReverifyOptions& given) {
   ReverifyOptions o = given;
-  if (o.cache_dir.empty()) o.cache_dir = cache_directory();
+  auto cache = existing_cache(o.cache_dir);
+  if (!cache) return fail(cache.error().message);
+  o.cache_dir = *cache;
   auto elsewhere = other_toolkit_keys(o.cache_dir);
   if (!elsewhere) return fail(elsewhere.error().message);
   std::size_t left_out = 0;

@@ -208,6 +208,15 @@ Result<Found> search_and_verify(TuneOptions& o, const SearchSpace& space, Evalua
     found.searched = run_part_searches(o, space, evaluator);
     progress.finish();
     found.def = evaluator.find(default_key);
+    // A targeted kernel the default's runs never launched has no time to
+    // judge by: said as the run of one kernel says it, nothing recorded.
+    const auto& ran = found.def->kernel_samples;
+    for (const auto& kernel : o.setup.own_kernels)
+      if (auto it = ran.find(kernel); it == ran.end() || it->second.empty()) {
+        evaluator.on_record = nullptr;
+        return make_error("no-timing", "the default candidate fails, so nothing can be compared with it: no kernel matching '" +
+                                           kernel + "' ran (--separately times each targeted kernel on its own)");
+      }
     compose_and_verify(o, space, evaluator, found);
     evaluator.on_record = nullptr;
     return found;
