@@ -13,7 +13,9 @@ no other's, as per-kernel directives do on a GPU.
 A kernel named in --best takes 10 + WEIGHT * |registers - REGS| / 8 ms
 (fastest at REGS registers; WEIGHT 1 unless given); one in --flat 10 ms
 whatever its code; any other 5 ms. A kernel in --absent is not launched
-(not in the trace).
+(not in the trace). FAKE_REGISTER_BEST in the environment (the --best
+form) overrides --best kernel by kernel: the program as it behaves after
+a change (a driver update, say) without another command line.
 Each run appends "KERNEL REGISTERS" lines to CUBIN.runs (what the program
 saw), so that a test can count the program's runs.
 """
@@ -63,6 +65,7 @@ def option(args, flag):
 args = sys.argv[1:]
 cubin = args[0]
 best = {k: v for k, v in (p.split("=") for p in option(args, "--best"))}
+best.update(dict(p.split("=") for p in os.environ.get("FAKE_REGISTER_BEST", "").split(",") if p))
 weight = {k: float(v.split("*")[1]) if "*" in v else 1.0 for k, v in best.items()}
 best = {k: int(v.split("*")[0]) for k, v in best.items()}
 flat = set(option(args, "--flat"))

@@ -117,6 +117,49 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   std::map<std::string, const RecordedEntry*> new_by_name;
   if (made)
     for (const auto& e : *made) new_by_name.emplace(entry_name(e.record) + "\n" + e.record.kind, &e);
+  // A run of several kernels each judged by its own time (--separately)
+  // has a verdict per kernel: each row goes by its kernel's.
+  auto own = [&](const std::string& kernel) -> const SummaryKernel* {
+    for (const auto& k : results.kernels)
+      if (k.kernel == kernel) return &k;
+    return nullptr;
+  };
+  if (!results.kernels.empty()) {
+    std::vector<RecordedEntry> losers;
+    for (const RecordedEntry* e : shown_entries(run))
+      if (const SummaryKernel* k = own(entry_name(e->record)); k && !k->shipped && !e->record.controls.empty()) losers.push_back(*e);
+    bool removed = false;
+    if (o.drop_losers && !losers.empty()) {
+      if (auto r = remove_entries(o.cache_dir, losers); !r)
+        std::fprintf(stderr, "ciq-tuner: warning: could not remove the old entries: %s\n", printable(r.error().message).c_str());
+      else removed = true;
+    }
+    for (const RecordedEntry* e : shown_entries(run)) {
+      Row row = row_of(*e, results.objective);
+      row.run_dir = new_dir;
+      if (auto it = new_by_name.find(row.kernel + "\n" + e->record.kind); it != new_by_name.end()) {
+        row.new_key = it->second->key;
+        row.new_gain = recorded_gain(it->second->record, results.objective).gain();
+      }
+      const SummaryKernel* k = own(row.kernel);
+      if (!k) {
+        row.verdict = Verdict::kept;
+        row.reason = "the new run did not judge it";
+      } else if (k->shipped) {
+        row.verdict = Verdict::replaced;
+        row.reason = "a verified winner: " + k->controls;
+      } else if (removed && !e->record.controls.empty()) {
+        row.verdict = Verdict::dropped;
+        row.reason = "nothing beats the default now (" + k->verdict + "): the old entry is removed";
+      } else {
+        row.verdict = Verdict::kept;
+        row.reason = e->record.controls.empty() ? "no gain before, none now (" + k->verdict + ")"
+                                                : "nothing beats the default now (" + k->verdict + "): the old entry stays (--drop-losers removes it)";
+      }
+      rows.push_back(std::move(row));
+    }
+    return;
+  }
   bool dropped = false;
   if (!results.shipped && o.drop_losers) {
     // The old run's winners still in the cache (under this toolkit's keys a

@@ -3,6 +3,7 @@
 #include "cache/stale.h"
 #include "cache/tuned_on.h"
 #include "spaces/control_set.h"
+#include "tuner/orchestrate/campaign.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/recorded_runs.h"
 #include "utils/config.h"
@@ -128,33 +129,53 @@ int run_reverify(const ReverifyOptions& given) {
       add_rows(run, Standing::not_measured, saved.error().message, "", nullptr, rows);
       continue;
     }
-    std::string name = base_name(dir_name(run.command_line));
-    for (int n = 2; !taken.insert(name).second; ++n) name = base_name(dir_name(run.command_line)) + "-" + std::to_string(n);
-    std::string dir = join_path(*batch, name), controls_file = dir + ".controls";
-    // The run's whole shipped set: its entries of this toolkit, selected or not.
-    spaces::ControlSet set = run_controls(of_this_toolkit(run, *elsewhere));
-    std::string controls = spaces::format_control_set(set);
-    if (auto w = write_file_atomic(controls_file, controls); !w) return fail(w.error().message);
     std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish"},
                                                     {"json", "no-ship"});
     if (o.runs > 0) {
       args = without_options(args, {"verify-runs"}, {});
       args.insert(args.end(), {"--verify-runs", std::to_string(o.runs)});
     }
-    args.insert(args.end(), {"--verify-controls", controls_file, "--out", dir, "--json"});
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] re-measuring %s (the run recorded in %s) against the default: %s (log: %s.log)\n", i,
-                 runs->size(), printable(spaces::summarise_control_set(set)).c_str(),
-                 printable(run.command_line).c_str(), printable(dir).c_str(), printable(dir).c_str());
-    RerunOutcome outcome = run_again(args, saved->working_directory, dir, dir + ".log");
-    if (!outcome.summary) {
-      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] could not measure: %s\n", i, runs->size(), printable(outcome.failure).c_str());
-      add_rows(run, Standing::not_measured, outcome.failure, dir, nullptr, rows);
+    // One measurement: `set` against the default, for the entries of `part`.
+    auto measure = [&](const RecordedRun& part, const spaces::ControlSet& set, std::vector<std::string> part_args) {
+      std::string name = base_name(dir_name(run.command_line));
+      for (int n = 2; !taken.insert(name).second; ++n) name = base_name(dir_name(run.command_line)) + "-" + std::to_string(n);
+      std::string dir = join_path(*batch, name), controls_file = dir + ".controls";
+      if (auto w = write_file_atomic(controls_file, spaces::format_control_set(set)); !w) return Result<void>(w.error());
+      part_args.insert(part_args.end(), {"--verify-controls", controls_file, "--out", dir, "--json"});
+      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] re-measuring %s (the run recorded in %s) against the default: %s (log: %s.log)\n", i,
+                   runs->size(), printable(spaces::summarise_control_set(set)).c_str(),
+                   printable(run.command_line).c_str(), printable(dir).c_str(), printable(dir).c_str());
+      RerunOutcome outcome = run_again(part_args, saved->working_directory, dir, dir + ".log");
+      if (!outcome.summary) {
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] could not measure: %s\n", i, runs->size(), printable(outcome.failure).c_str());
+        add_rows(part, Standing::not_measured, outcome.failure, dir, nullptr, rows);
+        return Result<void>();
+      }
+      const SummaryResults& results = *outcome.summary->results;
+      Standing standing = results.controls != "default" ? Standing::still_wins : Standing::stopped_winning;
+      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, runs->size(), standing_name(standing), printable(results.verdict).c_str());
+      add_rows(part, standing, results.verdict, dir, &results, rows);
+      return Result<void>();
+    };
+    // A run that tuned several kernels each by its own time (--separately,
+    // a campaign's kernels tuned together): each kernel's entry is judged
+    // by its own time, as that run judged it: one measurement per kernel.
+    bool separately = false;
+    for (const auto& a : saved->arguments) separately |= a == "--separately" || a == "--separately=true" || a == "--separately=1";
+    if (separately) {
+      std::vector<std::string> one = without_options(args, {"kernels"}, {"separately"});
+      for (const auto& e : run.selected) {
+        if (e.record.kind != "kernel" || e.record.controls.empty()) continue;
+        RecordedRun part = run;
+        part.selected = {e};
+        std::vector<std::string> part_args = one;
+        part_args.insert(part_args.end(), {"--kernels", exact_glob(e.record.kernel)});
+        if (auto m = measure(part, run_controls({e}), part_args); !m) return fail(m.error().message);
+      }
       continue;
     }
-    const SummaryResults& results = *outcome.summary->results;
-    Standing standing = results.controls != "default" ? Standing::still_wins : Standing::stopped_winning;
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, runs->size(), standing_name(standing), printable(results.verdict).c_str());
-    add_rows(run, standing, results.verdict, dir, &results, rows);
+    // The run's whole shipped set: its entries of this toolkit, selected or not.
+    if (auto m = measure(run, run_controls(of_this_toolkit(run, *elsewhere)), args); !m) return fail(m.error().message);
   }
 
   bool stopped = false, unmeasured = false;

@@ -356,7 +356,7 @@ Verdict verify_parts(Evaluator& evaluator, const SearchSpace& space, const EvalR
   std::size_t winners = std::count_if(parts.begin(), parts.end(), [](const PartVerdict& p) { return p.better; });
   v.better = winners > 0;
   v.reason = v.better ? "better than the default for " + std::to_string(winners) + " of " + std::to_string(kernels.size()) +
-                            " kernel(s), each by its own time: " + won
+                            " kernel(s) verified, each by its own time: " + won
                       : "no kernel's part is better than the default by its own time (" + std::to_string(kernels.size()) +
                             " judged)";
   if (!v.better && !v.conditions.empty()) v.reason += "; note: the two ran under different GPU conditions (" + v.conditions + ")";
