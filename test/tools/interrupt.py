@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Starts a command, waits until its benchmark has started (DIR/started
 exists), sends the command SIGINT, and reports how many benchmark processes
-(objective.py with --sleep) are still alive once the dying ones are gone
-(at most 5 s). Exits with the
-command's status."""
+(objective.py with --sleep; or, with INTERRUPT_MATCH set, any whose
+command line holds that text and DIR) are still alive once the dying ones
+are gone (at most 5 s). Exits with the command's status."""
 import os
 import signal
 import subprocess
@@ -28,7 +28,10 @@ def benchmarks_left():
                 args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
             except OSError:
                 continue
-            if any(a.endswith(b"objective.py") for a in args) and b"--sleep" in args and workdir.encode() in b" ".join(args):
+            line = b" ".join(args)
+            match = os.environ.get("INTERRUPT_MATCH", "").encode()
+            ours = (any(a.endswith(b"objective.py") for a in args) and b"--sleep" in args) or (match and match in line)
+            if ours and workdir.encode() in line and pid != str(os.getpid()):
                 left += 1
     return left
 

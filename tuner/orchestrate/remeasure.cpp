@@ -8,6 +8,7 @@
 #include "tuner/orchestrate/verify.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
+#include "utils/process.h"
 #include "utils/text.h"
 
 #include <cstdio>
@@ -44,6 +45,10 @@ int run_remeasure(TuneOptions o) {
   } unlock;
   auto journal = open_run(o);
   if (!journal) return fail_recorded(o, journal.error().message);
+  // Not `run --resume` (open_run's advice): a verification measures afresh.
+  static const char* interrupted = "\nciq-tuner: interrupted; a verification is not resumed: measure again with a new --out "
+                                   "(ciq-tuner reverify does)\n";
+  kill_children_on_interrupt(interrupted);
   auto discovery = discover(o, o.units);
   if (!discovery) return fail_recorded(o, discovery.error().message);
   o.setup.module_mates = module_mates(*discovery, o.setup.objectives);

@@ -7,6 +7,7 @@
 #include "tuner/orchestrate/recorded_runs.h"
 #include "utils/config.h"
 #include "utils/files.h"
+#include "utils/process.h"
 #include "utils/text.h"
 
 #include <cstdio>
@@ -258,7 +259,8 @@ int run_retune(const RetuneOptions& given) {
   if (runs->empty()) {
     std::fprintf(stderr, "ciq-tuner: no entry of %s is selected%s: nothing to tune again\n", o.cache_dir.c_str(),
                  o.stale ? " (none is stale)" : "");
-    if (o.json) std::cout << nlohmann::json{{"rows", nlohmann::json::array()}}.dump() << "\n";
+    if (o.json && o.dry_run) std::cout << nlohmann::json{{"would_run", nlohmann::json::array()}, {"skipped", nlohmann::json::array()}}.dump() << "\n";
+    else if (o.json) std::cout << nlohmann::json{{"rows", nlohmann::json::array()}}.dump() << "\n";
     return 0;
   }
 
@@ -284,6 +286,11 @@ int run_retune(const RetuneOptions& given) {
   }
   bool any_failed = false;
   std::size_t i = 0;
+  // An interrupt stops the run in progress (it saves its state) and this:
+  // the runs before it finished and shipped; what to do about that one.
+  // One buffer, its address handed once: the handler never reads freed text.
+  static char interrupted[4096] = "";
+  if (!o.dry_run) kill_children_on_interrupt(interrupted, /*forward=*/true);
   for (auto& [run, saved] : to_run) {
     std::string new_dir = join_path(*batch, new_run_name(run->command_line, taken));
     // A run saved with --no-ship is tuned again to replace its entries: it ships.
@@ -304,6 +311,9 @@ int run_retune(const RetuneOptions& given) {
       continue;
     }
     ++i;
+    std::snprintf(interrupted, sizeof interrupted,
+                  "\nciq-tuner: retune interrupted in run %zu of %zu (the runs before it finished and shipped); finish it with: "
+                  "ciq-tuner run --resume %s\n", i, runnable, printable(new_dir).c_str());
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s again as recorded in %s: %s (log: %s.log)\n", i, runnable,
                  printable(names).c_str(), printable(run->command_line).c_str(), printable(new_dir).c_str(), printable(new_dir).c_str());
     RerunOutcome outcome = run_again(args, saved.working_directory, new_dir, new_dir + ".log");

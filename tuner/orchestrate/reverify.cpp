@@ -8,6 +8,7 @@
 #include "tuner/orchestrate/recorded_runs.h"
 #include "utils/config.h"
 #include "utils/files.h"
+#include "utils/process.h"
 #include "utils/text.h"
 
 #include <algorithm>
@@ -122,6 +123,10 @@ int run_reverify(const ReverifyOptions& given) {
   std::vector<Row> rows;
   std::set<std::string> taken;
   std::size_t i = 0;
+  // An interrupt stops the measurement in progress, and this: the cache is
+  // as it was (reverify changes nothing); measure again from the start.
+  kill_children_on_interrupt("\nciq-tuner: reverify interrupted; nothing in the cache changed: run it again to measure\n",
+                             /*forward=*/true);
   for (const auto& run : *runs) {
     ++i;
     auto saved = read_saved_run(run.command_line);
