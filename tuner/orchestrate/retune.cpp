@@ -88,11 +88,15 @@ std::vector<const RecordedEntry*> shown_entries(const RecordedRun& run) {
 }
 
 // A new run directory's name under the retune's: the old one's, made unique.
-std::string new_run_name(const std::string& command_line, std::set<std::string>& taken) {
+std::string new_run_name(const std::string& batch, const std::string& command_line, std::set<std::string>& taken) {
   std::string base = command_line.empty() ? "run" : base_name(dir_name(command_line));
   if (base.empty() || base == "." || base == "/") base = "run";
   std::string name = base;
-  for (int n = 2; !taken.insert(name).second; ++n) name = base + "-" + std::to_string(n);
+  // Nor one an earlier retune into the same --out left (or its log).
+  auto used = [&](const std::string& n) {
+    return !taken.insert(n).second || path_exists(join_path(batch, n)) || path_exists(join_path(batch, n + ".log"));
+  };
+  for (int n = 2; used(name); ++n) name = base + "-" + std::to_string(n);
   return name;
 }
 
@@ -292,7 +296,7 @@ int run_retune(const RetuneOptions& given) {
   static char interrupted[4096] = "";
   if (!o.dry_run) kill_children_on_interrupt(interrupted, /*forward=*/true);
   for (auto& [run, saved] : to_run) {
-    std::string new_dir = join_path(*batch, new_run_name(run->command_line, taken));
+    std::string new_dir = join_path(*batch, new_run_name(*batch, run->command_line, taken));
     // A run saved with --no-ship is tuned again to replace its entries: it ships.
     std::vector<std::string> args = without_options(saved.arguments, {"out", "cache-dir", "resume"}, {"json", "no-ship"});
     args.insert(args.end(), {"--out", new_dir, "--json", "--cache-dir", o.cache_dir});

@@ -110,15 +110,15 @@ int run_reverify(const ReverifyOptions& given) {
   if (left_out)
     std::fprintf(stderr, "ciq-tuner: left out %zu entr%s made for another ptxas or nvcc than the one found now: they no longer apply "
                          "(ciq-tuner retune --stale tunes them again)\n", left_out, left_out == 1 ? "y" : "ies");
-  auto batch = batch_directory(o.out_dir, "ciq-reverify", true);
-  if (!batch) return fail(batch.error());
-
   // A run that shipped no controls (tuned, no gain) has nothing to re-measure.
   std::size_t no_gain = runs->size();
   std::erase_if(*runs, [&](const RecordedRun& run) { return run_controls(of_this_toolkit(run, *elsewhere)).empty(); });
   no_gain -= runs->size();
   if (no_gain)
     std::fprintf(stderr, "ciq-tuner: left out %zu run%s that shipped no gain: nothing to re-measure\n", no_gain, no_gain == 1 ? "" : "s");
+  // Nothing to measure: no directory is made for it.
+  auto batch = batch_directory(o.out_dir, "ciq-reverify", !runs->empty());
+  if (!batch) return fail(batch.error());
 
   std::vector<Row> rows;
   std::set<std::string> taken;
@@ -194,7 +194,8 @@ int run_reverify(const ReverifyOptions& given) {
       listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"recorded_gain", number_or_null(r.recorded_gain)},
                         {"gain_now", number_or_null(r.gain_now)}, {"verdict", standing_name(r.standing)}, {"reason", r.reason},
                         {"run_dir", r.run_dir}});
-    std::cout << nlohmann::json{{"out", *batch}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    nlohmann::json out = runs->empty() ? nlohmann::json(nullptr) : nlohmann::json(*batch);
+    std::cout << nlohmann::json{{"out", out}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (rows.empty()) {
     std::fprintf(stderr, "ciq-tuner: no shipped winner with a recorded run is selected in %s: nothing to re-measure\n", o.cache_dir.c_str());
   } else {
