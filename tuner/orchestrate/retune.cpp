@@ -11,6 +11,8 @@
 #include "utils/text.h"
 
 #include <cstdio>
+#include <climits>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -118,7 +120,13 @@ Result<void> remove_entries(const std::string& cache_dir, const std::vector<Reco
 // verified winner, kept (nothing wins now), or dropped (--drop-losers).
 void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::string& new_dir, const SummaryResults& results,
                   std::vector<Row>& rows) {
-  auto made = entries_of_run(o.cache_dir, join_path(new_dir, "command-line"));
+  // Entries name their run by its real path (an --out through a link too).
+  std::string command_line = join_path(new_dir, "command-line");
+  if (char* real = ::realpath(command_line.c_str(), nullptr)) {
+    command_line = real;
+    std::free(real);
+  }
+  auto made = entries_of_run(o.cache_dir, command_line);
   std::map<std::string, const RecordedEntry*> new_by_name;
   if (made)
     for (const auto& e : *made) new_by_name.emplace(entry_name(e.record) + "\n" + e.record.kind, &e);
