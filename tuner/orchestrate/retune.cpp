@@ -2,6 +2,7 @@
 
 #include "cache/stale.h"
 #include "cache/store.h"
+#include "cache/tuned_on.h"
 #include "tuner/measure/gpu_monitor.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/recorded_runs.h"
@@ -69,7 +70,18 @@ std::optional<std::string> gpu_model_here(const std::string& named) {
 
 // The keys `ciq-cache stale` lists (cache/stale.h: one reader of the question).
 Result<std::set<std::string>> stale_keys(const RetuneOptions& o) {
-  auto report = cache::find_stale(o.cache_dir, gpu_model_here(o.gpu));
+  auto compared = gpu_model_here(o.gpu);
+  // Runs here verify on this machine's GPU: what they ship is this model's,
+  // so entries stale for another model named stay stale for it.
+  if (!trim(o.gpu).empty()) {
+    std::string why;
+    if (Nvml* nvml = Nvml::get(&why))
+      if (auto id = nvml->identity(""); id && !id->name.empty() && !cache::same_gpu_model(id->name, o.gpu))
+        std::fprintf(stderr, "ciq-tuner: warning: --gpu %s is not this machine's GPU (%s): the runs verify, and their entries record, %s; "
+                             "for %s they stay stale (retune on a machine with that GPU)\n",
+                     printable(o.gpu).c_str(), printable(id->name).c_str(), printable(id->name).c_str(), printable(o.gpu).c_str());
+  }
+  auto report = cache::find_stale(o.cache_dir, compared);
   if (!report) return report.error();
   if (!report->ptxas_now) std::fprintf(stderr, "ciq-tuner: ptxas not compared: %s\n", printable(report->ptxas_why).c_str());
   std::set<std::string> keys;
@@ -253,6 +265,7 @@ void print_skipped(const std::vector<Row>& rows, const nlohmann::json& planned, 
 
 int run_retune(const RetuneOptions& given) {
   RetuneOptions o = given;
+  if (!o.gpu.empty() && !o.stale) return fail(make_error("usage", "--gpu names the GPU model --stale compares entries with: give --stale too"));
   auto cache = existing_cache(o.cache_dir);
   if (!cache) return fail(cache.error().message);
   o.cache_dir = *cache;
