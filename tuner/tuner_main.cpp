@@ -92,6 +92,7 @@ static cl::list<std::string> seed_hints("seed-hint", cl::desc("Like --seed-contr
 static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<bool> occupancy_probes("occupancy-probes", cl::desc("Measure first, per kernel, the maxnreg values at which one more (or half as many) blocks fit per SM (default true; =false to turn off)"), cl::init(true), RUN);
 static cl::opt<bool> separately("separately", cl::desc("Run: with several targeted kernels (--objective kernel-time), tune each kernel by its own time in the same program runs, searching only knobs that act on it alone (its directives); each kernel's best is verified on its own and only the kernels that win ship (see docs/tuning.md, 'Several kernels in one run')"), cl::cat(category), cl::sub(run_cmd));
+static cl::opt<int> check_program("check-program", cl::desc("Campaign: at the end, when anything shipped, build and run the program fresh N times with the cache and N times without it (CIQ_DISABLE=1), interleaved, and compare its GPU time: what the shipped entries do together (default 0: not)"), cl::value_desc("N"), cl::init(0), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> together("together", cl::desc("Campaign: tune the kernels that go to program runs (not replayed) together, in one `run --separately`, when there are two or more and the objective is kernel-time (default true; =false: one run per kernel)"), cl::init(true), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
@@ -298,7 +299,7 @@ static std::vector<std::string> campaign_run_args(const std::vector<std::string>
     bool joined = args[i].find('=') != std::string::npos;
     if (name == "from-profile") continue; // its value, if any, is joined (ValueOptional)
     if (name == "capture-kernels" || name == "together") continue; // flags: a value, if any, is joined
-    if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent" || name == "cover") {
+    if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent" || name == "cover" || name == "check-program") {
       if (!joined) ++i;
       continue;
     }
@@ -367,6 +368,7 @@ static int campaign_command(tn::TuneOptions o, const std::vector<std::string>& a
     c.capture = capture_kernels;
   }
   c.together = together;
+  c.check_program = check_program;
   c.run_args = tn::without_publish_password(campaign_run_args(args)); // the URL goes in CIQ_PUBLISH
   c.tune = std::move(o);
   return tn::run_campaign(std::move(c));
@@ -429,6 +431,8 @@ int main(int argc, char** argv) {
     given.seed_hints.clear();
     given.no_ship = true;
   }
+  if (campaign_cmd && check_program < 0)
+    return fail("--check-program takes a number of pairs, 0 for none; not " + std::to_string(check_program), 2);
   auto options = tn::tune_options(given);
   if (!options) return tn::fail(options.error());
   if (report_cmd) {

@@ -60,7 +60,7 @@ for step in $steps; do
     # confirm in the program.
     busy_start replay
     ciq-tuner campaign --from-profile --cover "${COVER:-80%}" --budget "${BUDGET:-32}" --build "$build" --bench "$program" \
-      --out "$work/campaign-replay" --json >"$work/campaign-replay.json"
+      --check-program "${CHECK_PROGRAM:-5}" --out "$work/campaign-replay" --json >"$work/campaign-replay.json"
     echo "campaign exit $?"
     busy_stop replay
     ;;

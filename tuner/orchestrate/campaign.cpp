@@ -5,6 +5,7 @@
 #include "tuner/orchestrate/captures.h"
 #include "tuner/orchestrate/discovery.h"
 #include "tuner/orchestrate/profile.h"
+#include "tuner/orchestrate/program_check.h"
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/lock.h"
@@ -764,6 +765,25 @@ int run_campaign(CampaignOptions c) {
   int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
   std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
                failed, join_path(o.out_dir, "campaign.json").c_str());
+  if (c.check_program > 0 && shipped > 0) {
+    if (o.setup.bench.empty() || !o.setup.bench_server.empty()) {
+      std::fprintf(stderr, "ciq-tuner: warning: --check-program runs the program of --bench (a process, not a --bench-server): not checked\n");
+    } else {
+      std::fprintf(stderr, "ciq-tuner: checking the program: %d fresh build(s) and run(s) with the cache and as many without it "
+                           "(CIQ_DISABLE=1), interleaved\n", c.check_program);
+      std::string dir = join_path(o.out_dir, "program-check");
+      auto checked = check_program(o, dir, c.check_program);
+      if (!checked) {
+        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable_lines(checked.error().message).c_str());
+      } else {
+        std::fprintf(stderr, "ciq-tuner: program, with the cache against without: %s; runs in %s\n",
+                     describe(*checked, c.check_program).c_str(), dir.c_str());
+        if (checked->change > 0 && checked->p_value > 0.5)
+          std::fprintf(stderr, "ciq-tuner: warning: the program's GPU time is longer with what the campaign shipped: the entries "
+                               "together may not do what each did alone (ciq-cache list; ciq-cache rm KEY)\n");
+      }
+    }
+  }
   if (o.json) std::printf("%s", to_json(results).c_str());
   return failed ? 1 : 0;
 }

@@ -46,6 +46,10 @@ struct CampaignOptions {
   // in one `run --separately` when there are two or more and the objective
   // is kernel-time: a program run then measures a candidate of each.
   bool together = true;
+  // --check-program N: at the end, the program built fresh with the cache
+  // against without it (CIQ_DISABLE=1), N interleaved pairs of a build and
+  // a run, its GPU time compared (program_check.h); 0 = not.
+  int check_program = 0;
 };
 
 /// Runs (or resumes) the campaign; 0 when every run finished, whatever it
