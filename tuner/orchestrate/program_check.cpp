@@ -3,6 +3,7 @@
 #include "tuner/measure/command.h"
 #include "tuner/objectives/statistics.h"
 #include "tuner/orchestrate/profile.h"
+#include "utils/config.h"
 #include "utils/files.h"
 #include "utils/text.h"
 
@@ -18,18 +19,19 @@ namespace {
 class DisableSwitch {
 public:
   DisableSwitch() {
-    if (const char* v = std::getenv("CIQ_DISABLE")) saved_ = v;
+    if (const char* v = std::getenv(name_)) saved_ = v;
   }
   ~DisableSwitch() {
-    if (saved_) ::setenv("CIQ_DISABLE", saved_->c_str(), 1);
-    else ::unsetenv("CIQ_DISABLE");
+    if (saved_) ::setenv(name_, saved_->c_str(), 1);
+    else ::unsetenv(name_);
   }
   void set(bool disabled) {
-    if (disabled) ::setenv("CIQ_DISABLE", "1", 1);
-    else ::unsetenv("CIQ_DISABLE");
+    if (disabled) ::setenv(name_, "1", 1);
+    else ::unsetenv(name_);
   }
 
 private:
+  const char* name_ = env_name(Env::disable);
   std::optional<std::string> saved_;
 };
 
