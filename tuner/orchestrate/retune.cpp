@@ -142,6 +142,16 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   std::map<std::string, const RecordedEntry*> new_by_name;
   if (made)
     for (const auto& e : *made) new_by_name.emplace(entry_name(e.record) + "\n" + e.record.kind, &e);
+  // An old entry's row with what the new run made of its kernel or unit.
+  auto new_row = [&](const RecordedEntry& e) {
+    Row row = row_of(e, results.objective);
+    row.run_dir = new_dir;
+    if (auto it = new_by_name.find(row.kernel + "\n" + e.record.kind); it != new_by_name.end()) {
+      row.new_key = it->second->key;
+      row.new_gain = recorded_gain(it->second->record, results.objective).gain();
+    }
+    return row;
+  };
   // A run of several kernels each judged by its own time (--separately)
   // has a verdict per kernel: each row goes by its kernel's.
   auto own = [&](const std::string& kernel) -> const SummaryKernel* {
@@ -160,12 +170,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
       else removed = true;
     }
     for (const RecordedEntry* e : shown_entries(run)) {
-      Row row = row_of(*e, results.objective);
-      row.run_dir = new_dir;
-      if (auto it = new_by_name.find(row.kernel + "\n" + e->record.kind); it != new_by_name.end()) {
-        row.new_key = it->second->key;
-        row.new_gain = recorded_gain(it->second->record, results.objective).gain();
-      }
+      Row row = new_row(*e);
       const SummaryKernel* k = own(row.kernel);
       if (!k) {
         row.verdict = Verdict::kept;
@@ -205,12 +210,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     }
   }
   for (const RecordedEntry* e : shown_entries(run)) {
-    Row row = row_of(*e, results.objective);
-    row.run_dir = new_dir;
-    if (auto it = new_by_name.find(row.kernel + "\n" + e->record.kind); it != new_by_name.end()) {
-      row.new_key = it->second->key;
-      row.new_gain = recorded_gain(it->second->record, results.objective).gain();
-    }
+    Row row = new_row(*e);
     if (results.shipped) {
       row.verdict = Verdict::replaced;
       row.reason = "a verified winner: " + results.controls;
