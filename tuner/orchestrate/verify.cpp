@@ -25,14 +25,34 @@ namespace {
 constexpr int early_look_pairs = 3;
 constexpr double early_stop_p = 0.001;
 
-// Whether the default's values `am` and the winner's `bm` (minimisation
-// form) already differ at the early boundary, better or worse by at least
-// the minimum effect.
-bool clear_early(const std::vector<double>& am, const std::vector<double>& bm, double min_effect) {
-  WelchResult w = welch_t_test(bm, am);
-  double base = std::fabs(median(am));
-  double effect = base > 0 ? (median(am) - median(bm)) / base : 0;
-  return (w.p_less < early_stop_p && effect >= min_effect) || (1 - w.p_less < early_stop_p && -effect >= min_effect);
+// The winner's values against the default's, in minimisation form (lower
+// is better): Welch's t-test and the relative gain of the medians. What
+// every verification decides by, at --alpha or at the early boundary.
+struct Difference {
+  double p_less = 1;  // one-sided: the winner's values are lower
+  double effect = 0;  // (median(default) - median(winner)) / |median(default)|; 0 when that is 0
+  bool better(double p, double min_effect) const { return p_less < p && effect >= min_effect; }
+  bool worse(double p, double min_effect) const { return 1 - p_less < p && -effect >= min_effect; }
+};
+
+Difference difference(const std::vector<double>& def, const std::vector<double>& winner) {
+  double base = std::fabs(median(def));
+  return {welch_t_test(winner, def).p_less, base > 0 ? (median(def) - median(winner)) / base : 0};
+}
+
+// An objective's values compared, made minimisation form first.
+Difference difference(const Objective& objective, std::vector<double> def, std::vector<double> winner) {
+  if (objective.maximize) {
+    for (auto& x : def) x = -x;
+    for (auto& x : winner) x = -x;
+  }
+  return difference(def, winner);
+}
+
+// Whether the difference is already clear at the early boundary, better
+// or worse by at least the minimum effect.
+bool clear_early(const Difference& d, double min_effect) {
+  return d.better(early_stop_p, min_effect) || d.worse(early_stop_p, min_effect);
 }
 
 using OwnSamples = std::map<std::string, std::vector<double>>;
@@ -46,18 +66,13 @@ bool settled_early(const TuneOptions& options, const std::vector<std::vector<dou
   bool any = false;
   for (std::size_t k = 0; k < objectives.size(); ++k) {
     if (!objectives[k].needs_benchmark() || objectives[k].deterministic()) continue;
-    std::vector<double> am = a[k], bm = b[k];
-    if (objectives[k].maximize) {
-      for (auto& x : am) x = -x;
-      for (auto& x : bm) x = -x;
-    }
-    if (!clear_early(am, bm, options.min_effect)) return false;
+    if (!clear_early(difference(objectives[k], a[k], b[k]), options.min_effect)) return false;
     any = true;
   }
   if (own)
     for (const auto& [kernel, am] : (*own)[0]) {
       auto bm = (*own)[1].find(kernel);
-      if (bm == (*own)[1].end() || !clear_early(am, bm->second, options.min_effect)) return false;
+      if (bm == (*own)[1].end() || !clear_early(difference(am, bm->second), options.min_effect)) return false;
     }
   return any;
 }
@@ -189,19 +204,11 @@ bool compare_noisy(Evaluator& evaluator, const SearchSpace& space, const EvalRec
     }
     v.default_values[k] = median(a[k]);
     v.best_values[k] = median(b[k]);
-    // In minimisation form: a candidate is better when its values are lower.
-    std::vector<double> am = a[k], bm = b[k];
-    if (objectives[k].maximize) {
-      for (auto& x : am) x = -x;
-      for (auto& x : bm) x = -x;
-    }
-    WelchResult w = welch_t_test(bm, am);
-    double base = std::fabs(median(am));
-    double effect = base > 0 ? (median(am) - median(bm)) / base : 0;
-    if (first) v.p_value = w.p_less, first_effect = effect;
+    Difference d = difference(objectives[k], a[k], b[k]);
+    if (first) v.p_value = d.p_less, first_effect = d.effect;
     first = false;
-    if (w.p_less < options.alpha && effect >= options.min_effect) better = true;
-    if (1 - w.p_less < options.alpha && -effect >= options.min_effect) worse = true;
+    if (d.better(options.alpha, options.min_effect)) better = true;
+    if (d.worse(options.alpha, options.min_effect)) worse = true;
   }
   return true;
 }
@@ -331,21 +338,20 @@ Verdict verify_parts(Evaluator& evaluator, const SearchSpace& space, const EvalR
     } else {
       p.default_ms = median(a);
       p.best_ms = median(b);
-      WelchResult w = welch_t_test(b, a);
-      double effect = p.default_ms != 0 ? (p.default_ms - p.best_ms) / std::fabs(p.default_ms) : 0;
-      p.p_value = w.p_less;
+      Difference d = difference(a, b);
+      p.p_value = d.p_less;
       Verdict mine;
       mine.method = VerifyMethod::welch;
-      mine.p_value = w.p_less;
+      mine.p_value = d.p_less;
       mine.conditions = v.conditions;
-      mine.better = w.p_less < options.alpha && effect >= options.min_effect;
-      bool worse = 1 - w.p_less < options.alpha && -effect >= options.min_effect;
+      mine.better = d.better(options.alpha, options.min_effect);
+      bool worse = d.worse(options.alpha, options.min_effect);
       if (mine.better && !v.conditions.empty()) {
         mine.better = false;
         p.reason = "better than the default, but the two ran under different GPU conditions (" + v.conditions +
                    "), so the difference may be the GPU's: not shipped";
       } else {
-        p.reason = verdict_reason(mine, worse, effect, options);
+        p.reason = verdict_reason(mine, worse, d.effect, options);
       }
       p.better = mine.better;
     }
