@@ -46,18 +46,11 @@ Result<double> energy_value(const Objective& o, const GpuState& state, const std
 // The time of setup.module_mates in `kernels`, in ms, less any of them the
 // kernel-time objective times itself (its glob may match a demangled name).
 double mates_time(const TuningSetup& setup, const profile::KernelTrace& kernels) {
-  std::string glob;
-  for (const auto& o : setup.objectives)
-    if (o.kind == ObjectiveKind::kernel_time) {
-      glob = o.pattern;
-      break;
-    }
+  const Objective* timed = kernel_time_objective(setup.objectives);
   std::set<std::string> mates(setup.module_mates.begin(), setup.module_mates.end());
   double ms = 0;
-  for (const auto& k : kernels.kernels) {
-    bool timed = glob.empty() || glob_match(glob, k.kernel) || (!k.demangled.empty() && glob_match(glob, k.demangled));
-    if (mates.count(k.kernel) && !timed) ms += double(k.stats.total_ns) / 1e6;
-  }
+  for (const auto& k : kernels.kernels)
+    if (mates.count(k.kernel) && timed && !times_kernel(*timed, k)) ms += double(k.stats.total_ns) / 1e6;
   return ms;
 }
 

@@ -32,6 +32,17 @@ Result<Objective> builtin_objective(const std::string& spec) {
   return o;
 }
 
+bool times_kernel(const Objective& objective, const profile::KernelSummary& k) {
+  const std::string& glob = objective.pattern;
+  return glob.empty() || glob_match(glob, k.kernel) || (!k.demangled.empty() && glob_match(glob, k.demangled));
+}
+
+const Objective* kernel_time_objective(const std::vector<Objective>& objectives) {
+  for (const auto& o : objectives)
+    if (o.kind == ObjectiveKind::kernel_time) return &o;
+  return nullptr;
+}
+
 Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace) {
   if (!trace.timed()) return make_error("no-timing", "no kernel timing: " + trace.no_timing_reason());
   const std::string& glob = objective.pattern;
@@ -39,7 +50,7 @@ Result<double> kernel_time_ms(const Objective& objective, const profile::KernelT
   bool matched = false;
   std::string ran;
   for (const auto& k : trace.kernels) {
-    if (glob.empty() || glob_match(glob, k.kernel) || (!k.demangled.empty() && glob_match(glob, k.demangled))) {
+    if (times_kernel(objective, k)) {
       ns += double(k.stats.total_ns);
       matched = true;
     } else if (ran.size() < 300) {

@@ -57,6 +57,13 @@ Result<Objective> builtin_objective(const std::string& spec);
 /// kernel matching GLOB ran (the kernels that did are named).
 Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace);
 
+/// Whether the kernel-time `objective` times `kernel`: its glob ("" = all)
+/// matches the mangled or the demangled name.
+bool times_kernel(const Objective& objective, const profile::KernelSummary& kernel);
+
+/// The first kernel-time objective of `objectives`; null when none is.
+const Objective* kernel_time_objective(const std::vector<Objective>& objectives);
+
 /// The metric objective for `pattern` (RE2 syntax: Perl-like, no
 /// backreferences or lookaround). Fails on a pattern RE2 refuses or one
 /// without a capture group.

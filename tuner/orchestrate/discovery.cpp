@@ -93,8 +93,8 @@ Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<Tra
 }
 
 std::vector<std::string> module_mates(const std::vector<TracedModule>& modules, const std::vector<Objective>& objectives) {
-  auto timed = std::find_if(objectives.begin(), objectives.end(), [](const Objective& o) { return o.kind == ObjectiveKind::kernel_time; });
-  if (timed == objectives.end() || timed->pattern.empty()) return {};
+  const Objective* timed = kernel_time_objective(objectives);
+  if (!timed || timed->pattern.empty()) return {};
   std::vector<std::string> mates;
   for (const auto& m : modules) {
     auto in = [&](const TracedKernel& k) { return glob_match(timed->pattern, k.name); };

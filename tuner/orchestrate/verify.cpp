@@ -160,8 +160,8 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
 std::string collateral(const TuneOptions& options, const std::vector<std::vector<double>>& a,
                        const std::vector<std::vector<double>>& b, const std::vector<double> (&mates)[2]) {
   const auto& objectives = options.setup.objectives;
-  std::size_t k = 0;
-  while (k < objectives.size() && objectives[k].kind != ObjectiveKind::kernel_time) ++k;
+  const Objective* timed = kernel_time_objective(objectives);
+  std::size_t k = timed ? std::size_t(timed - objectives.data()) : objectives.size();
   if (k == objectives.size() || mates[0].size() != a[k].size() || mates[1].size() != b[k].size() || a[k].size() < 2 ||
       b[k].size() < 2)
     return "";
