@@ -2,12 +2,13 @@
 """Writes a kernel capture by hand (the format of tuner/profile/capture.h),
 for tests on a machine without a GPU.
 
-  make_capture.py DIR KERNEL [--compile PTX PTXAS TARGET ARG...]
+  make_capture.py DIR KERNEL [--launches N] [--module-key KEY] [--compile PTX PTXAS TARGET ARG...]
 
 DIR gets launch.json (grid 4, block 128, two pointer parameters into one
 allocation of 4096 bytes and an int) and mem-0.bin; with --compile, also
 module.ptx (a copy of PTX) and compile.json naming PTXAS, TARGET and the
-ptxas arguments ARG... as `ciq-tuner profile` writes them.
+ptxas arguments ARG... as `ciq-tuner profile` writes them, and the module's
+key KEY ("" unless given). N: the launches of this configuration (3).
 """
 import json
 import os
@@ -15,6 +16,13 @@ import shutil
 import sys
 
 directory, kernel = sys.argv[1], sys.argv[2]
+own = sys.argv[:sys.argv.index("--compile")] if "--compile" in sys.argv else sys.argv
+
+
+def option(name, default):
+    return own[own.index(name) + 1] if name in own else default
+
+
 os.makedirs(directory, exist_ok=True)
 base = 0x7F0000000000
 memory = bytes(range(256)) * 16
@@ -29,11 +37,11 @@ launch = {
     "pointers": [{"param": 0, "allocation": 0, "offset": 0}, {"param": 1, "allocation": 0, "offset": 2048}],
     "allocations": [{"base": hex(base), "size": len(memory), "file": "mem-0.bin",
                      "before_xxh128": "", "after_xxh128": ""}],
-    "config_launches": 3,
+    "config_launches": int(option("--launches", 3)),
 }
 json.dump(launch, open(os.path.join(directory, "launch.json"), "w"))
 if "--compile" in sys.argv:
     ptx, ptxas, target, *args = sys.argv[sys.argv.index("--compile") + 1:]
     shutil.copy(ptx, os.path.join(directory, "module.ptx"))
-    json.dump({"ptx": "module.ptx", "ptxas": ptxas, "target": target, "args": args, "module_key": ""},
+    json.dump({"ptx": "module.ptx", "ptxas": ptxas, "target": target, "args": args, "module_key": option("--module-key", "")},
               open(os.path.join(directory, "compile.json"), "w"))

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <cerrno>
 #include <cmath>
@@ -162,12 +163,31 @@ Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, c
     for (auto& c : set->captures)
       if (c.kernel == *names.begin()) chosen.push_back(std::move(c));
   }
+  std::map<std::string, std::uint64_t> launches;  // per module key
   for (const auto& c : chosen) {
     if (!c.has_compile)
       return make_error("invalid", c.dir + " has no compile.json: the capture is not tied to a module of a traced build "
                                            "(capture with `ciq-tuner profile --build CMD --capture KERNEL`)");
-    if (c.compile.module_key != chosen.front().compile.module_key)
-      return make_error("invalid", "the captured launches of " + printable(c.kernel) + " come from different modules");
+    launches[c.compile.module_key] += std::max<std::uint64_t>(c.config_launches, 1);
+  }
+  if (launches.size() > 1) {
+    // Kernels of one name in several modules are different kernels (Inductor
+    // names each graph's kernels from _0, so a forward and a backward graph
+    // can each hold a triton_red_fused_..._0, with different code): one
+    // search tunes one module's code, the one the program launched most.
+    auto most = std::max_element(launches.begin(), launches.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::uint64_t all = 0;
+    for (const auto& [key, n] : launches) all += n;
+    std::fprintf(stderr,
+                 "ciq-tuner: note: the captured launches of %s ran the code of %zu different modules (kernels of one name "
+                 "in several modules are different kernels): tuning the one of module %s (%llu of %llu launches); the "
+                 "others keep their code\n",
+                 printable(chosen.front().kernel).c_str(), launches.size(), most->first.substr(0, 12).c_str(),
+                 static_cast<unsigned long long>(most->second), static_cast<unsigned long long>(all));
+    std::string key = most->first;
+    chosen.erase(std::remove_if(chosen.begin(), chosen.end(), [&](const profile::Capture& c) { return c.compile.module_key != key; }),
+                 chosen.end());
   }
   return chosen;
 }

@@ -53,8 +53,10 @@ struct ReplaySteps {
 
 /// The captures `--capture DIR` names: DIR itself when it holds a
 /// launch.json, else every capture under it of the kernel matching
-/// `kernels` (a glob; one kernel only). Each must have its compile.json
-/// and all must share one module. Errors say what DIR holds instead.
+/// `kernels` (a glob; one kernel only). Each must have its compile.json.
+/// Launches of one name that ran several modules' code are different
+/// kernels: only the captures of the module launched most are kept (said
+/// on stderr). Errors say what DIR holds instead.
 Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, const std::string& kernels);
 
 /// `tool_dir`: where ciq-ptxas and ciq-replay are (beside ciq-tuner).
