@@ -29,6 +29,17 @@ static bool is_assignment(std::string_view line, std::size_t& eq) {
   return true;
 }
 
+/// With --threads (-t), nvcc sends each step's output to temporaries of its
+/// own (`... > /tmp/tmpxft_..._stdout 2>/tmp/tmpxft_..._stderr`) and prints
+/// them once the steps are done. Run in order, a step's output can go
+/// straight through: the redirection is dropped. Only that form, to nvcc's
+/// temporaries, is; any other redirection still needs a shell.
+static std::string without_output_files(std::string_view line) {
+  static const std::regex to_temporaries("\\s+>\\s*\"?/\\S*" + std::string(kFixedTempStem) + "\\S*_stdout\"?\\s+2>\\s*\"?/\\S*" +
+                                         std::string(kFixedTempStem) + "\\S*_stderr\"?\\s*$");
+  return std::regex_replace(std::string(line), to_temporaries, "");
+}
+
 Result<NvccPlan> parse_dryrun(std::string_view listing) {
   static const std::regex temp_stem("tmpxft_[0-9a-f]{8}_[0-9a-f]{8}");
   std::string renamed = std::regex_replace(std::string(listing), temp_stem, std::string(kFixedTempStem));
@@ -57,7 +68,7 @@ Result<NvccPlan> parse_dryrun(std::string_view listing) {
       plan.environment.emplace_back(std::move(name), std::move(v));
       continue;
     }
-    auto argv = shell_words(std::string(line));
+    auto argv = shell_words(without_output_files(line));
     if (!argv) return argv.error();
     if (argv->empty()) continue;
     plan.steps.push_back(std::move(*argv));

@@ -27,6 +27,19 @@ TEST(NvccSteps, splits_steps_and_applies_environment) {
   EXPECT_STREQ(std::getenv("CIQ_TEST_CICC_PATH"), "/opt/cuda/nvvm/bin");
 }
 
+TEST(NvccSteps, threads_output_files_go_straight_through) {
+  // nvcc -t0 (llm.c's Makefile) sends each step's output to temporaries.
+  auto plan = parse_dryrun("#$ ptxas -arch=sm_90 \"/tmp/tmpxft_00004611_00000000-6_k.ptx\" -o k.cubin  > "
+                           "/tmp/tmpxft_00004611_00000000-14_317335f0_stdout 2>/tmp/tmpxft_00004611_00000000-14_317335f0_stderr\n");
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->steps.size(), 1u);
+  EXPECT_EQ(plan->steps[0].back(), "k.cubin");
+  EXPECT_EQ(plan->steps[0].size(), 5u);
+  // Any other redirection is still a shell's.
+  EXPECT_FALSE(parse_dryrun("#$ gcc -c a.c > /tmp/tmpxft_00004611_00000000-14_1_stdout\n").ok());
+  EXPECT_FALSE(parse_dryrun("#$ gcc -c a.c > /home/me/log_stdout 2>/home/me/log_stderr\n").ok());
+}
+
 TEST(NvccSteps, refuses_what_needs_a_shell) {
   EXPECT_FALSE(parse_dryrun("#$ gcc -c a.c > log\n").ok());
   EXPECT_FALSE(parse_dryrun("#$ gcc $(whoami)\n").ok());
