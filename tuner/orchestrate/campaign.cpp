@@ -1,27 +1,19 @@
 #include "tuner/orchestrate/campaign.h"
 
-#include "tuner/measure/executor.h"
 #include "spaces/control_set.h"
-#include "tuner/orchestrate/captures.h"
-#include "tuner/orchestrate/discovery.h"
-#include "tuner/orchestrate/profile.h"
+#include "tuner/orchestrate/campaign_kernels.h"
+#include "tuner/orchestrate/campaign_table.h"
 #include "tuner/orchestrate/program_check.h"
-#include "tuner/rundir/command_line.h"
-#include "tuner/rundir/journal.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
-#include "tuner/measure/command.h"
 #include "utils/config.h"
 #include "utils/files.h"
-#include "utils/json.h"
 #include "utils/process.h"
 #include "utils/text.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
-#include <map>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -30,181 +22,6 @@
 #include <unistd.h>
 
 namespace ciq::tuner {
-
-namespace {
-
-/// Where a kernel's run stands: not run (or interrupted), finished (its
-/// summary.json holds results), or could not tune.
-enum class KernelState { pending, done, failed };
-
-const char* state_name(KernelState s) {
-  switch (s) {
-  case KernelState::pending: return "pending";
-  case KernelState::done: return "done";
-  case KernelState::failed: return "failed";
-  }
-  return "pending";
-}
-
-/// What one kernel's run said (its summary.json), or why it said nothing.
-struct KernelResult {
-  std::string kernel, run_dir;
-  KernelState state = KernelState::pending;
-  std::string verdict, controls, error, objective;
-  double baseline = NAN, best = NAN;
-  double share = NAN; // of the program's GPU time (--from-profile)
-  bool shipped = false;
-  int evaluations = 0, invalid = 0;
-  // Tuned by replay: the replay run's directory and the change it measured
-  // (replay_change), before the program confirmed it (change()); "" / NaN
-  // when tuned by program runs only. replay_note: why replay did not serve.
-  std::string replay_dir, replay_note, replay_controls;  // replay_controls: what the replay found
-  double replay_change = NAN;
-  double seconds = NAN, replay_seconds = NAN;  // wall time of its runs (this attempt): all, and the replay's
-};
-
-/// Seconds since `start`, for the wall times the campaign reports.
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::string number_json(double v) {
-  if (!std::isfinite(v)) return "null";
-  return format_number(v);
-}
-
-/// The relative change of the kernel's objective (best vs baseline).
-double change(const KernelResult& r) {
-  if (!std::isfinite(r.baseline) || !std::isfinite(r.best) || r.baseline == 0) return NAN;
-  return (r.best - r.baseline) / r.baseline;
-}
-
-/// What the kernel's change is worth to the program's GPU time: its share
-/// times its change, when it shipped (a winner not shipped changes nothing).
-double program_change(const KernelResult& r) {
-  if (!std::isfinite(r.share)) return NAN;
-  return r.shipped ? r.share * change(r) : 0.0;
-}
-
-std::string percent(double v, const char* format) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, format, 100 * v);
-  return buf;
-}
-
-std::string to_json(const std::vector<KernelResult>& results) {
-  std::string j = "{\"format\":\"ciq-campaign/1\",\"kernels\":[";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const KernelResult& r = results[i];
-    j += std::string(i ? "," : "") + "{\"kernel\":" + json_string(r.kernel) + ",\"run_dir\":" + json_string(r.run_dir) +
-         ",\"state\":" + json_string(state_name(r.state)) + ",\"verdict\":" + json_string(r.verdict) +
-         ",\"objective\":" + json_string(r.objective) + ",\"share\":" + number_json(r.share) +
-         ",\"program_change\":" + number_json(program_change(r)) + ",\"baseline\":" + number_json(r.baseline) +
-         ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
-         ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
-         ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) +
-         ",\"tuned_by\":" + json_string(r.replay_dir.empty() ? "program" : "replay") + ",\"replay_dir\":" + json_string(r.replay_dir) +
-         ",\"replay_change\":" + number_json(r.replay_change) + ",\"replay_note\":" + json_string(r.replay_note) +
-         ",\"seconds\":" + number_json(r.seconds) + ",\"replay_seconds\":" + number_json(r.replay_seconds) + "}";
-  }
-  return j + "]}\n";
-}
-
-/// (best - baseline) / baseline of a finished run's preferred objective.
-double relative_change(const SummaryResults& s) {
-  if (!std::isfinite(s.baseline) || !std::isfinite(s.best) || s.baseline == 0) return NAN;
-  return (s.best - s.baseline) / s.baseline;
-}
-
-/// A finished run's results (its summary.json) into `r`, which is then
-/// done; false when the run has no results (not run, or it failed before its
-/// search ended).
-/// A run of several kernels (--together: `run --separately`) gives each its
-/// own part of the summary; false when the kernel has none there.
-bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
-  if (!summary || !summary->results) return false;
-  const SummaryResults& s = *summary->results;
-  const SummaryKernel* own = nullptr;
-  for (const auto& k : s.kernels)
-    if (k.kernel == r.kernel) own = &k;
-  if (!s.kernels.empty() && !own) return false;
-  r.state = KernelState::done;
-  r.verdict = own ? own->verdict : s.verdict;
-  r.controls = own ? own->controls : s.controls;
-  r.objective = s.objective;
-  r.baseline = own ? own->baseline : s.baseline;
-  r.best = own ? own->best : s.best;
-  r.shipped = own ? own->shipped : s.shipped;
-  r.evaluations = s.evaluations;
-  r.invalid = s.invalid;
-  r.error.clear();
-  return true;
-}
-
-/// <run dir>/summary.json; none when absent or unreadable (the run's log
-/// then says what happened).
-std::optional<RunSummary> summary_of(const KernelResult& r) {
-  auto summary = read_summary(r.run_dir);
-  return summary ? std::move(*summary) : std::nullopt;
-}
-
-std::string change_text(const KernelResult& r) { return percent(change(r), "%+.1f %%"); }
-
-// A kernel's name in the table: printable(), at most 48 bytes, cut at the
-// start of a character (never inside its UTF-8 bytes).
-std::string table_name(const std::string& kernel) {
-  std::string shown = printable(kernel);
-  if (shown.size() <= 48) return shown;
-  std::size_t cut = 48;
-  while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xc0) == 0x80) --cut;
-  return shown.substr(0, cut);
-}
-
-void print_table(const std::vector<KernelResult>& results) {
-  std::size_t width = 6;
-  bool shares = false;
-  for (const auto& r : results) {
-    width = std::max(width, table_name(r.kernel).size());
-    shares |= std::isfinite(r.share);
-  }
-  if (shares)
-    std::fprintf(stderr, "\n%-*s  %6s  %-8s  %-8s  %-8s  %-7s  %s\n", int(width), "kernel", "share", "replay", "change", "program",
-                 "shipped", "verdict");
-  else
-    std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
-  double total = 0;
-  for (const auto& r : results) {
-    std::string verdict = printable(r.state == KernelState::done ? r.verdict
-                                                                  : state_name(r.state) + (r.error.empty() ? "" : ": " + r.error));
-    if (shares) {
-      if (std::isfinite(program_change(r))) total += program_change(r);
-      std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-8s  %-7s  %s\n", int(width), table_name(r.kernel).c_str(),
-                   percent(r.share, "%.1f%%").c_str(), percent(r.replay_change, "%+.1f %%").c_str(), change_text(r).c_str(),
-                   percent(program_change(r), "%+.2f %%").c_str(), r.shipped ? "yes" : "no", verdict.c_str());
-    } else {
-      std::fprintf(stderr, "%-*s  %-8s  %-10s  %s\n", int(width), table_name(r.kernel).c_str(), change_text(r).c_str(),
-                   r.shipped ? "yes" : "no", verdict.c_str());
-    }
-  }
-  if (shares) {
-    std::fprintf(stderr, "program: %s of its GPU time, estimated from the shipped kernels' changes (confirm with fresh runs)\n",
-                 percent(total, "%+.2f %%").c_str());
-    std::fprintf(stderr, "replay: the kernel's change replayed alone; change: in the program (a replay winner is shipped only "
-                         "when it wins there too)\n");
-  }
-}
-
-/// A directory name for the i-th kernel: its number and a readable part.
-std::string run_name(std::size_t i, const std::string& kernel) {
-  char number[32];
-  std::snprintf(number, sizeof number, "%03zu-", i);
-  std::string readable;
-  for (char c : kernel.substr(0, 40)) readable += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  return number + readable;
-}
-
-} // namespace
 
 std::string exact_glob(const std::string& name) {
   std::string g;
@@ -217,172 +34,13 @@ std::string exact_glob(const std::string& name) {
 
 namespace {
 
-// Two searches timing on one GPU disturb each other: locally, each
-// concurrent search gets GPUs of its own (slot i: the i-th share of --gpus),
-// unless a scheduler places the benchmarks (Slurm). There are enough
-// (check_campaign_options()).
-std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
-  const TuneOptions& o = c.tune;
-  std::vector<std::string> sets(std::size_t(c.concurrent));
-  if (!campaign_needs_gpus(o, c.concurrent)) return sets;
-  for (std::size_t g = 0; g < o.setup.gpus.size(); ++g) {
-    std::string& set = sets[g % sets.size()];
-    set += (set.empty() ? "" : ",") + o.setup.gpus[g];
-  }
-  return sets;
-}
-
-// --bench as the program a profiling run starts, its placeholders filled
-// (`values`) with {workdir} = <dir>/work (made), the first GPU, no controls.
-Result<std::vector<std::string>> program_argv(const TuneOptions& o, const std::string& dir,
-                                              std::map<std::string, std::string>& values) {
-  values = {{"workdir", join_path(dir, "work")}, {"gpu", o.setup.gpus.empty() ? "0" : o.setup.gpus.front()},
-            {"controls", "/dev/null"}};
-  if (auto made = make_dirs(values["workdir"]); !made) return made.error();
-  return command_argv(o.setup.bench, values, o.setup.shell);
-}
-
-// One more run of the program (not the build: the profile's build trace
-// kept the PTX), capturing the first launches of `chosen` into
-// <campaign>/capture/captures, each tied to its module (attach_compiles).
-// A fresh {workdir}: a JIT inside the program (Triton) compiles again, so
-// that its compiles are traced with their PTX.
-Result<void> capture_chosen(const TuneOptions& o, const std::vector<std::string>& chosen, const std::string& profile_build_dir) {
-  std::string dir = join_path(o.out_dir, "capture");
-  std::map<std::string, std::string> values;
-  auto argv = program_argv(o, dir, values);
-  if (!argv) return argv.error();
-  std::string names;
-  for (const auto& k : chosen) names += (names.empty() ? "" : ",") + k;
-  std::fprintf(stderr, "ciq-tuner: capturing the launches of %zu kernel(s) in one more run of the program\n", chosen.size());
-  const auto started = std::chrono::steady_clock::now();
-  auto captured = capture_profile("", *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true, names);
-  if (!captured) return captured.error();
-  std::fprintf(stderr, "ciq-tuner: the capturing run took %.0f s\n", seconds_since(started));
-  if (!captured->program_describe.empty()) {
-    std::fprintf(stderr, "ciq-tuner: warning: the capturing run ended with %s: every kernel is tuned by program runs\n",
-                 captured->program_describe.c_str());
-    return {};
-  }
-  auto outcome = attach_compiles(captured->captures_dir, {profile_build_dir, captured->build_dir});
-  if (!outcome) return outcome.error();
-  say_captures(*outcome, names, true);
-  return {};
-}
-
-// --from-profile: the program's kernels by GPU time, hottest first, until
-// `cover` of it; those this build did not compile are said and left out.
-// Writes <campaign>/profile.json (the whole profile: the shares the table
-// shows, also after --resume).
-Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, const TuneOptions& o) {
-  std::string kernel_dir, build_dir;
-  if (c.from_profile == "now") {
-    if (o.setup.bench.empty()) return make_error("invalid", "--from-profile runs --bench once to find the hot kernels: give --bench");
-    if (!o.setup.bench_server.empty())
-      return make_error("invalid", "--from-profile runs the program of --bench once, as a process, and with --bench-server "
-                                   "--bench is a request, not a program: profile the program with `ciq-tuner profile --out DIR "
-                                   "-- PROGRAM` and give --from-profile=DIR");
-    std::string dir = join_path(o.out_dir, "profile");
-    std::map<std::string, std::string> values;
-    auto argv = program_argv(o, dir, values);
-    if (!argv) return argv.error();
-    const auto started = std::chrono::steady_clock::now();
-    auto captured = capture_profile(o.setup.build, *argv, false, dir, o.setup.inject_library, values, /*quiet=*/true);
-    if (!captured) return captured.error();
-    std::fprintf(stderr, "ciq-tuner: the profiling run (build and program) took %.0f s\n", seconds_since(started));
-    if (!captured->program_describe.empty()) {
-      std::string log = join_path(dir, "profile.log");
-      auto output = read_file(log);
-      return make_error("profile", failure_message("the profiling run of --bench (" + o.setup.bench + ") ended with " +
-                                                       captured->program_describe + no_driver_note(),
-                                                   output ? *output : "", log));
-    }
-    kernel_dir = captured->kernel_dir;
-    build_dir = captured->build_dir;
-  } else {
-    kernel_dir = join_path(c.from_profile, "kernels");
-    build_dir = join_path(c.from_profile, "build-trace");
-    if (!is_directory(kernel_dir))
-      return make_error("invalid", "--from-profile=" + c.from_profile + ": no kernels/ in it (the --out DIR of a `ciq-tuner profile`)");
-  }
-  auto p = read_profile(kernel_dir, is_directory(build_dir) ? build_dir : "");
-  if (!p) return p.error();
-  auto rows = profile_rows(p->trace, p->build);
-  if (auto w = write_file_atomic(join_path(o.out_dir, "profile.json"), profile_json(p->trace, rows) + "\n"); !w) return w.error();
-  std::vector<std::string> chosen;
-  std::optional<std::set<std::string>> own_build;  // the kernels --build compiles through ciq, once asked
-  double covered = 0;
-  for (const auto& row : rows) {
-    if (covered >= c.cover) break;
-    const auto& k = *row.kernel;
-    covered += k.share;
-    std::string label = printable(k.demangled.empty() ? k.kernel : k.demangled);
-    if (!o.setup.kernels.empty() && !glob_match(o.setup.kernels, k.kernel) && !glob_match(o.setup.kernels, k.demangled)) {
-      std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: not selected by --kernels\n", 100 * k.share, label.c_str());
-      continue;
-    }
-    if (row.origins.empty()) {
-      // The profile's build trace does not name it (a profile taken without
-      // --build has none): the campaign's own --build says, by one traced
-      // default build, made at the first such kernel.
-      if (!own_build && !o.setup.build.empty()) {
-        auto found = discover_kernels(o);
-        if (!found) return found.error();
-        own_build.emplace(found->begin(), found->end());
-      }
-      if (!own_build || !own_build->count(k.kernel)) {
-        std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: not compiled by %s through ciq (a library's, or built elsewhere): left out\n",
-                     100 * k.share, label.c_str(), o.setup.build.empty() ? "the profiled build (give --build)" : "this build");
-        continue;
-      }
-    }
-    std::fprintf(stderr, "ciq-tuner: %5.1f%% %s: to tune\n", 100 * k.share, label.c_str());
-    chosen.push_back(k.kernel);
-  }
-  std::fprintf(stderr, "ciq-tuner: the first %.1f%% of the program's GPU time (--cover %.0f%%): %zu kernel(s) to tune\n",
-               100 * std::min(covered, 1.0), 100 * c.cover, chosen.size());
-  if (c.capture && c.from_profile == "now" && !chosen.empty()) {
-    if (auto captured = capture_chosen(o, chosen, build_dir); !captured) return captured.error();
-  }
-  return chosen;
-}
-
-// Each kernel's share of the program's GPU time, from <campaign>/profile.json.
-std::map<std::string, double> profiled_shares(const std::string& out_dir) {
-  std::map<std::string, double> shares;
-  auto text = read_file(join_path(out_dir, "profile.json"));
-  if (!text) return shares;
-  auto json = parse_json(*text);
-  if (!json) return shares;
-  for (const auto& k : (*json)["kernels"].array) shares[k["kernel"].string_or("")] = k["share"].number_or(NAN);
-  return shares;
-}
-
-// The campaign's kernels: kernels.txt when resuming, else from a discovery
-// build or the program's profile (saved, with the command line, for a
-// later --resume).
-Result<std::vector<std::string>> campaign_kernels(const CampaignOptions& c, TuneOptions& o, const std::string& list_path) {
-  std::vector<std::string> kernels;
-  if (o.resume) {
-    auto text = read_file(list_path);
-    if (!text) return make_error("invalid", "nothing to resume: '" + o.out_dir + "' holds no campaign (" + text.error().message + ")");
-    for (auto line : split(*text, '\n'))
-      if (!trim(line).empty()) kernels.emplace_back(trim(line));
-    std::fprintf(stderr, "ciq-tuner: resuming campaign %s (%zu kernels)\n", o.out_dir.c_str(), kernels.size());
-    return kernels;
-  }
-  if (path_exists(list_path)) return make_error("invalid", "'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
-  if (auto made = make_own_directory(o.out_dir); !made) return made.error();
-  if (auto w = save_command_line(o.out_dir, o.command_line); !w) return w.error();
-  auto found = c.from_profile.empty() ? discover_kernels(o) : profiled_kernels(c, o);
-  if (!found) return found.error();
-  if (found->empty())
-    return make_error("invalid", c.from_profile.empty() ? "the discovery build compiled no kernel that --kernels selects"
-                                                        : "none of the program's hot kernels was compiled by this build through ciq");
-  std::string list;
-  for (const auto& k : *found) list += k + "\n";
-  if (auto w = write_file_atomic(list_path, list); !w) return w.error();
-  return found;
+/// A directory name for the i-th kernel: its number and a readable part.
+std::string run_name(std::size_t i, const std::string& kernel) {
+  char number[32];
+  std::snprintf(number, sizeof number, "%03zu-", i);
+  std::string readable;
+  for (char c : kernel.substr(0, 40)) readable += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return number + readable;
 }
 
 // A `ciq-tuner run` of the campaign: a fresh one (`args`, then --out DIR
@@ -562,33 +220,13 @@ void say_replay(const KernelResult& r, Replayed what, std::size_t i, std::size_t
     break;
   case Replayed::confirm:
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1, n,
-                 kernel.c_str(), printable(r.replay_controls).c_str(), percent(r.replay_change, "%+.1f %%").c_str(),
+                 kernel.c_str(), printable(r.replay_controls).c_str(), percent_text(r.replay_change, "%+.1f %%").c_str(),
                  r.replay_seconds);
     break;
   case Replayed::fallback:
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, n, kernel.c_str(), printable(r.replay_note).c_str());
     break;
   }
-}
-
-// The captures the kernels are replayed from: those of the campaign's own
-// capturing run, or of the profile it was given (`profile --capture`);
-// "" when the campaign tunes by program runs only.
-std::string captures_root(const CampaignOptions& c) {
-  if (!c.capture || c.from_profile.empty()) return "";
-  if (c.from_profile == "now") return join_path(join_path(c.tune.out_dir, "capture"), "captures");
-  return join_path(c.from_profile, "captures");
-}
-
-// The kernels with a capture ready for replay (its compile.json written).
-std::set<std::string> replayable_kernels(const std::string& root) {
-  std::set<std::string> kernels;
-  if (root.empty() || !is_directory(root)) return kernels;
-  auto set = profile::read_capture_set(root);
-  if (!set) return kernels;
-  for (const auto& capture : set->captures)
-    if (capture.has_compile) kernels.insert(capture.kernel);
-  return kernels;
 }
 
 // The kernels of `group` (indices into `results`, sharing one run
@@ -692,24 +330,6 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
   for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
   for (auto& t : threads) t.join();
 
-}
-
-// The kernels (indices into `kernels`) tuned together in one run: those
-// that go to program runs (no capture to replay), when --together, there
-// are two or more, and each can be judged by its own time (kernel-time).
-std::vector<std::size_t> together_kernels(const CampaignOptions& c, const std::vector<std::string>& kernels,
-                                          const std::set<std::string>& replayable) {
-  std::vector<std::size_t> program;
-  for (std::size_t i = 0; i < kernels.size(); ++i)
-    if (!replayable.count(kernels[i])) program.push_back(i);
-  if (!c.together || program.size() < 2) return {};
-  const auto& objectives = c.tune.setup.objectives;
-  if (objectives.size() != 1 || objectives[0].kind != ObjectiveKind::kernel_time) {
-    std::fprintf(stderr, "ciq-tuner: tuning the %zu kernels that go to program runs one at a time: together, each is judged "
-                         "by its own time, which needs --objective kernel-time as the only objective\n", program.size());
-    return {};
-  }
-  return program;
 }
 
 } // namespace
