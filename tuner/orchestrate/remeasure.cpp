@@ -4,11 +4,11 @@
 #include "tuner/orchestrate/discovery.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/run_directory.h"
+#include "tuner/orchestrate/run_start.h"
 #include "tuner/orchestrate/space_setup.h"
 #include "tuner/orchestrate/verify.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
-#include "utils/process.h"
 #include "utils/text.h"
 
 #include <cstdio>
@@ -38,23 +38,16 @@ SummaryResults remeasured(const TuneOptions& o, const Evaluator& evaluator, cons
 int run_remeasure(TuneOptions o) {
   o.ship = false;
   o.occupancy_probes = false; // the set alone is measured
-  if (auto prepared = prepare_run(o); !prepared) return fail(prepared.error());
-  if (auto claimed = claim_run_directory(o); !claimed) return fail(claimed.error().message);
-  struct Unlock {
+  struct Unlock { // the directory start_run() claims is held until the verification ends
     ~Unlock() { release_run_directory(); }
   } unlock;
-  auto journal = open_run(o);
-  if (!journal) return fail_recorded(o, journal.error().message);
   // Not `run --resume` (open_run's advice): a verification measures afresh.
   static const char* interrupted = "\nciq-tuner: interrupted; a verification is not resumed: measure again with a new --out "
                                    "(ciq-tuner reverify does)\n";
-  kill_children_on_interrupt(interrupted);
-  auto discovery = discover(o, o.units);
-  if (!discovery) return fail_recorded(o, discovery.error().message);
-  o.setup.module_mates = module_mates(*discovery, o.setup.objectives);
-  for (const auto& m : *discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());
-  for (const auto& u : o.units) o.setup.baseline_warnings.insert(u.warnings.begin(), u.warnings.end());
-  auto space = build_run_space(o, *discovery);
+  RunStart start = start_run(o, interrupted);
+  if (start.exit_status) return start.exit_status;
+  o.setup.module_mates = module_mates(start.discovery, o.setup.objectives);
+  auto space = build_run_space(o, start.discovery);
   if (!space) return fail_recorded(o, space.error().message);
   if (o.search.seeds.empty()) return fail_recorded(o, "--verify-controls gave no control set to measure");
   Candidate set = o.search.seeds.front();

@@ -5,6 +5,7 @@
 #include "tuner/orchestrate/kernel_parts.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/run_directory.h"
+#include "tuner/orchestrate/run_start.h"
 #include "tuner/orchestrate/ship.h"
 #include "tuner/orchestrate/space_setup.h"
 #include "tuner/orchestrate/verify.h"
@@ -351,17 +352,14 @@ int conclude(const TuneOptions& o, const SearchSpace& space, const Evaluator& ev
 } // namespace
 
 int run_tuning(TuneOptions o) {
-  if (auto prepared = prepare_run(o); !prepared) return fail(prepared.error());
-  if (auto claimed = claim_run_directory(o); !claimed) return fail(claimed.error().message);
-  struct Unlock {
+  struct Unlock { // the directory start_run() claims is held until the run ends
     ~Unlock() { release_run_directory(); }
   } unlock;
-  auto journal = open_run(o);
-  if (!journal) return fail_recorded(o, journal.error().message);
-  auto discovery = discover(o, o.units);
-  if (!discovery) return fail_recorded(o, discovery.error().message);
+  RunStart start = start_run(o);
+  if (start.exit_status) return start.exit_status;
+  const std::vector<TracedModule>& discovery = start.discovery;
   if (o.separately) {
-    auto targets = targeted_kernels(*discovery, o.setup.kernels);
+    auto targets = targeted_kernels(discovery, o.setup.kernels);
     if (targets.size() > 1) {
       o.setup.own_kernels = targets;
       std::fprintf(stderr, "ciq-tuner: --separately: %zu kernels, each timed on its own in every program run\n", targets.size());
@@ -369,17 +367,13 @@ int run_tuning(TuneOptions o) {
       std::fprintf(stderr, "ciq-tuner: --separately: %s targeted kernel, tuned as without it\n", targets.empty() ? "no" : "one");
     }
   }
-  if (o.setup.own_kernels.empty()) o.setup.module_mates = module_mates(*discovery, o.setup.objectives);
-  // A candidate that adds a warning the default build did not give is not
-  // compiled as asked (measure/).
-  for (const auto& m : *discovery) o.setup.baseline_warnings.insert(m.warnings.begin(), m.warnings.end());
-  for (const auto& u : o.units) o.setup.baseline_warnings.insert(u.warnings.begin(), u.warnings.end());
-  auto space = build_run_space(o, *discovery);
+  if (o.setup.own_kernels.empty()) o.setup.module_mates = module_mates(discovery, o.setup.objectives);
+  auto space = build_run_space(o, discovery);
   if (!space) return fail_recorded(o, space.error().message);
   auto evaluator = make_evaluator(o.setup, *space);
-  auto found = search_and_verify(o, *space, *evaluator, *journal);
+  auto found = search_and_verify(o, *space, *evaluator, start.journal);
   if (!found) return fail_recorded(o, found.error().message);
-  return conclude(o, *space, *evaluator, *found, *discovery);
+  return conclude(o, *space, *evaluator, *found, discovery);
 }
 
 } // namespace ciq::tuner
