@@ -4,6 +4,7 @@
 #include "tuner/orchestrate/campaign_kernels.h"
 #include "tuner/orchestrate/campaign_table.h"
 #include "tuner/orchestrate/program_check.h"
+#include "tuner/orchestrate/replay_fallback.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
 #include "utils/config.h"
@@ -118,16 +119,35 @@ RunOptions replay_run(const CampaignOptions& c, const KernelResult& r, const std
   return tuner_run(c, r.replay_dir, std::move(args), gpus);
 }
 
-// The program's confirmation of a replay winner: a run of the program whose
-// only candidates are the default and the winner (budget 2, no probes, no
-// pruning: the replay pruned it, at a fraction of a program run's cost),
-// verified interleaved against the default as every run is, and shipped
-// only if it wins there.
-RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus) {
+// The program's confirmation of a replay winner (`controls`, a control-set
+// file): a run of the program whose only candidates are the default and the
+// winner (budget 2, no probes, no pruning: the replay pruned it, at a
+// fraction of a program run's cost), verified interleaved against the
+// default as every run is, and shipped only if it wins there.
+RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& controls, const std::string& gpus) {
   std::vector<std::string> args = c.run_args;
-  args.insert(args.end(), {"--kernels", exact_glob(r.kernel), "--seed-controls", join_path(r.replay_dir, "best.controls"),
-                           "--budget", "2", "--occupancy-probes=false", "--prune=false"});
+  args.insert(args.end(), {"--kernels", exact_glob(r.kernel), "--seed-controls", controls, "--budget", "2",
+                           "--occupancy-probes=false", "--prune=false"});
   return tuner_run(c, r.run_dir, std::move(args), gpus);
+}
+
+// After the program's confirmation of a replay winner that set module-wide
+// knobs and was not shipped: the replay's fastest candidate with per-kernel
+// directives only, when it beat the replayed default by --min-effect (the
+// control-set file), with `r` made ready for its confirmation
+// (<run>.directives); std::nullopt when there is none. Under the lock.
+std::optional<std::string> directive_fallback(const CampaignOptions& c, KernelResult& r) {
+  if (r.replay_dir.empty() || r.state != KernelState::done || r.shipped || !r.refused.empty()) return std::nullopt;
+  if (!sets_module_wide(join_path(r.replay_dir, "best.controls"))) return std::nullopt;
+  auto candidate = best_directive_candidate(r.replay_dir, c.tune.min_effect);
+  if (!candidate) return std::nullopt;
+  r.refused = r.verdict.empty() ? "not shipped" : r.verdict;
+  r.replay_controls = candidate->controls;
+  r.replay_change = candidate->change;
+  r.run_dir += ".directives";
+  r.state = KernelState::pending;
+  r.directives_pending = true;
+  return candidate->controls_file;
 }
 
 // Why a run could not tune, in one line: the error its summary.json records
@@ -299,7 +319,11 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       }
       RunOptions run = kernel_run(c, r, gpu_sets[slot], hints);
       const auto started = std::chrono::steady_clock::now();
-      if (!r.replay_dir.empty()) {
+      bool confirming = false;
+      if (r.directives_pending) {
+        // A resumed campaign whose program did not take the module-wide
+        // winner: only the directive-only candidate's confirmation is left.
+      } else if (!r.replay_dir.empty()) {
         {
           std::lock_guard lock(mutex);
           std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), printable(r.kernel).c_str());
@@ -314,14 +338,46 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
           write_summary();
           continue;
         }
-        if (what == Replayed::confirm) run = confirm_run(c, r, gpu_sets[slot]);
+        if (what == Replayed::confirm) {
+          run = confirm_run(c, r, join_path(r.replay_dir, "best.controls"), gpu_sets[slot]);
+          confirming = true;
+        }
       } else {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
       }
+      if (!r.directives_pending) {
+        auto ran = run_process(run);
+        std::lock_guard lock(mutex);
+        r.seconds = seconds_since(started);
+        record_outcome(r, ran, run.stderr_file, i, results.size());
+        write_summary();
+        if (!confirming) continue;
+        auto controls = directive_fallback(c, r);
+        if (!controls) continue;
+        run = confirm_run(c, r, *controls, gpu_sets[slot]);
+      } else {
+        std::lock_guard lock(mutex);
+        auto controls = best_directive_candidate(r.replay_dir, c.tune.min_effect);
+        if (!controls) {  // the replay's journal no longer has it
+          r.state = KernelState::failed;
+          r.error = "the replay's directive-only candidate to confirm is gone from " + r.replay_dir;
+          write_summary();
+          continue;
+        }
+        run = confirm_run(c, r, controls->controls_file, gpu_sets[slot]);
+      }
+      {
+        std::lock_guard lock(mutex);
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the "
+                             "fastest candidate of the replay with per-kernel directives only, %s (%s)\n",
+                     i + 1, results.size(), printable(r.kernel).c_str(), printable(r.replay_controls).c_str(),
+                     percent_text(r.replay_change, "%+.1f %%").c_str());
+      }
       auto ran = run_process(run);
       std::lock_guard lock(mutex);
       r.seconds = seconds_since(started);
+      r.directives_pending = false;
       record_outcome(r, ran, run.stderr_file, i, results.size());
       write_summary();
     }
@@ -374,6 +430,12 @@ int run_campaign(CampaignOptions c) {
     }
     if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
     take_results(results[i], summary_of(results[i]));
+    // The program did not take the replay's module-wide winner: the
+    // directive-only candidate's confirmation is this kernel's result (or
+    // still to run).
+    if (is_directory(results[i].run_dir + ".directives") || results[i].state == KernelState::done)
+      if (directive_fallback(c, results[i]) && take_results(results[i], summary_of(results[i])))
+        results[i].directives_pending = false;
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });

@@ -76,7 +76,7 @@ std::string to_json(const std::vector<KernelResult>& results) {
          ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
          ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) +
          ",\"tuned_by\":" + json_string(r.replay_dir.empty() ? "program" : "replay") + ",\"replay_dir\":" + json_string(r.replay_dir) +
-         ",\"replay_change\":" + number_json(r.replay_change) + ",\"replay_note\":" + json_string(r.replay_note) +
+         ",\"replay_change\":" + number_json(r.replay_change) + ",\"replay_note\":" + json_string(r.replay_note) + ",\"refused\":" + json_string(r.refused) +
          ",\"seconds\":" + number_json(r.seconds) + ",\"replay_seconds\":" + number_json(r.replay_seconds) + "}";
   }
   return j + "]}\n";

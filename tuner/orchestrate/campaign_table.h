@@ -35,6 +35,13 @@ struct KernelResult {
   std::string replay_dir, replay_note, replay_controls;  // replay_controls: what the replay found
   double replay_change = NAN;
   double seconds = NAN, replay_seconds = NAN;  // wall time of its runs (this attempt): all, and the replay's
+  // When the program did not take a replay winner that set module-wide
+  // knobs and the replay's fastest directive-only candidate was confirmed
+  // instead (replay_fallback.h): what the program said of the first winner
+  // ("" otherwise). run_dir, replay_controls and replay_change are then the
+  // second confirmation's; directives_pending: it is still to run.
+  std::string refused;
+  bool directives_pending = false;
 };
 
 /// Seconds since `start`, for the wall times the campaign reports.

@@ -1,0 +1,54 @@
+#include "tuner/orchestrate/replay_fallback.h"
+
+#include "spaces/control_set.h"
+#include "tuner/rundir/journal.h"
+#include "utils/files.h"
+
+namespace ciq::tuner {
+
+namespace {
+
+std::optional<spaces::ControlSet> read_set(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return std::nullopt;
+  auto set = spaces::parse_control_set(*text, path);
+  if (!set) return std::nullopt;
+  return std::move(*set);
+}
+
+bool module_wide(const spaces::ControlSet& set) { return !set.options.empty() || set.acf || !set.nvcc.empty(); }
+
+} // namespace
+
+bool sets_module_wide(const std::string& path) {
+  auto set = read_set(path);
+  return set && module_wide(*set);
+}
+
+std::optional<DirectiveCandidate> best_directive_candidate(const std::string& replay_dir, double min_effect) {
+  auto records = read_journal(join_path(replay_dir, "journal.jsonl"));
+  if (!records) return std::nullopt;
+  std::optional<double> base;
+  for (const auto& r : *records)
+    if (r.candidate == "default" && r.status == EvalStatus::ok && r.evaluation.valid && !r.evaluation.objectives.empty())
+      base = r.evaluation.objectives.front();
+  if (!base || *base <= 0) return std::nullopt;
+  std::optional<DirectiveCandidate> best;
+  double best_time = 0;
+  for (const auto& r : *records) {
+    if (r.status != EvalStatus::ok || !r.evaluation.valid || r.evaluation.objectives.empty() || r.workdir.empty()) continue;
+    double time = r.evaluation.objectives.front();
+    if (best && time >= best_time) continue;
+    // The evaluation's own directory under this run (the journal's path is
+    // where the run was when it ran).
+    std::string file = join_path(join_path(join_path(replay_dir, "evals"), base_name(r.workdir)), "candidate.controls");
+    auto set = read_set(file);
+    if (!set || set->kernels.empty() || module_wide(*set)) continue;
+    best = DirectiveCandidate{file, spaces::summarise_control_set(*set), time / *base - 1};
+    best_time = time;
+  }
+  if (!best || -best->change < min_effect) return std::nullopt;
+  return best;
+}
+
+} // namespace ciq::tuner
