@@ -402,8 +402,10 @@ int run_retune(const RetuneOptions& given) {
       std::vector<std::string> argv{self_executable()};
       argv.insert(argv.end(), args.begin(), args.end());
       if (o.json) {
+        nlohmann::json entries = nlohmann::json::array();
+        for (const auto& e : run->selected) entries.push_back(entry_json(e));
         planned.push_back({{"command_line", run->command_line}, {"working_directory", saved.working_directory}, {"argv", argv},
-                           {"entries", names}});
+                           {"entries", entries}});
       } else {
         std::printf("# %s (recorded in %s)\n", printable(names).c_str(), printable(run->command_line).c_str());
         if (std::string url = publish_url_of(saved.arguments); !url.empty())
