@@ -50,10 +50,10 @@ static cl::SubCommand sample_cmd("sample", "Print N random candidates of a searc
 static cl::SubCommand profile_cmd("profile", "Run a program once and list its hot kernels by GPU time, measured inside its own run (no harness); see docs/whole-program.md");
 static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
 static cl::SubCommand retune_cmd("retune", "Tune again, on this toolkit and GPU, the runs that made the selected cache entries (--stale: those `ciq-cache stale` lists; --kernels GLOB), each from its saved command line; ends with a table: kernel, entries, old gain, new gain, verdict. "
-                                           "Exit status: 0 every selected run finished (whatever it found) or was skipped with a reason; 1 a run failed, or the cache could not be read or changed; 2 a usage error; "
+                                           "Exit status: 0 every selected run finished (whatever it found) or was skipped with a reason; 1 a run failed, or the cache could not be read or the --out directory made (a failed --drop-losers removal is a warning); 2 a usage error; "
                                            "interrupted (Ctrl-C), it dies of the signal (a shell shows 130)");
 static cl::SubCommand reverify_cmd("reverify", "Re-measure shipped entries against the default with their runs' own benchmarks (interleaved, as a run verifies) and flag those that stopped winning; the cache is not changed. "
-                                               "Exit status: 0 every entry measured still wins (or none is selected); 1 one stopped winning, or the cache could not be read; "
+                                               "Exit status: 0 every entry measured still wins (or none is selected); 1 one stopped winning, or the cache could not be read or the --out directory made; "
                                                "3 none stopped winning but one could not be measured (its run could not be started or failed); 2 a usage error; "
                                                "interrupted (Ctrl-C), it dies of the signal (a shell shows 130)");
 static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
