@@ -11,6 +11,7 @@
 #include "tuner/orchestrate/profile.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/remeasure.h"
+#include "tuner/orchestrate/recorded_runs.h"
 #include "tuner/orchestrate/retune.h"
 #include "tuner/orchestrate/reverify.h"
 #include "tuner/orchestrate/run.h"
@@ -48,8 +49,13 @@ static cl::SubCommand report_cmd("report", "Write DIR/report.html (self-containe
 static cl::SubCommand sample_cmd("sample", "Print N random candidates of a search space without running anything");
 static cl::SubCommand profile_cmd("profile", "Run a program once and list its hot kernels by GPU time, measured inside its own run (no harness); see docs/whole-program.md");
 static cl::SubCommand quality_cmd("search-quality", "Measure the search on synthetic problems: GA vs random search, median over seeds");
-static cl::SubCommand retune_cmd("retune", "Tune again, on this toolkit and GPU, the runs that made the selected cache entries (--stale: those `ciq-cache stale` lists; --kernels GLOB), each from its saved command line; ends with a table: kernel, old gain, new gain, verdict");
-static cl::SubCommand reverify_cmd("reverify", "Re-measure shipped entries against the default with their runs' own benchmarks (interleaved, as a run verifies) and flag those that stopped winning (exit 1); the cache is not changed");
+static cl::SubCommand retune_cmd("retune", "Tune again, on this toolkit and GPU, the runs that made the selected cache entries (--stale: those `ciq-cache stale` lists; --kernels GLOB), each from its saved command line; ends with a table: kernel, entries, old gain, new gain, verdict. "
+                                           "Exit status: 0 every selected run finished (whatever it found) or was skipped with a reason; 1 a run failed, or the cache could not be read or the --out directory made (a failed --drop-losers removal is a warning); 2 a usage error; "
+                                           "interrupted (Ctrl-C), it dies of the signal (a shell shows 130)");
+static cl::SubCommand reverify_cmd("reverify", "Re-measure shipped entries against the default with their runs' own benchmarks (interleaved, as a run verifies) and flag those that stopped winning; the cache is not changed. "
+                                               "Exit status: 0 every entry measured still wins (or none is selected); 1 one stopped winning, or the cache could not be read or the --out directory made; "
+                                               "3 none stopped winning but one could not be measured (its run could not be started or failed); 2 a usage error; "
+                                               "interrupted (Ctrl-C), it dies of the signal (a shell shows 130)");
 static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 50)"), cl::init(50), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<int> quality_budget("budget", cl::desc("Evaluations per search (default 64)"), cl::init(64), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noise (default 0.005)"), cl::init(0.005), cl::cat(category), cl::sub(quality_cmd));
@@ -140,7 +146,7 @@ static cl::opt<bool> again_dry_run("dry-run", cl::desc("Print the runs it would 
 static cl::opt<std::string> again_out("out", cl::desc("Directory of the new runs, one per old run (default ./ciq-retune-<date>-<time>, ./ciq-reverify-<date>-<time>)"), cl::value_desc("dir"), AGAIN);
 static cl::opt<std::string> again_cache_dir("cache-dir", cl::desc("The cache whose entries are read (and, for retune, where the new runs ship; default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), AGAIN);
 static cl::opt<bool> again_json("json", cl::desc("Print one JSON object instead of the table"), AGAIN);
-static cl::opt<int> again_runs("runs", cl::desc("Interleaved runs per side (default: each run's own --verify-runs)"), cl::init(0), cl::cat(category), cl::sub(reverify_cmd));
+static cl::opt<int> again_runs("runs", cl::desc("Interleaved runs per side, 2 or more (default: each run's own --verify-runs)"), cl::init(0), cl::cat(category), cl::sub(reverify_cmd));
 static cl::opt<std::string> verify_controls("verify-controls", cl::desc("Run: search nothing; verify this control set against the default as a run verifies its winner, ship nothing (what `ciq-tuner reverify` runs)"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
 
 static const char* overview = R"(search compiler controls (and application parameters) for your kernels
@@ -337,9 +343,17 @@ static int search_quality_command() {
   return 0;
 }
 
+// --kernels of retune and reverify: a malformed glob would select nothing, silently.
+static int kernels_glob_error() {
+  std::string problem = tn::glob_problem(again_kernels);
+  if (problem.empty()) return 0;
+  return fail("--kernels '" + again_kernels + "' is not a well-formed glob: " + problem, 2);
+}
+
 static int retune_command() {
   if (!again_stale && again_kernels.empty())
     return fail("retune needs --stale, --kernels GLOB or both (--kernels '*' for every tuned kernel)", 2);
+  if (int status = kernels_glob_error()) return status;
   tn::RetuneOptions r;
   r.cache_dir = again_cache_dir, r.stale = again_stale, r.kernels = again_kernels, r.gpu = again_gpu;
   r.drop_losers = again_drop_losers, r.dry_run = again_dry_run, r.json = again_json, r.out_dir = again_out;
@@ -347,7 +361,10 @@ static int retune_command() {
 }
 
 static int reverify_command() {
-  if (again_runs < 0 || again_runs == 1) return fail("--runs takes 2 or more interleaved runs per side (or 0: each run's own)", 2);
+  if (again_runs < 0 || again_runs == 1)
+    return fail("--runs " + std::to_string(again_runs) + ": give 2 or more interleaved runs per side (or 0: each run's own --verify-runs): "
+                "the verification's Welch's t-test needs at least 2 pairs to estimate the variance", 2);
+  if (int status = kernels_glob_error()) return status;
   tn::ReverifyOptions r;
   r.cache_dir = again_cache_dir, r.kernels = again_kernels, r.runs = again_runs, r.out_dir = again_out, r.json = again_json;
   return tn::run_reverify(r);

@@ -98,6 +98,10 @@ TEST(Options, each_wrong_option_named) {
   g.executor = "kubernetes";
   EXPECT_EQ(error_of(g), "--executor must be local or slurm, not 'kubernetes'");
   g = spill_run();
+  g.verify_runs = 1; // ciq-tuner reverify --runs says the same
+  EXPECT_EQ(error_of(g), "--verify-runs 1: give 2 or more interleaved runs per side: the verification's Welch's t-test needs at least 2 pairs "
+                         "to estimate the variance");
+  g = spill_run();
   g.pool = 1;
   EXPECT_NE(error_of(g).find("need --budget >= 1, --pool >= 2"), std::string::npos);
   g = spill_run();

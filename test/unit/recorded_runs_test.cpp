@@ -2,8 +2,11 @@
 // run is started again with, the gains entries recorded, and a run's
 // control set made whole again from its entries.
 #include "tuner/orchestrate/recorded_runs.h"
+#include "utils/text.h"
 
+#include <cstdio>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace ciq;
 using namespace ciq::tuner;
@@ -18,7 +21,73 @@ RecordedEntry entry(const std::string& kind, const std::string& controls, const 
   return RecordedEntry{"00", r.ok() ? *r : cache::Record{}};
 }
 
+// An entry of `kind` named `name` (a kernel, or a unit's file; a module
+// has none) under the key `key`.
+RecordedEntry named(const std::string& kind, const std::string& name, const std::string& key, const std::string& provenance = "") {
+  std::string head = "format = ciq-record/1\nkind = " + kind + "\n" +
+                     (kind == "unit" ? "unit = " + name + "\nnvcc = 13.0.88\n" : (name.empty() ? "" : "kernel = " + name + "\n") + "ptxas = 13.0.88\n") +
+                     "target = sm_90a\n" + provenance + "[controls]\nformat = ciq-controls/1\n";
+  auto r = cache::parse_record(head, "test");
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return RecordedEntry{key, r.ok() ? *r : cache::Record{}};
+}
+
+// What /bin/sh makes of `line` as printf's arguments: each word in [].
+std::string sh_words(const std::string& line) {
+  std::string script = "printf '[%s]' " + line, command = "/bin/sh -c '";
+  for (char c : script) command += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  command += "'";
+  FILE* p = ::popen(command.c_str(), "r");
+  std::string out;
+  char buffer[256];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, p)) out.append(buffer, n);
+  ::pclose(p);
+  return out;
+}
+
 } // namespace
+
+TEST(RecordedRuns, kernel_rows_give_one_row_per_kernel_with_the_run_s_other_entries) {
+  // A run through ciq-nvcc: two kernels, two unit entries and the module
+  // entry: two rows, every entry in exactly one.
+  std::vector<RecordedEntry> run{named("unit", "/src/stencil3d.cu", "01"), named("kernel", "wave_step", "02"), named("module", "", "03"),
+                                 named("unit", "/src/stencil3d.cu", "04"), named("kernel", "wave_init", "05")};
+  auto rows = kernel_rows(run);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(entry_name(rows[0].front().record), "wave_step");
+  ASSERT_EQ(rows[0].size(), 4u);
+  EXPECT_EQ(rows[0][1].key, "01"); // units, then the module
+  EXPECT_EQ(rows[0][2].key, "04");
+  EXPECT_EQ(rows[0][3].key, "03");
+  ASSERT_EQ(rows[1].size(), 1u);
+  EXPECT_EQ(rows[1].front().key, "05");
+  // No kernel entry: one row, led by a unit.
+  auto units = kernel_rows({named("module", "", "03"), named("unit", "a.cu", "01")});
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_EQ(entry_name(units[0].front().record), "a.cu");
+  EXPECT_EQ(units[0].size(), 2u);
+  EXPECT_TRUE(kernel_rows({}).empty());
+}
+
+TEST(RecordedRuns, a_row_s_gain_is_the_first_its_entries_recorded) {
+  // A run whose winner is an NVVM-stage knob: its kernel entry holds no
+  // controls (no gain), its unit entry does.
+  auto kernel = named("kernel", "rows", "02", "result = tuned\nobjective0 = regs\nbaseline0 = 40\ntuned0 = 30\n");
+  auto unit = entry("unit", "space = nvcc-13\nfmad = 0\n", "result = tuned\nobjective0 = regs\nbaseline0 = 40\ntuned0 = 30\n");
+  EXPECT_DOUBLE_EQ(row_recorded_gain({kernel, unit}, ""), 0.25);
+  EXPECT_TRUE(std::isnan(row_recorded_gain({kernel}, "")));
+  EXPECT_EQ(gain_json(0.25).dump(), "0.25");
+  EXPECT_EQ(gain_json(NAN).dump(), "null");
+  EXPECT_EQ(entry_json(kernel).dump(), R"({"key":"02","kind":"kernel","name":"rows"})");
+}
+
+TEST(RecordedRuns, glob_problem_names_an_unclosed_class_or_group) {
+  EXPECT_EQ(glob_problem("[abc"), "the '[' at character 1 opens a character class that no ']' closes (a literal '[' is written [[])");
+  EXPECT_NE(glob_problem("_Z*heavy_[ab"), "");
+  EXPECT_EQ(glob_problem("x{a,b"), "the '{' at character 2 opens a group of alternatives that no '}' closes (a literal '{' is written [{])");
+  for (const char* good : {"*", "_Z?heavy_[ab]*", "[!x]y", "[]]", "[[]x", "{a,b}", "a{,b}c", "*{lambda()#1}*", "{f<int[,]float>,g}", "[{]a,b", "x}"})
+    EXPECT_EQ(glob_problem(good), "") << good;
+}
 
 TEST(RecordedRuns, without_options_drops_them_with_their_values) {
   std::vector<std::string> saved{"run", "--build", "make --out x", "--out", "old", "--json", "--cache-dir=/c", "-out=o2",
@@ -27,10 +96,17 @@ TEST(RecordedRuns, without_options_drops_them_with_their_values) {
             (std::vector<std::string>{"run", "--build", "make --out x", "--budget", "24", "--no-ship"}));
 }
 
-TEST(RecordedRuns, shown_argv_quotes_what_a_shell_would_split_and_shows_controls) {
+TEST(RecordedRuns, shown_argv_quotes_for_any_posix_sh) {
   EXPECT_EQ(shown_argv({"/bin/ciq-tuner", "run", "--build", "make -C 'a b'", "--out=/x/y"}),
             "/bin/ciq-tuner run --build 'make -C '\\''a b'\\''' --out=/x/y");
-  EXPECT_EQ(shown_argv({"a\nb", ""}), "'a\\nb' ''");
+  // A control character is not printed; sh makes it again from printf's octal escape.
+  std::string esc = "a\x1b[31mred 'q'";
+  std::string line = shown_argv({esc, "", "tab\there", "bad\xff", "caf\xc3\xa9", "rtl\xe2\x80\xae" "evil"});
+  EXPECT_EQ(line.find('\x1b'), std::string::npos);
+  EXPECT_EQ(line.find("$'"), std::string::npos); // bash's quoting, not POSIX sh's
+  EXPECT_EQ(line.substr(0, 40), "'a'\"$(printf '\\033')\"'[31mred '\\''q'\\'''");
+  EXPECT_TRUE(is_printable(line));
+  EXPECT_EQ(sh_words(line), "[" + esc + "][][tab\there][bad\xff][caf\xc3\xa9][rtl\xe2\x80\xae" "evil]");
 }
 
 TEST(RecordedRuns, gain_follows_the_direction_the_entry_was_tuned_in) {

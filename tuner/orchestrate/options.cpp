@@ -242,6 +242,9 @@ Result<TuneOptions> tune_options(const GivenOptions& given) {
   TuneOptions o;
   if (auto r = set_setup(given, o); !r) return r.error();
   if (auto r = set_search(given, o); !r) return r.error();
+  if (given.verify_runs < 2)
+    return make_error("usage", "--verify-runs " + std::to_string(given.verify_runs) + ": give 2 or more interleaved runs per side: "
+                               "the verification's Welch's t-test needs at least 2 pairs to estimate the variance");
   if (given.budget < 1 || given.pool < 2 || given.repeats < 1 || o.setup.jobs < 1 || given.verify_runs < 2 || given.cull < 0 ||
       given.cull >= 1 || given.mutate_rate < 0 || given.mutate_rate > 1)
     return make_error("usage", "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,21 @@ Error skipped(const std::string& why) { return Error{"skipped", why}; }
 std::string entry_name(const cache::Record& r) {
   if (r.kind == "unit") return r.unit.empty() ? "(unit)" : r.unit;
   return r.kernel.empty() ? "(module)" : r.kernel;
+}
+
+std::vector<std::vector<RecordedEntry>> kernel_rows(const std::vector<RecordedEntry>& entries) {
+  std::vector<std::vector<RecordedEntry>> rows;
+  std::vector<RecordedEntry> others; // units first, then modules
+  for (const auto& e : entries)
+    if (e.record.kind == "kernel") rows.push_back({e});
+  for (const auto& e : entries)
+    if (e.record.kind == "unit") others.push_back(e);
+  for (const auto& e : entries)
+    if (e.record.kind != "kernel" && e.record.kind != "unit") others.push_back(e);
+  if (others.empty()) return rows;
+  if (rows.empty()) rows.emplace_back();
+  rows.front().insert(rows.front().end(), others.begin(), others.end());
+  return rows;
 }
 
 Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir, const std::function<bool(const RecordedEntry&)>& select) {
@@ -158,14 +174,78 @@ std::vector<std::string> without_options(const std::vector<std::string>& argumen
   return out;
 }
 
+namespace {
+
+// The bytes of the UTF-8 character that starts at s[i] (1 for a byte that
+// cannot start one: printable() then judges it alone).
+std::size_t character_size(std::string_view s, std::size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
+  return i + n <= s.size() ? n : 1;
+}
+
+// `word` as one sh word (see shown_argv()).
+std::string sh_word(std::string_view word) {
+  bool plain = !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=.,/:@%") ==
+                                    std::string::npos;
+  if (plain) return std::string(word);
+  std::string out, quoted; // `quoted`: the printable text not yet written, inside '...'
+  auto flush = [&] {
+    if (!quoted.empty()) out += shell_quoted(quoted);
+    quoted.clear();
+  };
+  for (std::size_t i = 0; i < word.size();) {
+    std::size_t n = character_size(word, i);
+    std::string_view character = word.substr(i, n);
+    if (is_printable(character)) {
+      quoted += character;
+    } else {
+      flush();
+      out += "\"$(printf '";
+      for (unsigned char byte : character) {
+        char octal[8];
+        std::snprintf(octal, sizeof octal, "\\%03o", unsigned(byte));
+        out += octal;
+      }
+      out += "')\"";
+    }
+    i += n;
+  }
+  flush();
+  return out.empty() ? "''" : out;
+}
+
+} // namespace
+
 std::string shown_argv(const std::vector<std::string>& argv) {
   std::string line;
-  for (const auto& word : argv) {
-    bool plain = !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=.,/:@%") ==
-                                      std::string::npos;
-    line += (line.empty() ? "" : " ") + (plain ? word : shell_quoted(word));
+  for (const auto& word : argv) line += (line.empty() ? "" : " ") + sh_word(word);
+  return line;
+}
+
+std::string glob_problem(std::string_view pattern) {
+  // As glob_match() reads a class: it ends at the first ']' after the
+  // character following '[' ("[]]" is the class of ']').
+  auto class_end = [&](std::size_t p) { return p + 2 <= pattern.size() ? pattern.find(']', p + 2) : std::string_view::npos; };
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '[') {
+      std::size_t e = class_end(i);
+      if (e == std::string_view::npos)
+        return "the '[' at character " + std::to_string(i + 1) + " opens a character class that no ']' closes (a literal '[' is written [[])";
+      i = e;
+      continue;
+    }
+    if (pattern[i] != '{') continue;
+    bool comma = false;
+    std::size_t j = i + 1;
+    for (; j < pattern.size() && pattern[j] != '}' && pattern[j] != '{'; ++j) {
+      if (pattern[j] == '[' && class_end(j) != std::string_view::npos) j = class_end(j);
+      else comma |= pattern[j] == ',';
+    }
+    if (comma && (j == pattern.size() || pattern[j] == '{'))
+      return "the '{' at character " + std::to_string(i + 1) + " opens a group of alternatives that no '}' closes (a literal '{' is written [{])";
   }
-  return printable(line);
+  return "";
 }
 
 Result<std::string> batch_directory(const std::string& dir, const char* prefix, bool make) {
@@ -234,6 +314,16 @@ double relative_gain(double baseline, double value, int lower_is_better) {
   return lower_is_better > 0 ? -change : change;
 }
 
+nlohmann::json gain_json(double gain) { return std::isfinite(gain) ? nlohmann::json(gain) : nlohmann::json(nullptr); }
+
+nlohmann::json entry_json(const RecordedEntry& e) { return {{"key", e.key}, {"kind", e.record.kind}, {"name", entry_name(e.record)}}; }
+
+double row_recorded_gain(const std::vector<RecordedEntry>& row, const std::string& objective) {
+  for (const auto& e : row)
+    if (double g = recorded_gain(e.record, objective).gain(); std::isfinite(g)) return g;
+  return NAN;
+}
+
 std::string gain_text(double gain) {
   if (!std::isfinite(gain)) return "-";
   char text[32];
@@ -260,14 +350,24 @@ RerunOutcome run_again(const std::vector<std::string>& arguments, const std::str
     return outcome;
   }
   if (summary && *summary && (*summary)->outcome == RunOutcome::failed && !(*summary)->reason.empty()) {
-    std::string said = printable_lines((*summary)->reason);
+    const std::string& said = (*summary)->reason;
     outcome.failure = said.substr(0, said.find('\n'));
     return outcome;
   }
-  auto text = read_file(log);
-  std::string said = ran ? std::string(trim(text ? *text : "")) : ran.error().message;
-  outcome.failure = printable(said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1));
-  if (outcome.failure.empty()) outcome.failure = "ciq-tuner run " + (ran ? ran->describe() : std::string("could not start"));
+  if (!ran) {
+    outcome.failure = "ciq-tuner run could not start: " + ran.error().message;
+    return outcome;
+  }
+  // The run's own error line, its last (what it said before it stopped);
+  // the lines after it (a hint, a benchmark's output) are in the log.
+  auto read = read_file(log);
+  std::string text = read ? *read : "";
+  const std::string prefix = "ciq-tuner: error: ";
+  for (auto line : split(text, '\n'))
+    if (starts_with(line, prefix)) outcome.failure = std::string(line.substr(prefix.size()));
+  if (outcome.failure.empty())
+    outcome.failure = "ciq-tuner run " + (ran->succeeded() ? std::string("wrote no finished summary.json") : "failed (" + ran->describe() + ")") +
+                      " and printed no error line: see its log " + log;
   return outcome;
 }
 

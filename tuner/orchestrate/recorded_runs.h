@@ -14,8 +14,10 @@
 
 #include <cmath>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::tuner {
@@ -37,6 +39,15 @@ struct RecordedRun {
   std::vector<RecordedEntry> selected; // in key order
   std::vector<RecordedEntry> all;      // selected or not, in key order
 };
+
+/// The entries of a run as a table's rows, one row per kernel: each kernel
+/// entry starts a row, and the run's other entries (its unit entries, with
+/// the NVVM stage's knobs, and its module entry) go in its first row: they
+/// are that run's result for its kernels, not kernels of their own. So a
+/// table has one row per kernel and every entry in exactly one row.
+/// Entries with no kernel entry among them make one row, led by a unit
+/// entry when there is one. The first entry of a row names it.
+std::vector<std::vector<RecordedEntry>> kernel_rows(const std::vector<RecordedEntry>& entries);
 
 /// Reads the cache under `cache_dir` and groups the entries `select`
 /// accepts by the run that made them (in the order of their first key);
@@ -73,9 +84,22 @@ Result<SavedRun> read_saved_run(const std::string& path);
 std::vector<std::string> without_options(const std::vector<std::string>& arguments, const std::vector<std::string>& valued,
                                          const std::vector<std::string>& flags);
 
-/// An argv as one line a person can read and paste into a shell: each word
-/// quoted when it needs to be, control characters made visible.
+/// An argv as one line a person can read and paste into any POSIX sh (not
+/// only bash): a word the shell would split or expand in single quotes,
+/// with '\\'' for a quote in it. What a terminal would act on instead of
+/// showing (a control character, a C1 control or bidirectional override,
+/// a byte that is not UTF-8) is not printed as it is: each such byte is
+/// written "$(printf '\\NNN')" (octal), which sh turns back into that byte,
+/// so the line shows no control character and still runs the same argv.
+/// (A saved argument holds no newline: the file has one per line.)
 std::string shown_argv(const std::vector<std::string>& argv);
+
+/// Why `pattern` (a --kernels glob) is malformed, for a usage error; ""
+/// when it is well formed. glob_match() takes a '[' that no ']' closes for
+/// a literal '[', and a '{' with commas but no '}' for literal text; a
+/// kernel name holds neither, so such a glob would silently select
+/// nothing. A literal '[' is written [[], a literal '{' [{].
+std::string glob_problem(std::string_view pattern);
 
 /// `dir` as given (made absolute), or `<prefix>-<date>-<time>` here when
 /// empty; `make`: made (another name when that one is taken) and checked
@@ -106,6 +130,17 @@ double relative_gain(double baseline, double value, int lower_is_better);
 /// "12.5 %" (one decimal, a sign only when negative), "-" for NaN.
 std::string gain_text(double gain);
 
+/// A gain in --json: the number, or null for NaN (no gain recorded or measured).
+nlohmann::json gain_json(double gain);
+
+/// An entry in --json: {"key", "kind", "name"} (name as entry_name()).
+nlohmann::json entry_json(const RecordedEntry& entry);
+
+/// The first gain recorded among `row`'s entries (kernel_rows()): a kernel
+/// entry of a run whose winner is an NVVM-stage knob holds no controls,
+/// its unit entry does. NaN when none records one.
+double row_recorded_gain(const std::vector<RecordedEntry>& row, const std::string& objective);
+
 /// The cache retune and reverify read: `given` (--cache-dir), else
 /// CIQ_CACHE_DIR's or the default, made absolute (the runs they start work
 /// in their own directories); an error when there is no cache there.
@@ -113,7 +148,10 @@ Result<std::string> existing_cache(const std::string& given);
 
 
 /// How a run started again ended: its summary.json when it wrote one and
-/// ended well; otherwise `failure`, why (its error, else its log's last line).
+/// ended well; otherwise `failure`, why, as the run said it (the reason its
+/// summary gives, else its own last `ciq-tuner: error:` line in the log,
+/// else how it ended and where its log is). Not escaped for a terminal:
+/// the caller escapes what it prints there, and --json keeps it as it is.
 struct RerunOutcome {
   std::optional<RunSummary> summary; // a finished run's
   std::string failure;               // "" when it finished

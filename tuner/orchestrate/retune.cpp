@@ -23,35 +23,94 @@ namespace ciq::tuner {
 
 namespace {
 
-enum class Verdict { replaced, kept, dropped, skipped, failed };
+// What the retune did about a kernel (a row). Each word says exactly what
+// happened to its entries: `replaced` (a new verified winner now stands
+// under the old entry's key), `added` (a new verified winner under this
+// toolkit's key; the old entry stays under its own), `kept` (nothing wins
+// now, the old entry stays as it was), `dropped` (nothing wins now,
+// --drop-losers removed it), `unchanged` (the new run did not judge it or
+// made no entry for it), `skipped` (no run started), `failed` (its run failed).
+enum class Verdict { replaced, added, kept, dropped, unchanged, skipped, failed };
 
 const char* verdict_name(Verdict v) {
   switch (v) {
   case Verdict::replaced: return "replaced";
+  case Verdict::added: return "added";
   case Verdict::kept: return "kept";
   case Verdict::dropped: return "dropped";
+  case Verdict::unchanged: return "unchanged";
   case Verdict::skipped: return "skipped";
   case Verdict::failed: return "failed";
   }
   return "failed";
 }
 
-// One line of the table: an old entry and what its new run made of it.
+// What became of one old entry: its key now holds the new run's entry,
+// it is as it was, or --drop-losers removed it.
+enum class Fate { replaced, kept, removed };
+
+const char* fate_name(Fate f) {
+  switch (f) {
+  case Fate::replaced: return "replaced";
+  case Fate::kept: return "kept";
+  case Fate::removed: return "removed";
+  }
+  return "kept";
+}
+
+// One line of the table: a kernel's old entry (with the entries of its run
+// that go with it, kernel_rows()) and what its new run made of them.
 struct Row {
-  std::string kernel, key;    // the old entry
+  std::string kernel, key;          // the row's first old entry
+  std::vector<RecordedEntry> entries;
+  std::vector<Fate> fates;          // one per entry
   double old_gain = NAN, new_gain = NAN;
   Verdict verdict = Verdict::skipped;
   std::string reason;
-  std::string run_dir;        // the new run's ("" when none ran)
-  std::string new_key;        // the new entry of the kernel ("" when none)
+  std::string run_dir;              // the new run's ("" when none ran)
+  std::string new_key;              // the new entry of the kernel ("" when none)
 };
 
-// A row for the old entry `e`: its name, key and the gain it recorded.
-Row row_of(const RecordedEntry& e, const std::string& objective = "") {
+// A row for the old entries `entries`, all kept as they are.
+Row row_of(std::vector<RecordedEntry> entries, const std::string& objective = "") {
   Row row;
-  row.kernel = entry_name(e.record), row.key = e.key;
-  row.old_gain = recorded_gain(e.record, objective).gain();
+  row.kernel = entry_name(entries.front().record), row.key = entries.front().key;
+  row.old_gain = row_recorded_gain(entries, objective);
+  row.fates.assign(entries.size(), Fate::kept);
+  row.entries = std::move(entries);
   return row;
+}
+
+// The rows of a run that did not run (skipped, failed): its selected entries, unchanged.
+void add_unchanged_rows(const RecordedRun& run, Verdict verdict, const std::string& reason, const std::string& run_dir,
+                        std::vector<Row>& rows) {
+  for (auto& entries : kernel_rows(run.selected)) {
+    Row row = row_of(std::move(entries));
+    row.verdict = verdict;
+    row.reason = reason;
+    row.run_dir = run_dir;
+    rows.push_back(std::move(row));
+  }
+}
+
+// The names of a run's rows, for progress and --dry-run.
+std::string row_names(const RecordedRun& run) {
+  std::string names;
+  for (const auto& entries : kernel_rows(run.selected)) names += (names.empty() ? "" : ", ") + entry_name(entries.front().record);
+  return names;
+}
+
+// The --publish URL a saved command line gives ("" = none); its password,
+// if any, is masked (command_line.h).
+std::string publish_url_of(const std::vector<std::string>& arguments) {
+  std::string url;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& a = arguments[i];
+    if ((a == "--publish" || a == "-publish") && i + 1 < arguments.size()) url = arguments[i + 1];
+    for (const char* prefix : {"--publish=", "-publish="})
+      if (starts_with(a, prefix)) url = a.substr(std::string(prefix).size());
+  }
+  return url;
 }
 
 // The GPU model --stale compares with: --gpu, else CIQ_GPU_MODEL (a machine
@@ -90,17 +149,6 @@ Result<std::set<std::string>> stale_keys(const RetuneOptions& o) {
   return keys;
 }
 
-// The entries a row is shown for: the kernels' and units' (a module entry
-// goes with its kernels), else whatever was selected.
-std::vector<const RecordedEntry*> shown_entries(const RecordedRun& run) {
-  std::vector<const RecordedEntry*> shown;
-  for (const auto& e : run.selected)
-    if (e.record.kind != "module") shown.push_back(&e);
-  if (shown.empty())
-    for (const auto& e : run.selected) shown.push_back(&e);
-  return shown;
-}
-
 // A new run directory's name under the retune's: the old one's, made unique.
 std::string new_run_name(const std::string& batch, const std::string& command_line, std::set<std::string>& taken) {
   std::string base = command_line.empty() ? "run" : base_name(dir_name(command_line));
@@ -128,8 +176,12 @@ Result<void> remove_entries(const std::string& cache_dir, const std::vector<Reco
   return store->apply(changes);
 }
 
-// What one finished new run made of the old entries of `run`: replaced by a
-// verified winner, kept (nothing wins now), or dropped (--drop-losers).
+// What one finished new run made of the old entries of `run`: a kernel's
+// row is replaced or added to by a verified winner, kept (nothing wins
+// now), dropped (--drop-losers) or unchanged. The rows cover the entries
+// selected and every other entry of the run the retune changed (the new
+// run wrote under its key, or --drop-losers removed it), so that each
+// entry changed is in the output.
 void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::string& new_dir, const SummaryResults& results,
                   std::vector<Row>& rows) {
   // Entries name their run by its real path (an --out through a link too).
@@ -139,94 +191,105 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     std::free(real);
   }
   auto made = entries_of_run(o.cache_dir, command_line);
-  std::map<std::string, const RecordedEntry*> new_by_name;
+  std::map<std::string, RecordedEntry> new_by_name; // name + kind -> the new run's entry
+  std::set<std::string> new_keys;
   if (made)
-    for (const auto& e : *made) new_by_name.emplace(entry_name(e.record) + "\n" + e.record.kind, &e);
-  // An old entry's row with what the new run made of its kernel or unit.
-  auto new_row = [&](const RecordedEntry& e) {
-    Row row = row_of(e, results.objective);
-    row.run_dir = new_dir;
-    if (auto it = new_by_name.find(row.kernel + "\n" + e.record.kind); it != new_by_name.end()) {
-      row.new_key = it->second->key;
-      row.new_gain = recorded_gain(it->second->record, results.objective).gain();
+    for (const auto& e : *made) {
+      new_by_name.emplace(entry_name(e.record) + "\n" + e.record.kind, e);
+      new_keys.insert(e.key);
     }
-    return row;
-  };
   // A run of several kernels each judged by its own time (--separately)
   // has a verdict per kernel: each row goes by its kernel's.
+  bool per_kernel = !results.kernels.empty();
   auto own = [&](const std::string& kernel) -> const SummaryKernel* {
     for (const auto& k : results.kernels)
       if (k.kernel == kernel) return &k;
     return nullptr;
   };
-  if (!results.kernels.empty()) {
-    std::vector<RecordedEntry> losers;
-    for (const RecordedEntry* e : shown_entries(run))
-      if (const SummaryKernel* k = own(entry_name(e->record)); k && !k->shipped && !e->record.controls.empty()) losers.push_back(*e);
-    bool removed = false;
-    if (o.drop_losers && !losers.empty()) {
-      if (auto r = remove_entries(o.cache_dir, losers); !r)
-        std::fprintf(stderr, "ciq-tuner: warning: could not remove the old entries: %s\n", printable(r.error().message).c_str());
-      else removed = true;
-    }
-    for (const RecordedEntry* e : shown_entries(run)) {
-      Row row = new_row(*e);
-      const SummaryKernel* k = own(row.kernel);
-      if (!k) {
-        row.verdict = Verdict::kept;
-        row.reason = "the new run did not judge it";
-      } else if (k->shipped) {
-        row.verdict = Verdict::replaced;
-        row.reason = "a verified winner: " + k->controls;
-      } else if (removed && !e->record.controls.empty()) {
-        row.verdict = Verdict::dropped;
-        row.reason = "nothing beats the default now (" + k->verdict + "): the old entry is removed";
-      } else {
-        row.verdict = Verdict::kept;
-        row.reason = e->record.controls.empty() ? "no gain before, none now (" + k->verdict + ")"
-                                                : "nothing beats the default now (" + k->verdict + "): the old entry stays (--drop-losers removes it)";
-      }
-      rows.push_back(std::move(row));
-    }
-    return;
-  }
-  bool dropped = false;
-  if (!results.shipped && o.drop_losers) {
-    // The old run's winners still in the cache (under this toolkit's keys a
-    // new run's "no gain" entry may have taken their place already).
-    auto left = entries_of_run(o.cache_dir, run.command_line);
-    std::vector<RecordedEntry> winners;
-    if (left)
+  // --drop-losers: per kernel, a losing kernel's selected entry; for a
+  // whole run that found nothing, every winner of the old run still in the
+  // cache (under this toolkit's keys a new run's "no gain" entry may have
+  // taken the place of some already).
+  std::vector<RecordedEntry> losers;
+  if (o.drop_losers && per_kernel) {
+    for (const auto& e : run.selected)
+      if (const SummaryKernel* k = own(e.record.kernel); e.record.kind == "kernel" && k && !k->shipped && !e.record.controls.empty())
+        losers.push_back(e);
+  } else if (o.drop_losers && !results.shipped) {
+    if (auto left = entries_of_run(o.cache_dir, run.command_line))
       for (auto& e : *left)
-        if (!e.record.controls.empty()) winners.push_back(e);
-    if (!winners.empty()) {
-      if (auto removed = remove_entries(o.cache_dir, winners); !removed) {
-        std::fprintf(stderr, "ciq-tuner: warning: could not remove the old entries: %s\n", printable(removed.error().message).c_str());
-      } else {
-        dropped = true;
-        std::fprintf(stderr, "ciq-tuner: removed %zu old entr%s: nothing beats the default now (--drop-losers)\n", winners.size(),
-                     winners.size() == 1 ? "y" : "ies");
-      }
+        if (!e.record.controls.empty()) losers.push_back(e);
+  }
+  std::set<std::string> removed;
+  if (!losers.empty()) {
+    if (auto r = remove_entries(o.cache_dir, losers); !r) {
+      std::fprintf(stderr, "ciq-tuner: warning: could not remove the old entries: %s\n", printable(r.error().message).c_str());
+    } else {
+      for (const auto& e : losers) removed.insert(e.key);
+      std::fprintf(stderr, "ciq-tuner: removed %zu old entr%s: nothing beats the default now (--drop-losers)\n", losers.size(),
+                   losers.size() == 1 ? "y" : "ies");
     }
   }
-  for (const RecordedEntry* e : shown_entries(run)) {
-    Row row = new_row(*e);
-    if (results.shipped) {
-      row.verdict = Verdict::replaced;
-      row.reason = "a verified winner: " + results.controls;
-    } else if (dropped && !e->record.controls.empty()) {
+  std::set<std::string> selected;
+  for (const auto& e : run.selected) selected.insert(e.key);
+  std::vector<RecordedEntry> covered;
+  for (const auto& e : run.all)
+    if (selected.count(e.key) || new_keys.count(e.key) || removed.count(e.key)) covered.push_back(e);
+
+  for (auto& entries : kernel_rows(covered)) {
+    Row row = row_of(std::move(entries), results.objective);
+    row.run_dir = new_dir;
+    std::size_t gone = 0;
+    bool had_controls = false;
+    for (std::size_t i = 0; i < row.entries.size(); ++i) {
+      const RecordedEntry& e = row.entries[i];
+      row.fates[i] = removed.count(e.key) ? Fate::removed : new_keys.count(e.key) ? Fate::replaced : Fate::kept;
+      gone += row.fates[i] == Fate::removed;
+      had_controls |= !e.record.controls.empty();
+    }
+    // The new run's entries for this row's: the kernel's first.
+    std::vector<RecordedEntry> counterparts;
+    for (const auto& e : row.entries)
+      if (auto it = new_by_name.find(entry_name(e.record) + "\n" + e.record.kind); it != new_by_name.end()) counterparts.push_back(it->second);
+    if (!counterparts.empty() && entry_name(counterparts.front().record) == row.kernel) row.new_key = counterparts.front().key;
+    const RecordedEntry& first = row.entries.front();
+    const SummaryKernel* k = per_kernel ? own(first.record.kernel) : nullptr;
+    bool judged = !per_kernel || (first.record.kind == "kernel" && k);
+    bool shipped = per_kernel ? k && k->shipped : results.shipped;
+    std::string controls = per_kernel ? (k ? k->controls : "") : results.controls;
+    std::string verdict = per_kernel ? (k ? k->verdict : "") : results.verdict;
+    // The winner's entry for the kernel: one that holds controls.
+    const RecordedEntry* winner = nullptr;
+    for (const auto& c : counterparts)
+      if (!winner && !c.record.controls.empty()) winner = &c;
+    if (!judged) {
+      row.verdict = Verdict::unchanged;
+      row.reason = "the new run did not judge it: the entry is as it was";
+    } else if (shipped && winner) {
+      row.new_gain = row_recorded_gain(counterparts, results.objective);
+      bool same_key = false;
+      for (const auto& e : row.entries) same_key |= e.key == winner->key;
+      row.verdict = same_key ? Verdict::replaced : Verdict::added;
+      row.reason = same_key ? "by a new verified winner: " + controls
+                            : "a new verified winner: " + controls + ", under this toolkit's key " + winner->key.substr(0, 12) +
+                                  " (the old entry stays under its own key)";
+    } else if (shipped) {
+      row.verdict = Verdict::unchanged;
+      row.reason = "the new run's winner (" + controls + ") made no entry for it: the entry is as it was";
+    } else if (gone) {
       row.verdict = Verdict::dropped;
-      row.reason = "nothing beats the default now (" + results.verdict + "): the old entry is removed";
+      row.reason = "nothing beats the default now (" + verdict + "): " +
+                   (row.entries.size() == 1 ? std::string("the old entry is removed")
+                    : gone == row.entries.size() ? "its " + std::to_string(gone) + " entries are removed"
+                                                 : std::to_string(gone) + " of its " + std::to_string(row.entries.size()) + " entries are removed");
     } else {
       row.verdict = Verdict::kept;
-      row.reason = e->record.controls.empty() ? "no gain before, none now (" + results.verdict + ")"
-                                              : "nothing beats the default now (" + results.verdict + "): the old entry stays (--drop-losers removes it)";
+      row.reason = had_controls ? "nothing beats the default now (" + verdict + "): the old entry stays (--drop-losers removes it)"
+                                : "no gain before, none now (" + verdict + ")";
     }
     rows.push_back(std::move(row));
   }
 }
-
-nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 std::string dumped(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
@@ -234,17 +297,25 @@ std::string dumped(const nlohmann::json& j) { return j.dump(-1, ' ', false, nloh
 void print_rows(const std::vector<Row>& rows, const std::string& batch, bool json) {
   if (json) {
     nlohmann::json listed = nlohmann::json::array();
-    for (const auto& r : rows)
-      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"old_gain", number_or_null(r.old_gain)}, {"new_gain", number_or_null(r.new_gain)},
-                        {"verdict", verdict_name(r.verdict)}, {"reason", r.reason}, {"run_dir", r.run_dir}, {"new_key", r.new_key}});
+    for (const auto& r : rows) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (std::size_t i = 0; i < r.entries.size(); ++i) {
+        nlohmann::json e = entry_json(r.entries[i]);
+        e["fate"] = fate_name(r.fates[i]);
+        entries.push_back(std::move(e));
+      }
+      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"entries", entries}, {"old_gain", gain_json(r.old_gain)},
+                        {"new_gain", gain_json(r.new_gain)}, {"verdict", verdict_name(r.verdict)}, {"reason", r.reason},
+                        {"run_dir", r.run_dir}, {"new_key", r.new_key}});
+    }
     std::cout << dumped({{"out", batch}, {"rows", listed}}) << "\n";
     return;
   }
   std::size_t width = 6;
   for (const auto& r : rows) width = std::max(width, printable(r.kernel).size());
-  std::printf("%-*s  %-8s  %-8s  %-8s  %s\n", int(width), "kernel", "old gain", "new gain", "verdict", "why");
+  std::printf("%-*s  %-7s  %-8s  %-8s  %-9s  %s\n", int(width), "kernel", "entries", "old gain", "new gain", "verdict", "why");
   for (const auto& r : rows)
-    std::printf("%-*s  %-8s  %-8s  %-8s  %s\n", int(width), printable(r.kernel).c_str(), gain_text(r.old_gain).c_str(),
+    std::printf("%-*s  %-7zu  %-8s  %-8s  %-9s  %s\n", int(width), printable(r.kernel).c_str(), r.entries.size(), gain_text(r.old_gain).c_str(),
                 gain_text(r.new_gain).c_str(), verdict_name(r.verdict), printable(r.reason).c_str());
 }
 
@@ -253,12 +324,18 @@ void print_rows(const std::vector<Row>& rows, const std::string& batch, bool jso
 void print_skipped(const std::vector<Row>& rows, const nlohmann::json& planned, bool json) {
   if (json) {
     nlohmann::json skipped = nlohmann::json::array();
-    for (const auto& r : rows) skipped.push_back({{"kernel", r.kernel}, {"key", r.key}, {"reason", r.reason}});
+    for (const auto& r : rows) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (const auto& e : r.entries) entries.push_back(entry_json(e));
+      skipped.push_back({{"kernel", r.kernel}, {"key", r.key}, {"entries", entries}, {"reason", r.reason}});
+    }
     std::cout << dumped({{"would_run", planned}, {"skipped", skipped}}) << "\n";
     return;
   }
   for (const auto& r : rows)
-    std::printf("# skipped %s (%s): %s\n", printable(r.kernel).c_str(), r.key.substr(0, 12).c_str(), printable(r.reason).c_str());
+    std::printf("# skipped %s (%s%s): %s\n", printable(r.kernel).c_str(), r.key.substr(0, 12).c_str(),
+                r.entries.size() > 1 ? (", +" + std::to_string(r.entries.size() - 1) + " entr" + (r.entries.size() == 2 ? "y" : "ies") + " of its run").c_str() : "",
+                printable(r.reason).c_str());
 }
 
 } // namespace
@@ -296,14 +373,11 @@ int run_retune(const RetuneOptions& given) {
   std::set<std::string> taken;
   std::size_t runnable = 0;
   std::vector<std::pair<const RecordedRun*, SavedRun>> to_run;
+  std::map<std::string, std::vector<std::string>> published; // --publish URL -> the runs (command lines) that gave it and shipped again
   for (const auto& run : *runs) {
     auto saved = read_saved_run(run.command_line);
     if (!saved) {
-      for (const RecordedEntry* e : shown_entries(run)) {
-        Row row = row_of(*e);
-        row.reason = saved.error().message;
-        rows.push_back(std::move(row));
-      }
+      add_unchanged_rows(run, Verdict::skipped, saved.error().message, "", rows);
       continue;
     }
     to_run.emplace_back(&run, std::move(*saved));
@@ -318,19 +392,25 @@ int run_retune(const RetuneOptions& given) {
   if (!o.dry_run) kill_children_on_interrupt(interrupted, /*forward=*/true);
   for (auto& [run, saved] : to_run) {
     std::string new_dir = join_path(*batch, new_run_name(*batch, run->command_line, taken));
-    // A run saved with --no-ship is tuned again to replace its entries: it ships.
-    std::vector<std::string> args = without_options(saved.arguments, {"out", "cache-dir", "resume"}, {"json", "no-ship"});
+    // A run saved with --no-ship is tuned again to replace its entries: it
+    // ships, to the cache read; not to a team's Redis (--publish): that is
+    // for you to do once you have seen what it found (said at the end).
+    std::vector<std::string> args = without_options(saved.arguments, {"out", "cache-dir", "resume", "publish"}, {"json", "no-ship"});
     args.insert(args.end(), {"--out", new_dir, "--json", "--cache-dir", o.cache_dir});
-    std::string names;
-    for (const RecordedEntry* e : shown_entries(*run)) names += (names.empty() ? "" : ", ") + entry_name(e->record);
+    std::string names = row_names(*run);
     if (o.dry_run) {
       std::vector<std::string> argv{self_executable()};
       argv.insert(argv.end(), args.begin(), args.end());
       if (o.json) {
+        nlohmann::json entries = nlohmann::json::array();
+        for (const auto& e : run->selected) entries.push_back(entry_json(e));
         planned.push_back({{"command_line", run->command_line}, {"working_directory", saved.working_directory}, {"argv", argv},
-                           {"entries", names}});
+                           {"entries", entries}});
       } else {
         std::printf("# %s (recorded in %s)\n", printable(names).c_str(), printable(run->command_line).c_str());
+        if (std::string url = publish_url_of(saved.arguments); !url.empty())
+          std::printf("# made with --publish %s: tuned again, it ships to the local cache only (then: %s)\n", printable(url).c_str(),
+                      shown_argv({"ciq-cache", "push", url, "--cache-dir", o.cache_dir}).c_str());
         std::printf("cd %s && %s\n", shown_argv({saved.working_directory}).c_str(), shown_argv(argv).c_str());
       }
       continue;
@@ -345,23 +425,24 @@ int run_retune(const RetuneOptions& given) {
     if (!outcome.summary) {
       any_failed = true;
       std::fprintf(stderr, "ciq-tuner: [%zu/%zu] could not tune: %s\n", i, runnable, printable(outcome.failure).c_str());
-      for (const RecordedEntry* e : shown_entries(*run)) {
-        Row row = row_of(*e);
-        row.verdict = Verdict::failed;
-        row.reason = outcome.failure;
-        row.run_dir = new_dir;
-        rows.push_back(std::move(row));
-      }
+      add_unchanged_rows(*run, Verdict::failed, outcome.failure, new_dir, rows);
       continue;
     }
     const SummaryResults& results = *outcome.summary->results;
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, runnable, results.shipped ? ("shipped " + results.controls).c_str() : "nothing shipped",
                  printable(results.verdict).c_str());
     conclude_run(o, *run, new_dir, results, rows);
+    if (std::string url = publish_url_of(saved.arguments); !url.empty() && results.shipped) published[url].push_back(run->command_line);
   }
 
   if (o.dry_run) print_skipped(rows, planned, o.json);
   else print_rows(rows, *batch, o.json);
+  // Runs that published what they shipped: this time it is in the local cache only.
+  for (const auto& [url, lines] : published)
+    std::fprintf(stderr, "ciq-tuner: note: %zu run%s made with --publish %s (%s%s) shipped again to %s only; to publish the new entries: %s%s\n",
+                 lines.size(), lines.size() == 1 ? "" : "s", printable(url).c_str(), printable(lines.front()).c_str(),
+                 lines.size() > 1 ? ", ..." : "", printable(o.cache_dir).c_str(), shown_argv({"ciq-cache", "push", url, "--cache-dir", o.cache_dir}).c_str(),
+                 url.find("***") != std::string::npos ? " (the password in place of ***)" : "");
   return any_failed ? 1 : 0;
 }
 

@@ -4,13 +4,16 @@
 // one's run from its provenance (the saved command line and the directory
 // it ran in, recorded_runs.h) and starts that run afresh: the same
 // arguments, a new run directory under the retune's, argv without a shell,
-// one run for all the entries one run made. Each new run ships as runs do:
-// under this toolkit's keys (the old entries, under the old keys, stay),
-// and an earlier winner stays where nothing beats the default now, unless
-// --drop-losers removes it. An entry whose run cannot be run again (its
-// command line missing, unreadable, or not yours: it came in a pack) is
-// skipped with the reason. The end is a table: kernel, old gain, new gain,
-// verdict.
+// one run for all the entries one run made. Each new run ships as runs do,
+// to the local cache only (a run made with --publish is told how to
+// publish): under this toolkit's keys (the old entries, under the old
+// keys, stay), and an earlier winner stays where nothing beats the default
+// now, unless --drop-losers removes it. An entry whose run cannot be run
+// again (its command line missing, unreadable, or not yours: it came in a
+// pack) is skipped with the reason. The end is a table, one row per
+// kernel: kernel, the entries it stands for (its run's unit and module
+// entries in its first row, and every entry the retune changed), old gain,
+// new gain, verdict (what happened to its entries).
 #pragma once
 
 #include <string>
@@ -29,8 +32,8 @@ struct RetuneOptions {
 };
 
 /// Runs the retune; the exit status: 0 when every selected run ran (or
-/// was skipped with a reason), 1 when a run failed or nothing could be
-/// read, 2 for a usage error.
+/// was skipped with a reason), 1 when a run failed, the cache could not be
+/// read or the --out directory made, 2 for a usage error.
 int run_retune(const RetuneOptions& options);
 
 } // namespace ciq::tuner

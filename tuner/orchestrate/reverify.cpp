@@ -33,8 +33,10 @@ const char* standing_name(Standing s) {
   return "could not measure";
 }
 
+// One kernel's row, with the entries of its run it stands for (kernel_rows()).
 struct Row {
   std::string kernel, key;
+  std::vector<RecordedEntry> entries;
   double recorded_gain = NAN, gain_now = NAN;
   Standing standing = Standing::not_measured;
   std::string reason, run_dir;
@@ -52,17 +54,21 @@ Result<std::set<std::string>> other_toolkit_keys(const std::string& cache_dir) {
   return keys;
 }
 
-// A run's rows, each entry shown (its kernels' and units'; a module entry
-// goes with its kernels) with what was found.
+// A run's rows: one per kernel entry selected, its unit and module entries
+// counted in its first (kernel_rows()), each with what was found.
 void add_rows(const RecordedRun& run, Standing standing, const std::string& reason, const std::string& run_dir,
               const SummaryResults* results, std::vector<Row>& rows) {
-  for (const auto& e : run.selected) {
-    if (e.record.kind == "module") continue;
+  std::string objective = results ? results->objective : "";
+  for (auto& entries : kernel_rows(run.selected)) {
     Row row;
-    row.kernel = entry_name(e.record), row.key = e.key;
-    RecordedGain recorded = recorded_gain(e.record, results ? results->objective : "");
-    row.recorded_gain = recorded.gain();
-    if (results) row.gain_now = relative_gain(results->baseline, results->best, recorded.lower_is_better);
+    row.kernel = entry_name(entries.front().record), row.key = entries.front().key;
+    row.recorded_gain = row_recorded_gain(entries, objective);
+    // The direction the run tuned in, from the entry that recorded a gain.
+    int lower_is_better = 0;
+    for (const auto& e : entries)
+      if (!lower_is_better) lower_is_better = recorded_gain(e.record, objective).lower_is_better;
+    if (results) row.gain_now = relative_gain(results->baseline, results->best, lower_is_better);
+    row.entries = std::move(entries);
     row.standing = standing;
     row.reason = reason;
     row.run_dir = run_dir;
@@ -78,16 +84,20 @@ std::vector<RecordedEntry> of_this_toolkit(const RecordedRun& run, const std::se
   return current;
 }
 
+nlohmann::json entries_json(const std::vector<RecordedEntry>& entries) {
+  nlohmann::json listed = nlohmann::json::array();
+  for (const auto& e : entries) listed.push_back(entry_json(e));
+  return listed;
+}
+
 void print_table(const std::vector<Row>& rows) {
   std::size_t width = 6;
   for (const auto& r : rows) width = std::max(width, printable(r.kernel).size());
-  std::printf("%-*s  %-8s  %-8s  %-17s  %s\n", int(width), "kernel", "recorded", "now", "verdict", "why");
+  std::printf("%-*s  %-7s  %-8s  %-8s  %-17s  %s\n", int(width), "kernel", "entries", "recorded", "now", "verdict", "why");
   for (const auto& r : rows)
-    std::printf("%-*s  %-8s  %-8s  %-17s  %s\n", int(width), printable(r.kernel).c_str(), gain_text(r.recorded_gain).c_str(),
+    std::printf("%-*s  %-7zu  %-8s  %-8s  %-17s  %s\n", int(width), printable(r.kernel).c_str(), r.entries.size(), gain_text(r.recorded_gain).c_str(),
                 gain_text(r.gain_now).c_str(), standing_name(r.standing), printable(r.reason).c_str());
 }
-
-nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 } // namespace
 
@@ -191,8 +201,8 @@ int run_reverify(const ReverifyOptions& given) {
   if (o.json) {
     nlohmann::json listed = nlohmann::json::array();
     for (const auto& r : rows)
-      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"recorded_gain", number_or_null(r.recorded_gain)},
-                        {"gain_now", number_or_null(r.gain_now)}, {"verdict", standing_name(r.standing)}, {"reason", r.reason},
+      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"entries", entries_json(r.entries)}, {"recorded_gain", gain_json(r.recorded_gain)},
+                        {"gain_now", gain_json(r.gain_now)}, {"verdict", standing_name(r.standing)}, {"reason", r.reason},
                         {"run_dir", r.run_dir}});
     nlohmann::json out = runs->empty() ? nlohmann::json(nullptr) : nlohmann::json(*batch);
     std::cout << nlohmann::json{{"out", out}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

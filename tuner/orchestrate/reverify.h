@@ -4,8 +4,10 @@
 // command line once more as `run --verify-controls` (remeasure.h): the
 // default and the run's shipped control set, re-measured with the run's
 // benchmark, interleaved, with the statistics of a run's verification. The
-// cache is not changed. The end is a table: kernel, recorded gain, gain
-// now, verdict (still wins, stopped winning, could not measure and why).
+// cache is not changed. The end is a table, one row per kernel: kernel,
+// the entries it stands for (its run's unit and module entries counted in
+// its first row), recorded gain, gain now, verdict (still wins, stopped
+// winning, could not measure and why).
 #pragma once
 
 #include <string>
