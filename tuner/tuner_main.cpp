@@ -17,6 +17,7 @@
 #include "tuner/orchestrate/run.h"
 #include "tuner/orchestrate/space_setup.h"
 #include "tuner/rundir/command_line.h"
+#include "utils/safe_open.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
 #include "utils/cli/parse.h"
@@ -218,6 +219,11 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     if (dir.empty()) continue;
     auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
     if (!saved) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (" + saved.error().message + ")");
+    // Its commands run as you: not from a file another user could write.
+    for (const char* file : {"command-line", "working-directory"})
+      if (std::string why = tn::untrusted_run_file(ciq::join_path(dir, file)); !why.empty() && why != "missing")
+        return ciq::make_error("unsafe", "the run's " + ciq::join_path(dir, file) + " is " + why +
+                                             ": it is not resumed (its commands would run as you)");
     if (auto absolute = ciq::real_path(dir)) args[value] = (value == i ? args[i].substr(0, args[i].find('=') + 1) : "") + *absolute;
     // What the run searches and is scored on stays as it was started: the
     // journal holds candidates of that space and values of those
@@ -235,12 +241,15 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
                                               "(start a new run with another --out instead)");
     }
     std::vector<std::string> merged{args[0]};
-    for (auto line : ciq::split(*saved, '\n'))
-      if (!line.empty()) merged.emplace_back(line);
+    for (auto& a : tn::parse_command_line(*saved)) merged.push_back(std::move(a));
     for (std::size_t k = 2; k < args.size(); ++k) merged.push_back(args[k]);
     if (auto where = ciq::read_file(ciq::join_path(dir, "working-directory"))) {
-      std::string original(ciq::trim(*where));
+      std::string original = tn::parse_working_directory(*where);
       char here[4096];
+      if (!original.empty() && ciq::is_directory(original))
+        if (auto secure = ciq::check_secure_location(original); !secure)
+          return ciq::make_error("unsafe", "the run's working directory " + original + " is not yours alone (" +
+                                               secure.error().message + "): it is not resumed there (its commands would run as you)");
       if (!original.empty() && (!::getcwd(here, sizeof here) || original != here)) {
         if (::chdir(original.c_str()) != 0)
           return ciq::make_error("invalid", "the run's working directory " + original + " is gone (" + std::strerror(errno) +

@@ -107,6 +107,9 @@ TEST(RecordedRuns, shown_argv_quotes_for_any_posix_sh) {
   EXPECT_EQ(line.substr(0, 40), "'a'\"$(printf '\\033')\"'[31mred '\\''q'\\'''");
   EXPECT_TRUE(is_printable(line));
   EXPECT_EQ(sh_words(line), "[" + esc + "][][tab\there][bad\xff][caf\xc3\xa9][rtl\xe2\x80\xae" "evil]");
+  // A newline stands inside '...': "$(printf '\012')" would lose one that
+  // ends a word (an outside tester's directory name did).
+  EXPECT_EQ(sh_words(shown_argv({"/tmp/nl\n", "a\nb"})), "[/tmp/nl\n][a\nb]");
 }
 
 TEST(RecordedRuns, gain_follows_the_direction_the_entry_was_tuned_in) {

@@ -4,6 +4,7 @@
 #include "cache/tuned_on.h"
 #include "tuner/measure/command.h"
 #include "tuner/orchestrate/options.h"
+#include "tuner/rundir/command_line.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/hash.h"
@@ -123,6 +124,9 @@ Result<SavedRun> read_saved_run(const std::string& path) {
   if (st.st_uid != ::getuid())
     return skipped("its run's command line " + path + " belongs to another user (uid " + std::to_string(st.st_uid) +
                    "): only a run of yours is run again");
+  // Nor one another user could have written their commands into.
+  if (std::string why = untrusted_run_file(path); !why.empty())
+    return skipped("its run's command line " + path + " is " + why + ": not run");
   // Nor a run directory another user could change it in (or put another
   // working-directory in: the commands' relative paths resolve there).
   std::string run_dir = dir_name(path);
@@ -131,19 +135,26 @@ Result<SavedRun> read_saved_run(const std::string& path) {
   auto text = read_file(path, max_saved_bytes);
   if (!text) return skipped("its run's command line " + path + " is unreadable: " + text.error().message);
   SavedRun saved;
-  for (auto line : split(*text, '\n'))
-    if (!line.empty()) saved.arguments.emplace_back(line);
+  saved.arguments = parse_command_line(*text);
   if (saved.arguments.empty() || saved.arguments.front() != "run")
     return skipped(path + " is not the command line of a `ciq-tuner run`");
   std::string where_file = join_path(run_dir, "working-directory");
   struct stat where_st {};
   if (::lstat(where_file.c_str(), &where_st) == 0 && (!S_ISREG(where_st.st_mode) || where_st.st_uid != ::getuid()))
     return skipped("its run's " + where_file + " is not a file of yours: not run");
+  if (std::string why = untrusted_run_file(where_file); !why.empty() && why != "missing")
+    return skipped("its run's " + where_file + " is " + why + ": not run");
   auto where = read_file(where_file, max_saved_bytes);
   if (!where) return skipped("its run's " + where_file + " is missing or unreadable: " + where.error().message);
-  saved.working_directory = std::string(trim(*where));
+  saved.working_directory = parse_working_directory(*where);
   if (!is_directory(saved.working_directory))
     return skipped("the directory its run ran in, " + saved.working_directory + ", is gone: its commands' relative paths mean nothing elsewhere");
+  // The commands run there: a directory another user could change (theirs,
+  // one they may write in, or below one), made again after /tmp was
+  // cleaned, say, holds what they put there.
+  if (auto secure = check_secure_location(saved.working_directory); !secure)
+    return skipped("the directory its run ran in, " + saved.working_directory + ", is not yours alone (" + secure.error().message +
+                   "): not run");
   return saved;
 }
 
@@ -197,7 +208,10 @@ std::string sh_word(std::string_view word) {
   for (std::size_t i = 0; i < word.size();) {
     std::size_t n = character_size(word, i);
     std::string_view character = word.substr(i, n);
-    if (is_printable(character)) {
+    // A newline stands as it is inside '...': "$(printf '\012')" would lose
+    // it where it ends the word (command substitution drops trailing
+    // newlines), and it does nothing to a terminal.
+    if (is_printable(character) || character == "\n") {
       quoted += character;
     } else {
       flush();

@@ -5,6 +5,7 @@
 #include "utils/result.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::tuner {
@@ -15,10 +16,29 @@ namespace ciq::tuner {
 /// password from CIQ_PUBLISH, or from --publish given again.
 std::vector<std::string> without_publish_password(const std::vector<std::string>& args);
 
-/// Writes <dir>/command-line, one argument per line, for --resume: the
-/// arguments as given, but without_publish_password(), and readable by its
-/// owner only (0600), because the commands in it (--build, --bench) may hold
-/// tokens of their own that must be saved as given for --resume to rerun them.
+/// Writes <dir>/command-line for --resume: the arguments as given, but
+/// without_publish_password(), and readable by its owner only (0600),
+/// because the commands in it (--build, --bench) may hold tokens of their
+/// own that must be saved as given for --resume to rerun them. A first line
+/// names the format, then one argument a line, a backslash written as
+/// `\\` and a newline as `\n`, so that every argument (a multi-line
+/// --build script, an empty one) comes back as it was given.
 Result<void> save_command_line(const std::string& dir, const std::vector<std::string>& args);
+
+/// The arguments of a command-line file's text, as save_command_line() wrote
+/// them; a file from before the format line (one argument a line, as
+/// written, empty lines skipped) is read as it was then.
+std::vector<std::string> parse_command_line(std::string_view text);
+
+/// Why the run directory's file at `path` (command-line, working-directory)
+/// is not one to take commands or a directory from, in a few words: absent,
+/// not a regular file (a link included), another user's, or writable by
+/// group or others (they could have put their own commands in it); "" when
+/// it is the user's own.
+std::string untrusted_run_file(const std::string& path);
+
+/// The directory a working-directory file's text names: the path as it was
+/// written, less the one newline after it.
+std::string parse_working_directory(std::string_view text);
 
 } // namespace ciq::tuner
