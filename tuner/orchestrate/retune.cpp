@@ -132,13 +132,17 @@ Result<std::set<std::string>> stale_keys(const RetuneOptions& o) {
   auto compared = gpu_model_here(o.gpu);
   // Runs here verify on this machine's GPU: what they ship is this model's,
   // so entries stale for another model named stay stale for it.
-  if (!trim(o.gpu).empty()) {
+  // The same when CIQ_GPU_MODEL names the other model.
+  std::string named = trim(o.gpu).empty() ? std::string(trim(env(Env::gpu_model))) : std::string(trim(o.gpu));
+  std::string source = trim(o.gpu).empty() ? env_name(Env::gpu_model) : std::string("--gpu");
+  if (!named.empty()) {
     std::string why;
     if (Nvml* nvml = Nvml::get(&why))
-      if (auto id = nvml->identity(""); id && !id->name.empty() && !cache::same_gpu_model(id->name, o.gpu))
-        std::fprintf(stderr, "ciq-tuner: warning: --gpu %s is not this machine's GPU (%s): the runs verify, and their entries record, %s; "
+      if (auto id = nvml->identity(""); id && !id->name.empty() && !cache::same_gpu_model(id->name, named))
+        std::fprintf(stderr, "ciq-tuner: warning: %s %s is not this machine's GPU (%s): the runs verify, and their entries record, %s; "
                              "for %s they stay stale (retune on a machine with that GPU)\n",
-                     printable(o.gpu).c_str(), printable(id->name).c_str(), printable(id->name).c_str(), printable(o.gpu).c_str());
+                     source.c_str(), printable(named).c_str(), printable(id->name).c_str(), printable(id->name).c_str(),
+                     printable(named).c_str());
   }
   auto report = cache::find_stale(o.cache_dir, compared);
   if (!report) return report.error();
