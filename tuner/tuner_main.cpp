@@ -217,6 +217,16 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     for (const char* prefix : {"--resume=", "-resume="})
       if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix)), value = i;
     if (dir.empty()) continue;
+    if (!ciq::is_directory(dir)) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (no such directory)");
+    // Its commands run as you: a directory of yours alone, reached through
+    // nothing another user could change (their link flipped between two
+    // directories would have one file read from theirs); read from its real
+    // path from here on.
+    if (auto own = ciq::check_own_directory(dir); !own)
+      return ciq::make_error("unsafe", "'" + dir + "' is not resumed: " + own.error().message + " (its commands would run as you)");
+    auto real = ciq::real_path(dir);
+    if (!real) return ciq::make_error("invalid", "cannot resolve '" + dir + "'");
+    dir = *real;
     auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
     if (!saved) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (" + saved.error().message + ")");
     // Its commands run as you: not from a file another user could write.
@@ -224,7 +234,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       if (std::string why = tn::untrusted_run_file(ciq::join_path(dir, file)); !why.empty() && why != "missing")
         return ciq::make_error("unsafe", "the run's " + ciq::join_path(dir, file) + " is " + why +
                                              ": it is not resumed (its commands would run as you)");
-    if (auto absolute = ciq::real_path(dir)) args[value] = (value == i ? args[i].substr(0, args[i].find('=') + 1) : "") + *absolute;
+    args[value] = (value == i ? args[i].substr(0, args[i].find('=') + 1) : "") + dir;
     // What the run searches and is scored on stays as it was started: the
     // journal holds candidates of that space and values of those
     // objectives (a resume that changed them would mix two searches).
@@ -243,8 +253,17 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     std::vector<std::string> merged{args[0]};
     for (auto& a : tn::parse_command_line(*saved)) merged.push_back(std::move(a));
     for (std::size_t k = 2; k < args.size(); ++k) merged.push_back(args[k]);
-    if (auto where = ciq::read_file(ciq::join_path(dir, "working-directory"))) {
+    auto where = ciq::read_file(ciq::join_path(dir, "working-directory"));
+    if (!where) {
+      // Saved by none (a campaign from before it saved one): its commands
+      // run here, which must be no other user's place either.
+      if (auto secure = ciq::check_secure_location("."); !secure)
+        return ciq::make_error("unsafe", "'" + dir + "' names no working directory, and this one is not yours alone (" +
+                                             secure.error().message + "): resume it from the directory it was started in");
+    } else {
       std::string original = tn::parse_working_directory(*where);
+      if (!original.empty() && (original.front() != '/' || original.find('\0') != std::string::npos))
+        return ciq::make_error("invalid", "the run's working directory '" + original + "' is not an absolute path (a file edited by hand)");
       char here[4096];
       if (!original.empty() && ciq::is_directory(original))
         if (auto secure = ciq::check_secure_location(original); !secure)

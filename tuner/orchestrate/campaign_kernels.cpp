@@ -174,6 +174,8 @@ Result<std::vector<std::string>> campaign_kernels(const CampaignOptions& c, Tune
   if (path_exists(list_path)) return make_error("invalid", "'" + o.out_dir + "' already holds a campaign; continue it with --resume " + o.out_dir);
   if (auto made = make_own_directory(o.out_dir); !made) return made.error();
   if (auto w = save_command_line(o.out_dir, o.command_line); !w) return w.error();
+  // --resume from elsewhere starts the kernels not yet run here, as a run's does.
+  if (auto w = save_working_directory(o.out_dir); !w) return w.error();
   auto found = c.from_profile.empty() ? discover_kernels(o) : profiled_kernels(c, o);
   if (!found) return found.error();
   if (found->empty())

@@ -147,6 +147,9 @@ Result<SavedRun> read_saved_run(const std::string& path) {
   auto where = read_file(where_file, max_saved_bytes);
   if (!where) return skipped("its run's " + where_file + " is missing or unreadable: " + where.error().message);
   saved.working_directory = parse_working_directory(*where);
+  if (saved.working_directory.empty() || saved.working_directory.front() != '/' ||
+      saved.working_directory.find('\0') != std::string::npos)
+    return skipped("its run's " + where_file + " names no absolute path (a file edited by hand): not run");
   if (!is_directory(saved.working_directory))
     return skipped("the directory its run ran in, " + saved.working_directory + ", is gone: its commands' relative paths mean nothing elsewhere");
   // The commands run there: a directory another user could change (theirs,

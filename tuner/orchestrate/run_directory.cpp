@@ -18,11 +18,6 @@ namespace ciq::tuner {
 
 namespace {
 
-std::string current_directory() {
-  char buffer[4096];
-  return ::getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string(".");
-}
-
 std::string journal_path(const TuneOptions& o) { return join_path(o.out_dir, "journal.jsonl"); }
 
 // A finished evaluation that cannot be recorded (disk full, EIO) stops the
@@ -77,7 +72,7 @@ Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   } else {
     if (auto w = save_command_line(o.out_dir, o.command_line); !w) return w.error();
     // A resume from elsewhere runs the commands (relative paths in them) here.
-    if (auto w = write_file_atomic(join_path(o.out_dir, "working-directory"), current_directory() + "\n"); !w) return w.error();
+    if (auto w = save_working_directory(o.out_dir); !w) return w.error();
     if (auto w = ResultsCsv(o.out_dir, o.setup.objectives).begin(); !w) return w.error();
   }
 

@@ -47,6 +47,12 @@ Result<void> save_command_line(const std::string& dir, const std::vector<std::st
   return write_file_atomic(join_path(dir, "command-line"), saved, 0600);
 }
 
+Result<void> save_working_directory(const std::string& dir) {
+  char here[4096];
+  if (!::getcwd(here, sizeof here)) return make_error("io", std::string("cannot name the current directory: ") + std::strerror(errno));
+  return write_file_atomic(join_path(dir, "working-directory"), std::string(here) + "\n");
+}
+
 std::vector<std::string> parse_command_line(std::string_view text) {
   std::vector<std::string> args;
   bool escaped = text.substr(0, text.find('\n')) == k_format_line;

@@ -25,6 +25,10 @@ std::vector<std::string> without_publish_password(const std::vector<std::string>
 /// --build script, an empty one) comes back as it was given.
 Result<void> save_command_line(const std::string& dir, const std::vector<std::string>& args);
 
+/// Writes <dir>/working-directory: this process's current directory, where
+/// a --resume from elsewhere runs the commands (their relative paths).
+Result<void> save_working_directory(const std::string& dir);
+
 /// The arguments of a command-line file's text, as save_command_line() wrote
 /// them; a file from before the format line (one argument a line, as
 /// written, empty lines skipped) is read as it was then.
