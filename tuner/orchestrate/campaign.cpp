@@ -132,22 +132,22 @@ RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const st
 }
 
 // After the program's confirmation of a replay winner that set module-wide
-// knobs and was not shipped: the replay's fastest candidate with per-kernel
-// directives only, when it beat the replayed default by --min-effect (the
-// control-set file), with `r` made ready for its confirmation
-// (<run>.directives); std::nullopt when there is none. Under the lock.
-std::optional<std::string> directive_fallback(const CampaignOptions& c, KernelResult& r) {
-  if (r.replay_dir.empty() || r.state != KernelState::done || r.shipped || !r.refused.empty()) return std::nullopt;
-  if (!sets_module_wide(join_path(r.replay_dir, "best.controls"))) return std::nullopt;
+// knobs and was not shipped: whether the replay's fastest candidate with
+// per-kernel directives only beat the replayed default by --min-effect;
+// if so `r` is made ready for its confirmation (<run>.directives, its
+// control-set file in directives_controls). Under the lock.
+bool directive_fallback(const CampaignOptions& c, KernelResult& r) {
+  if (r.replay_dir.empty() || r.state != KernelState::done || r.shipped || !r.refused.empty()) return false;
+  if (!sets_module_wide(join_path(r.replay_dir, "best.controls"))) return false;
   auto candidate = best_directive_candidate(r.replay_dir, c.tune.min_effect);
-  if (!candidate) return std::nullopt;
+  if (!candidate) return false;
   r.refused = r.verdict.empty() ? "not shipped" : r.verdict;
   r.replay_controls = candidate->controls;
   r.replay_change = candidate->change;
   r.run_dir += ".directives";
   r.state = KernelState::pending;
-  r.directives_pending = true;
-  return candidate->controls_file;
+  r.directives_controls = candidate->controls_file;
+  return true;
 }
 
 // Why a run could not tune, in one line: the error its summary.json records
@@ -319,54 +319,41 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       }
       RunOptions run = kernel_run(c, r, gpu_sets[slot], hints);
       const auto started = std::chrono::steady_clock::now();
-      bool confirming = false;
-      if (r.directives_pending) {
-        // A resumed campaign whose program did not take the module-wide
-        // winner: only the directive-only candidate's confirmation is left.
-      } else if (!r.replay_dir.empty()) {
-        {
+      // A resumed campaign whose program did not take the module-wide
+      // winner has only the directive-only candidate's confirmation left.
+      if (r.directives_controls.empty()) {
+        bool confirming = false;
+        if (!r.replay_dir.empty()) {
+          {
+            std::lock_guard lock(mutex);
+            std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), printable(r.kernel).c_str());
+          }
+          RunOptions replay = replay_run(c, r, captures, gpu_sets[slot], hints);
+          auto replayed = run_process(replay);
           std::lock_guard lock(mutex);
-          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), printable(r.kernel).c_str());
+          r.replay_seconds = seconds_since(started);
+          Replayed what = take_replay(r, replayed, replay.stderr_file);
+          say_replay(r, what, i, results.size());
+          if (what == Replayed::done) {
+            write_summary();
+            continue;
+          }
+          if (what == Replayed::confirm) {
+            run = confirm_run(c, r, join_path(r.replay_dir, "best.controls"), gpu_sets[slot]);
+            confirming = true;
+          }
+        } else {
+          std::lock_guard lock(mutex);
+          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
         }
-        RunOptions replay = replay_run(c, r, captures, gpu_sets[slot], hints);
-        auto replayed = run_process(replay);
-        std::lock_guard lock(mutex);
-        r.replay_seconds = seconds_since(started);
-        Replayed what = take_replay(r, replayed, replay.stderr_file);
-        say_replay(r, what, i, results.size());
-        if (what == Replayed::done) {
-          write_summary();
-          continue;
-        }
-        if (what == Replayed::confirm) {
-          run = confirm_run(c, r, join_path(r.replay_dir, "best.controls"), gpu_sets[slot]);
-          confirming = true;
-        }
-      } else {
-        std::lock_guard lock(mutex);
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
-      }
-      if (!r.directives_pending) {
         auto ran = run_process(run);
         std::lock_guard lock(mutex);
         r.seconds = seconds_since(started);
         record_outcome(r, ran, run.stderr_file, i, results.size());
         write_summary();
-        if (!confirming) continue;
-        auto controls = directive_fallback(c, r);
-        if (!controls) continue;
-        run = confirm_run(c, r, *controls, gpu_sets[slot]);
-      } else {
-        std::lock_guard lock(mutex);
-        auto controls = best_directive_candidate(r.replay_dir, c.tune.min_effect);
-        if (!controls) {  // the replay's journal no longer has it
-          r.state = KernelState::failed;
-          r.error = "the replay's directive-only candidate to confirm is gone from " + r.replay_dir;
-          write_summary();
-          continue;
-        }
-        run = confirm_run(c, r, controls->controls_file, gpu_sets[slot]);
+        if (!confirming || !directive_fallback(c, r)) continue;
       }
+      run = confirm_run(c, r, r.directives_controls, gpu_sets[slot]);
       {
         std::lock_guard lock(mutex);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the "
@@ -377,7 +364,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       auto ran = run_process(run);
       std::lock_guard lock(mutex);
       r.seconds = seconds_since(started);
-      r.directives_pending = false;
+      r.directives_controls.clear();
       record_outcome(r, ran, run.stderr_file, i, results.size());
       write_summary();
     }
@@ -433,9 +420,8 @@ int run_campaign(CampaignOptions c) {
     // The program did not take the replay's module-wide winner: the
     // directive-only candidate's confirmation is this kernel's result (or
     // still to run).
-    if (is_directory(results[i].run_dir + ".directives") || results[i].state == KernelState::done)
-      if (directive_fallback(c, results[i]) && take_results(results[i], summary_of(results[i])))
-        results[i].directives_pending = false;
+    if (directive_fallback(c, results[i]) && take_results(results[i], summary_of(results[i])))
+      results[i].directives_controls.clear();
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });

@@ -39,9 +39,9 @@ struct KernelResult {
   // knobs and the replay's fastest directive-only candidate was confirmed
   // instead (replay_fallback.h): what the program said of the first winner
   // ("" otherwise). run_dir, replay_controls and replay_change are then the
-  // second confirmation's; directives_pending: it is still to run.
-  std::string refused;
-  bool directives_pending = false;
+  // second confirmation's; directives_controls: the candidate's control-set
+  // file while that confirmation is still to run, "" otherwise.
+  std::string refused, directives_controls;
 };
 
 /// Seconds since `start`, for the wall times the campaign reports.
