@@ -183,7 +183,7 @@ Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, c
                  "ciq-tuner: note: the captured launches of %s ran the code of %zu different modules (kernels of one name "
                  "in several modules are different kernels): tuning the one of module %s (%llu of %llu launches); the "
                  "others keep their code\n",
-                 printable(chosen.front().kernel).c_str(), launches.size(), most->first.substr(0, 12).c_str(),
+                 printable(chosen.front().kernel).c_str(), launches.size(), printable(most->first.substr(0, 12)).c_str(),
                  static_cast<unsigned long long>(most->second), static_cast<unsigned long long>(all));
     std::string key = most->first;
     chosen.erase(std::remove_if(chosen.begin(), chosen.end(), [&](const profile::Capture& c) { return c.compile.module_key != key; }),
