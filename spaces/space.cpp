@@ -66,6 +66,11 @@ bool Space::covers(std::string_view t, std::string_view release) const {
 
 namespace {
 
+constexpr long long kKnobIntMin = -2147483648LL, kKnobIntMax = 2147483647LL;
+// The largest domain a range may spell out (Knob::domain lists it): the
+// widest knob ptxas has is 16..255.
+constexpr long long kMaxDomain = 4096;
+
 Error bad(const std::string& why) { return Error{"parse", why}; }
 
 // One line of [space].
@@ -117,12 +122,15 @@ Result<void> set_knob_key(Knob& knob, const KeyValue& kv) {
     auto lo = parse_integer(trim(std::string_view(kv.value).substr(0, dots)));
     auto hi = dots == std::string::npos ? std::nullopt : parse_integer(trim(std::string_view(kv.value).substr(dots + 2)));
     if (!lo || !hi || *lo > *hi) return bad(kv.key + " must be LO..HI with LO <= HI");
+    // Compiler knobs are C ints; 32-bit ends also keep every sum and
+    // difference the tuner forms from them inside a long long.
+    if (*lo < kKnobIntMin || *hi > kKnobIntMax) return bad(kv.key + " ends must fit in 32 bits");
     knob.lo = lo;
     knob.hi = hi;
     knob.dims = kv.key == "dims";
   } else if (kv.key == "step") {
     auto s = parse_integer(kv.value);
-    if (!s || *s <= 0) return bad("step must be a positive integer");
+    if (!s || *s <= 0 || *s > kKnobIntMax) return bad("step must be a positive 32-bit integer");
     knob.step = *s;
   } else if (kv.key == "default") {
     knob.default_value = kv.value;
@@ -165,6 +173,9 @@ Result<void> check_space(const Space& space, std::string_view origin) {
     if (k.floor && (!integers || *k.floor <= *k.lo || *k.floor > *k.hi))
       return bad(at + "floor needs an integer range that holds values below it");
     if (k.blocks_per_sm && !integers) return bad(at + "unit = blocks-per-sm needs an integer range");
+    if (integers && (*k.hi - *k.lo) / k.step + 1 > kMaxDomain)
+      return bad(at + "range " + std::to_string(*k.lo) + ".." + std::to_string(*k.hi) + " holds more than " +
+                 std::to_string(kMaxDomain) + " values; use a coarser step");
     // The tuner knows a kernel's block size from its PTX (.maxntid or
     // .reqntid) and nothing else, so nothing else can be needed.
     for (const auto& n : k.needs)

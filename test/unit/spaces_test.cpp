@@ -88,6 +88,25 @@ TEST(Space, strict_parse_errors) {
   EXPECT_NE(dup.error().message.find("defined twice"), std::string::npos);
 }
 
+// A range spells out its whole domain (Knob::domain), so a hostile or
+// mistyped space file must not make it billions of values long (the fuzzer
+// found 0..2^40 exhausting memory) nor overflow at its ends.
+TEST(Space, ranges_are_bounded) {
+  auto with = [](std::string range) {
+    return parse_space("[space]\nname=x\ntool=p\nversions=1.0..2.0\n[option.a]\nrender=--a={}\n" + range, "f");
+  };
+  auto wide = with("range=0..100000\n");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("holds more than 4096 values"), std::string::npos) << wide.error().message;
+  EXPECT_TRUE(with("range=0..100000\nstep=1000\n").ok());
+  EXPECT_FALSE(with("range=0..9223372036854775807\nstep=2147483647\n").ok());
+  EXPECT_FALSE(with("range=-9223372036854775807..0\n").ok());
+  EXPECT_FALSE(with("range=0..10\nstep=4294967296\n").ok());
+  auto top = with("range=2147483640..2147483647\nstep=5\n");
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(top->knobs[0].domain(), (std::vector<std::string>{"2147483640", "2147483645"}));
+}
+
 TEST(Space, validation_is_the_whitelist) {
   Space s = space();
   Policy policy;
