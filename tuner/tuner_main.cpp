@@ -105,6 +105,7 @@ static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only t
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> prune("prune", cl::desc("After the search, drop each of the winner's knobs that earns nothing (default true; =false keeps the winner as found: a campaign's confirmation of a replay winner, which replay pruned already)"), cl::init(true), RUN);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
+static cl::opt<std::string> replaces_run("replaces-run", cl::desc("Run: when nothing beats the default, its 'tuned, no gain' entries replace the winners that the run whose command-line file is FILE shipped under the same keys (retune --drop-losers passes it; other runs' winners are kept as always)"), cl::value_desc("FILE"), cl::cat(category), cl::sub(run_cmd), cl::Hidden);
 static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
 static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships to the team's Redis (redis://host:port/db)"), cl::value_desc("url"), RUN);
 static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
@@ -142,7 +143,7 @@ static cl::opt<bool> profile_json("json", cl::desc("Print one JSON object instea
 static cl::opt<bool> again_stale("stale", cl::desc("Retune the entries `ciq-cache stale` lists: made for another ptxas or nvcc than the one found now, or verified on another GPU model"), cl::cat(category), cl::sub(retune_cmd));
 static cl::opt<std::string> again_gpu("gpu", cl::desc("With --stale: the GPU model to compare with (default $CIQ_GPU_MODEL, else NVML's first GPU)"), cl::value_desc("name"), cl::cat(category), cl::sub(retune_cmd));
 static cl::opt<std::string> again_kernels("kernels", cl::desc("Only the kernel entries whose mangled names match this glob (retune: with --stale, of those; reverify: default every entry with a recorded run)"), cl::value_desc("glob"), AGAIN);
-static cl::opt<bool> again_drop_losers("drop-losers", cl::desc("Remove an old winner whose new run finds nothing that beats the default (default: it stays)"), cl::cat(category), cl::sub(retune_cmd));
+static cl::opt<bool> again_drop_losers("drop-losers", cl::desc("Retire an old winner whose new run finds nothing that beats the default: 'tuned, no gain' takes its place (removed where it is under another toolkit's key; default: it stays)"), cl::cat(category), cl::sub(retune_cmd));
 static cl::opt<bool> again_dry_run("dry-run", cl::desc("Print the runs it would start (argv, in their working directories) and the entries it would skip; run nothing"), cl::cat(category), cl::sub(retune_cmd));
 static cl::opt<std::string> again_out("out", cl::desc("Directory of the new runs, one per old run (default ./ciq-retune-<date>-<time>, ./ciq-reverify-<date>-<time>)"), cl::value_desc("dir"), AGAIN);
 static cl::opt<std::string> again_cache_dir("cache-dir", cl::desc("The cache whose entries are read (and, for retune, where the new runs ship; default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), AGAIN);
@@ -218,22 +219,17 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix)), value = i;
     if (dir.empty()) continue;
     if (!ciq::is_directory(dir)) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (no such directory)");
-    // Its commands run as you: a directory of yours alone, reached through
-    // nothing another user could change (their link flipped between two
-    // directories would have one file read from theirs); read from its real
-    // path from here on.
-    if (auto own = ciq::check_own_directory(dir); !own)
-      return ciq::make_error("unsafe", "'" + dir + "' is not resumed: " + own.error().message + " (its commands would run as you)");
-    auto real = ciq::real_path(dir);
-    if (!real) return ciq::make_error("invalid", "cannot resolve '" + dir + "'");
-    dir = *real;
-    auto saved = ciq::read_file(ciq::join_path(dir, "command-line"));
-    if (!saved) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (" + saved.error().message + ")");
-    // Its commands run as you: not from a file another user could write.
-    for (const char* file : {"command-line", "working-directory"})
-      if (std::string why = tn::untrusted_run_file(ciq::join_path(dir, file)); !why.empty() && why != "missing")
-        return ciq::make_error("unsafe", "the run's " + ciq::join_path(dir, file) + " is " + why +
-                                             ": it is not resumed (its commands would run as you)");
+    // Its commands run as you: read as retune and reverify read a run
+    // (nothing another user could have prepared), from its real path.
+    auto start = tn::load_saved_start(dir);
+    if (!start) {
+      const ciq::Error& e = start.error();
+      if (e.code == "unsafe")
+        return ciq::make_error("unsafe", "'" + dir + "' is not resumed (its commands would run as you): " + e.message);
+      if (e.code == "missing") return ciq::make_error("invalid", "'" + dir + "' is not a run directory: " + e.message);
+      return ciq::make_error("invalid", "'" + dir + "' is not resumed: " + e.message);
+    }
+    dir = start->dir;
     args[value] = (value == i ? args[i].substr(0, args[i].find('=') + 1) : "") + dir;
     // What the run searches and is scored on stays as it was started: the
     // journal holds candidates of that space and values of those
@@ -251,30 +247,20 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
                                               "(start a new run with another --out instead)");
     }
     std::vector<std::string> merged{args[0]};
-    for (auto& a : tn::parse_command_line(*saved)) merged.push_back(std::move(a));
+    for (auto& a : start->arguments) merged.push_back(std::move(a));
     for (std::size_t k = 2; k < args.size(); ++k) merged.push_back(args[k]);
-    auto where = ciq::read_file(ciq::join_path(dir, "working-directory"));
-    if (!where) {
+    const std::string& original = start->working_directory;
+    char here[4096];
+    if (original.empty()) {
       // Saved by none (a campaign from before it saved one): its commands
       // run here, which must be no other user's place either.
       if (auto secure = ciq::check_secure_location("."); !secure)
         return ciq::make_error("unsafe", "'" + dir + "' names no working directory, and this one is not yours alone (" +
                                              secure.error().message + "): resume it from the directory it was started in");
-    } else {
-      std::string original = tn::parse_working_directory(*where);
-      if (!original.empty() && (original.front() != '/' || original.find('\0') != std::string::npos))
-        return ciq::make_error("invalid", "the run's working directory '" + original + "' is not an absolute path (a file edited by hand)");
-      char here[4096];
-      if (!original.empty() && ciq::is_directory(original))
-        if (auto secure = ciq::check_secure_location(original); !secure)
-          return ciq::make_error("unsafe", "the run's working directory " + original + " is not yours alone (" +
-                                               secure.error().message + "): it is not resumed there (its commands would run as you)");
-      if (!original.empty() && (!::getcwd(here, sizeof here) || original != here)) {
-        if (::chdir(original.c_str()) != 0)
-          return ciq::make_error("invalid", "the run's working directory " + original + " is gone (" + std::strerror(errno) +
-                                                "): its commands' relative paths mean nothing elsewhere");
-        std::fprintf(stderr, "ciq-tuner: resuming in the run's working directory %s\n", original.c_str());
-      }
+    } else if (!::getcwd(here, sizeof here) || original != here) {
+      if (::chdir(original.c_str()) != 0)
+        return ciq::make_error("invalid", "cannot resume in the run's working directory " + original + ": " + std::strerror(errno));
+      std::fprintf(stderr, "ciq-tuner: resuming in the run's working directory %s\n", original.c_str());
     }
     return merged;
   }
@@ -308,6 +294,7 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   g.out = out, g.resume = resume, g.json = json;
   g.min_effect_percent = min_effect, g.verify_runs = verify_runs;
   g.occupancy_probes = occupancy_probes, g.memo = memo, g.allow_unsafe = allow_unsafe, g.no_ship = no_ship, g.prune = prune;
+  g.replaces_run = replaces_run;
   g.separately = separately;
   g.acf_candidates = acf_candidates, g.publish = publish, g.replay = replay, g.strategy = strategy, g.cache_dir = cache_dir;
   g.executor = executor;
@@ -373,7 +360,7 @@ static int search_quality_command() {
 
 // --kernels of retune and reverify: a malformed glob would select nothing, silently.
 static int kernels_glob_error() {
-  std::string problem = tn::glob_problem(again_kernels);
+  std::string problem = ciq::glob_problem(again_kernels);
   if (problem.empty()) return 0;
   return fail("--kernels '" + again_kernels + "' is not a well-formed glob: " + problem, 2);
 }

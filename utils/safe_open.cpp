@@ -28,6 +28,10 @@ std::string mode_text(mode_t mode) {
   return text;
 }
 
+/// Who besides its owner may write what has mode `mode`: "other users"
+/// (the others bit, whatever the group's), else "its group".
+std::string other_writers(mode_t mode) { return (mode & S_IWOTH) ? "other users" : "its group"; }
+
 /// "" when `st` (of something at `path`, opened or looked up) is the
 /// effective user's and, for `no_group_other_write`, writable by nobody
 /// else; otherwise why not, for an "unsafe" error.
@@ -36,7 +40,7 @@ std::string foreign_reason(const struct stat& st, const std::string& what, bool 
     return what + " belongs to user id " + std::to_string(st.st_uid) + ", not to this user (" +
            std::to_string(::geteuid()) + ")";
   if (no_group_other_write && (st.st_mode & (S_IWGRP | S_IWOTH)))
-    return what + " is writable by other users (mode " + mode_text(st.st_mode) + "); 'chmod go-w' it if it is yours";
+    return what + " is writable by " + other_writers(st.st_mode) + " (mode " + mode_text(st.st_mode) + "); 'chmod go-w' it if it is yours";
   return {};
 }
 
@@ -57,16 +61,18 @@ Result<int> refuse(int fd, const char* code, const std::string& message) {
 /// Why a directory on the way to one of ciq's own could let another user
 /// replace what lies below it ("" when it cannot): it must be the effective
 /// user's or root's, and writable by others only when sticky (/tmp), where
-/// nobody may rename another user's entries.
-static std::string unsafe_ancestor(const std::string& path) {
+/// nobody may rename another user's entries. `itself`: `path` is the
+/// directory asked about, not one above it (the message says which).
+static std::string unsafe_ancestor(const std::string& path, bool itself) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {};  // vanished: the check of `dir` itself reports it
+  std::string what = quoted(path) + (itself ? "" : ", above it,");
+  std::string threat = itself ? "could change what is in it" : "could move it and put another directory in its place";
   if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return quoted(path) + ", above it, belongs to user id " + std::to_string(st.st_uid) +
-           ", who could move it and put another directory in its place";
+    return what + " belongs to user id " + std::to_string(st.st_uid) + ", who " + threat;
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-    return quoted(path) + ", above it, is writable by other users (mode " + mode_text(st.st_mode) +
-           ") and not sticky, so they could move it and put another directory in its place";
+    return what + " is writable by " + other_writers(st.st_mode) + " (mode " + mode_text(st.st_mode) + ") and not sticky, so they " +
+           threat;
   return {};
 }
 
@@ -88,15 +94,16 @@ static std::string foreign_link_on_the_way(const std::string& dir) {
 /// "" when nobody but the user (and root) can change what `dir`, an existing
 /// directory, means: no other user's link on the way as written, and the
 /// directory itself and every one above it (links resolved) passes
-/// unsafe_ancestor(). Otherwise why not.
-static std::string insecure_location(const std::string& dir) {
+/// unsafe_ancestor(). Otherwise why not. `itself`: `dir` is the directory
+/// asked about (false: the deepest existing level above one to be made).
+static std::string insecure_location(const std::string& dir, bool itself) {
   if (std::string why = foreign_link_on_the_way(dir); !why.empty()) return why;
   char* resolved = ::realpath(dir.c_str(), nullptr);
   if (!resolved) return quoted(dir) + " cannot be resolved: " + std::strerror(errno);
   std::string up(resolved);
   std::free(resolved);
-  for (;;) {
-    if (std::string why = unsafe_ancestor(up); !why.empty()) return why;
+  for (;; itself = false) {
+    if (std::string why = unsafe_ancestor(up, itself); !why.empty()) return why;
     if (up == "/") return {};
     std::size_t slash = up.rfind('/');
     up = slash == 0 ? "/" : up.substr(0, slash);
@@ -107,14 +114,15 @@ const char* const k_refusal = ": ciq keeps its files only in directories no othe
                               "name a new path or one of your own";
 
 Result<void> check_secure_location(const std::string& dir) {
-  if (std::string why = insecure_location(dir); !why.empty()) return make_error("unsafe", why + k_refusal);
+  if (std::string why = insecure_location(dir, true); !why.empty()) return make_error("unsafe", why + k_refusal);
   return {};
 }
 
 Result<void> check_place_to_make(const std::string& path) {
   std::string existing = path;
   for (struct stat st {}; ::stat(existing.c_str(), &st) != 0 && existing != dir_of(existing);) existing = dir_of(existing);
-  return check_secure_location(existing);
+  if (std::string why = insecure_location(existing, existing == path); !why.empty()) return make_error("unsafe", why + k_refusal);
+  return {};
 }
 
 Result<void> check_own_directory(const std::string& dir) {

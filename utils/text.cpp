@@ -98,6 +98,28 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return false;
 }
 
+std::string glob_problem(std::string_view pattern) {
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '[') {
+      std::size_t e = class_end(pattern, i);
+      if (e == std::string_view::npos)
+        return "the '[' at character " + std::to_string(i + 1) + " opens a character class that no ']' closes (a literal '[' is written [[])";
+      i = e;
+      continue;
+    }
+    if (pattern[i] != '{') continue;
+    bool comma = false;
+    std::size_t j = i + 1;
+    for (; j < pattern.size() && pattern[j] != '}' && pattern[j] != '{'; ++j) {
+      if (pattern[j] == '[' && class_end(pattern, j) != std::string_view::npos) j = class_end(pattern, j);
+      else comma |= pattern[j] == ',';
+    }
+    if (comma && (j == pattern.size() || pattern[j] == '{'))
+      return "the '{' at character " + std::to_string(i + 1) + " opens a group of alternatives that no '}' closes (a literal '{' is written [{])";
+  }
+  return "";
+}
+
 static bool plain_glob_match(std::string_view pattern, std::string_view text) {
   std::size_t p = 0, t = 0, star_p = std::string_view::npos, star_t = 0;
   while (t < text.size()) {
@@ -109,7 +131,7 @@ static bool plain_glob_match(std::string_view pattern, std::string_view text) {
     if (p < pattern.size()) {
       std::size_t next = p;
       bool ok;
-      if (pattern[p] == '[' && pattern.find(']', p + 2) != std::string_view::npos) {
+      if (pattern[p] == '[' && class_end(pattern, p) != std::string_view::npos) {
         ok = class_match(pattern, next, text[t]);
       } else {
         ok = pattern[p] == '?' || pattern[p] == text[t];

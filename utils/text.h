@@ -23,6 +23,13 @@ bool ends_with(std::string_view s, std::string_view suffix);
 /// `[{]`, `[}]` match those characters). One glob can name a set of kernels.
 bool glob_match(std::string_view pattern, std::string_view text);
 
+/// Why `pattern` is malformed, for a usage error; "" when it is well
+/// formed. glob_match() takes a '[' that no ']' closes for a literal '[',
+/// and a '{' with commas but no '}' for literal text; a kernel name holds
+/// neither, so such a glob would silently select nothing. A literal '[' is
+/// written [[], a literal '{' [{].
+std::string glob_problem(std::string_view pattern);
+
 /// Strict decimal integer (optional sign); std::nullopt on anything else.
 std::optional<long long> parse_integer(std::string_view s);
 

@@ -81,13 +81,6 @@ TEST(RecordedRuns, a_row_s_gain_is_the_first_its_entries_recorded) {
   EXPECT_EQ(entry_json(kernel).dump(), R"({"key":"02","kind":"kernel","name":"rows"})");
 }
 
-TEST(RecordedRuns, glob_problem_names_an_unclosed_class_or_group) {
-  EXPECT_EQ(glob_problem("[abc"), "the '[' at character 1 opens a character class that no ']' closes (a literal '[' is written [[])");
-  EXPECT_NE(glob_problem("_Z*heavy_[ab"), "");
-  EXPECT_EQ(glob_problem("x{a,b"), "the '{' at character 2 opens a group of alternatives that no '}' closes (a literal '{' is written [{])");
-  for (const char* good : {"*", "_Z?heavy_[ab]*", "[!x]y", "[]]", "[[]x", "{a,b}", "a{,b}c", "*{lambda()#1}*", "{f<int[,]float>,g}", "[{]a,b", "x}"})
-    EXPECT_EQ(glob_problem(good), "") << good;
-}
 
 TEST(RecordedRuns, without_options_drops_them_with_their_values) {
   std::vector<std::string> saved{"run", "--build", "make --out x", "--out", "old", "--json", "--cache-dir=/c", "-out=o2",

@@ -1,9 +1,11 @@
 // Tests of tuner/rundir: the journal's whole lines and the run directory's lock.
+#include "tuner/rundir/command_line.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/lock.h"
 #include "utils/files.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace ciq;
@@ -48,4 +50,51 @@ TEST(RunDir, a_second_lock_is_refused_naming_the_owner) {
   EXPECT_EQ(*emptied, "");
   EXPECT_TRUE(lock_run_directory(dir.path()).ok());
   release_run_directory();
+}
+
+// The one reader behind --resume, retune and reverify: what it hands back,
+// and what it refuses, by code (callers word their messages by it).
+TEST(RunDir, a_saved_start_is_read_only_from_what_is_yours_alone) {
+  ScratchDir dir = *ScratchDir::create("saved-start");
+  std::string run = join_path(dir.path(), "run"), project = join_path(dir.path(), "project");
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(project.c_str(), 0700), 0);
+  auto code = [&] {
+    auto s = load_saved_start(run);
+    return s ? std::string("ok") : s.error().code;
+  };
+  EXPECT_EQ(code(), "missing"); // no command-line
+  ASSERT_TRUE(save_command_line(run, {"run", "--build", "make\nmake install"}).ok());
+  auto saved = load_saved_start(run);
+  ASSERT_TRUE(saved.ok()) << saved.error().message;
+  EXPECT_EQ(saved->arguments, (std::vector<std::string>{"run", "--build", "make\nmake install"}));
+  EXPECT_EQ(saved->working_directory, ""); // none saved: the caller decides
+  std::string where = join_path(run, "working-directory");
+  ASSERT_TRUE(write_file_atomic(where, project + "\n").ok());
+  saved = load_saved_start(run);
+  ASSERT_TRUE(saved.ok()) << saved.error().message;
+  EXPECT_EQ(saved->working_directory, project);
+  ASSERT_EQ(::chmod(project.c_str(), 0777), 0);
+  EXPECT_EQ(code(), "unsafe"); // others may put their build script there
+  ASSERT_EQ(::chmod(project.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(where.c_str(), 0660), 0);
+  EXPECT_EQ(code(), "unsafe");
+  ASSERT_EQ(::chmod(where.c_str(), 0600), 0);
+  ASSERT_TRUE(write_file_atomic(where, "relative/dir\n").ok());
+  EXPECT_EQ(code(), "invalid");
+  ASSERT_TRUE(write_file_atomic(where, std::string(2u << 20, '/')).ok());
+  EXPECT_EQ(code(), "invalid"); // larger than one ciq writes
+  ASSERT_TRUE(write_file_atomic(where, project + "/gone\n").ok());
+  EXPECT_EQ(code(), "gone");
+  ASSERT_TRUE(write_file_atomic(where, project + "\n").ok());
+  ASSERT_EQ(::chmod(join_path(run, "command-line").c_str(), 0602), 0);
+  auto refused = load_saved_start(run);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, "unsafe");
+  EXPECT_NE(refused.error().message.find("writable by other users (mode 0602)"), std::string::npos) << refused.error().message;
+  ASSERT_EQ(::chmod(join_path(run, "command-line").c_str(), 0600), 0);
+  ASSERT_EQ(::chmod(run.c_str(), 0777), 0);
+  EXPECT_EQ(code(), "unsafe"); // the run directory itself
+  ASSERT_EQ(::chmod(run.c_str(), 0700), 0);
+  EXPECT_EQ(code(), "ok");
 }

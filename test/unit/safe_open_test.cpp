@@ -138,6 +138,25 @@ TEST_F(SafeOpen, check_own_directory_refuses_one_others_could_swap) {
   EXPECT_FALSE(check_own_directory(at("via-link")));  // the real place is what counts
 }
 
+// A team's project directory (setgid, group-writable) is refused for what it
+// is: the directory itself, writable by its group, not "other users" and
+// not a directory "above it".
+TEST_F(SafeOpen, check_secure_location_names_the_group_and_the_directory_itself) {
+  std::string team = at("team");
+  ASSERT_EQ(::mkdir(team.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(team.c_str(), 02775), 0);
+  auto refused = check_secure_location(team);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("'" + team + "' is writable by its group (mode 2775) and not sticky, so they could change what is in it"),
+            std::string::npos) << refused.error().message;
+  std::string inner = join_path(team, "run");
+  ASSERT_EQ(::mkdir(inner.c_str(), 0700), 0);
+  auto above = check_secure_location(inner);
+  ASSERT_FALSE(above);
+  EXPECT_NE(above.error().message.find("'" + team + "', above it, is writable by its group (mode 2775)"), std::string::npos)
+      << above.error().message;
+}
+
 TEST_F(SafeOpen, make_own_directory_makes_every_level) {
   std::string deep = at("a/b/c");
   ASSERT_TRUE(make_own_directory(deep));

@@ -120,3 +120,11 @@ TEST(Csv, quotes_separators_quotes_and_line_breaks) {
   EXPECT_EQ(csv_field("a\nb"), "\"a\nb\"");
   EXPECT_EQ(csv_field("a\rb"), "\"a\rb\"");
 }
+
+TEST(Text, glob_problem_names_an_unclosed_class_or_group) {
+  EXPECT_EQ(glob_problem("[abc"), "the '[' at character 1 opens a character class that no ']' closes (a literal '[' is written [[])");
+  EXPECT_NE(glob_problem("_Z*heavy_[ab"), "");
+  EXPECT_EQ(glob_problem("x{a,b"), "the '{' at character 2 opens a group of alternatives that no '}' closes (a literal '{' is written [{])");
+  for (const char* good : {"*", "_Z?heavy_[ab]*", "[!x]y", "[]]", "[[]x", "{a,b}", "a{,b}c", "*{lambda()#1}*", "{f<int[,]float>,g}", "[{]a,b", "x}"})
+    EXPECT_EQ(glob_problem(good), "") << good;
+}

@@ -106,6 +106,9 @@ Result<void> set_setup(const GivenOptions& given, TuneOptions& o) {
   s.server_start = given.server_start;
   s.repeats = given.repeats;
   s.kernels = given.kernels;
+  // A malformed glob would select nothing, silently.
+  if (std::string problem = glob_problem(given.kernels); !problem.empty())
+    return make_error("usage", "--kernels '" + given.kernels + "' is not a well-formed glob: " + problem);
   s.inject_library = inject_library();
   // Builds take one CPU each and benchmarks queue for the GPUs: half the
   // CPUs keeps the GPU fed and leaves room for the benchmark's own host side.
@@ -148,6 +151,7 @@ Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
   o.verify_runs = given.verify_runs;
   o.allow_unsafe = given.allow_unsafe;
   o.ship = !given.no_ship;
+  o.replaces_run = given.replaces_run;
   o.json = given.json;
   o.cache_dir = given.cache_dir;
   o.replay = given.replay;
@@ -343,7 +347,7 @@ Result<std::string> output_directory(std::string dir, const char* prefix) {
   }
   // Checked as written, before its links are resolved away: another user's
   // link or directory on the way could send the run elsewhere.
-  if (auto secure = check_place_to_make(dir_name(dir)); !secure) return secure.error();
+  if (auto secure = check_place_to_make(dir); !secure) return secure.error();
   if (named_here) {
     // Two runs started in the same second get two directories: the name is
     // taken by making it (-2, -3, ... when it is taken).

@@ -40,6 +40,10 @@ struct TuneOptions {
   std::string stages = "all";        // --stages: all, ptxas or nvcc
   std::vector<TracedUnit> units;     // the discovery build's translation units (set by the run)
   bool ship = true;                  // write the verified winner to the cache
+  // A command-line file: "tuned, no gain" replaces the winners that run
+  // shipped under the same keys (retune --drop-losers); "": earlier
+  // winners are kept (ship.cpp)
+  std::string replaces_run;
   bool json = false;                 // last stdout line: a JSON summary
   std::string cache_dir;
   std::string acf_candidates;        // an ACF candidate set's name, or a zip/directory to import as one
@@ -75,6 +79,7 @@ struct GivenOptions {
   bool occupancy_probes = true, memo = true, allow_unsafe = false, no_ship = false, prune = true;
   bool separately = false;
   std::string acf_candidates, publish, replay, strategy = "genetic", cache_dir;
+  std::string replaces_run;
   std::string executor = "local";
   SlurmConfig slurm;                 // the --slurm-* values (used with --executor slurm)
   std::string prefer;

@@ -26,10 +26,6 @@ namespace ciq::tuner {
 
 namespace {
 
-// A saved command line or working directory is a few KiB; what is larger
-// is not one ciq wrote.
-constexpr std::uint64_t max_saved_bytes = std::uint64_t(1) << 20;
-
 // Every readable record of the cache, in key order; `visit` returns false to stop.
 Result<void> for_each_entry(const std::string& cache_dir, const std::function<void(RecordedEntry)>& visit) {
   auto store = cache::Store::open_for_reading(cache_dir);
@@ -115,50 +111,17 @@ Result<SavedRun> read_saved_run(const std::string& path) {
   if (path.empty()) return skipped("made by hand (ciq-cache put): no run is recorded to tune it again");
   if (path.front() != '/') return skipped("its run's command line " + path + " is not an absolute path (an entry edited by hand): not run");
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
+  if (::lstat(path.c_str(), &st) != 0)
     return skipped("its run's command line " + path + " is " + (errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno)) +
                    " (an entry from a pack or another machine, or a run directory since removed)");
-  if (!S_ISREG(st.st_mode)) return skipped("its run's command line " + path + " is not a file");
-  // The commands in it run as you: only a file you wrote yourself (a run
-  // of yours saved it) is one to run.
-  if (st.st_uid != ::getuid())
-    return skipped("its run's command line " + path + " belongs to another user (uid " + std::to_string(st.st_uid) +
-                   "): only a run of yours is run again");
-  // Nor one another user could have written their commands into.
-  if (std::string why = untrusted_run_file(path); !why.empty())
-    return skipped("its run's command line " + path + " is " + why + ": not run");
-  // Nor a run directory another user could change it in (or put another
-  // working-directory in: the commands' relative paths resolve there).
-  std::string run_dir = dir_name(path);
-  if (auto own = check_own_directory(run_dir); !own)
-    return skipped("its run directory " + run_dir + " is not yours alone (" + own.error().message + "): not run");
-  auto text = read_file(path, max_saved_bytes);
-  if (!text) return skipped("its run's command line " + path + " is unreadable: " + text.error().message);
-  SavedRun saved;
-  saved.arguments = parse_command_line(*text);
-  if (saved.arguments.empty() || saved.arguments.front() != "run")
+  // What it reads and refuses is what --resume reads and refuses.
+  auto start = load_saved_start(dir_name(path));
+  if (!start) return skipped(start.error().message + (start.error().code == "unsafe" ? ": not run" : ""));
+  if (start->arguments.empty() || start->arguments.front() != "run")
     return skipped(path + " is not the command line of a `ciq-tuner run`");
-  std::string where_file = join_path(run_dir, "working-directory");
-  struct stat where_st {};
-  if (::lstat(where_file.c_str(), &where_st) == 0 && (!S_ISREG(where_st.st_mode) || where_st.st_uid != ::getuid()))
-    return skipped("its run's " + where_file + " is not a file of yours: not run");
-  if (std::string why = untrusted_run_file(where_file); !why.empty() && why != "missing")
-    return skipped("its run's " + where_file + " is " + why + ": not run");
-  auto where = read_file(where_file, max_saved_bytes);
-  if (!where) return skipped("its run's " + where_file + " is missing or unreadable: " + where.error().message);
-  saved.working_directory = parse_working_directory(*where);
-  if (saved.working_directory.empty() || saved.working_directory.front() != '/' ||
-      saved.working_directory.find('\0') != std::string::npos)
-    return skipped("its run's " + where_file + " names no absolute path (a file edited by hand): not run");
-  if (!is_directory(saved.working_directory))
-    return skipped("the directory its run ran in, " + saved.working_directory + ", is gone: its commands' relative paths mean nothing elsewhere");
-  // The commands run there: a directory another user could change (theirs,
-  // one they may write in, or below one), made again after /tmp was
-  // cleaned, say, holds what they put there.
-  if (auto secure = check_secure_location(saved.working_directory); !secure)
-    return skipped("the directory its run ran in, " + saved.working_directory + ", is not yours alone (" + secure.error().message +
-                   "): not run");
-  return saved;
+  if (start->working_directory.empty())
+    return skipped("its run saved no working-directory file beside " + path + ": its commands' relative paths mean nothing elsewhere");
+  return SavedRun{std::move(start->arguments), std::move(start->working_directory)};
 }
 
 std::vector<std::string> without_options(const std::vector<std::string>& arguments, const std::vector<std::string>& valued,
@@ -240,30 +203,6 @@ std::string shown_argv(const std::vector<std::string>& argv) {
   return line;
 }
 
-std::string glob_problem(std::string_view pattern) {
-  // As glob_match() reads a class: it ends at the first ']' after the
-  // character following '[' ("[]]" is the class of ']').
-  auto class_end = [&](std::size_t p) { return p + 2 <= pattern.size() ? pattern.find(']', p + 2) : std::string_view::npos; };
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '[') {
-      std::size_t e = class_end(i);
-      if (e == std::string_view::npos)
-        return "the '[' at character " + std::to_string(i + 1) + " opens a character class that no ']' closes (a literal '[' is written [[])";
-      i = e;
-      continue;
-    }
-    if (pattern[i] != '{') continue;
-    bool comma = false;
-    std::size_t j = i + 1;
-    for (; j < pattern.size() && pattern[j] != '}' && pattern[j] != '{'; ++j) {
-      if (pattern[j] == '[' && class_end(j) != std::string_view::npos) j = class_end(j);
-      else comma |= pattern[j] == ',';
-    }
-    if (comma && (j == pattern.size() || pattern[j] == '{'))
-      return "the '{' at character " + std::to_string(i + 1) + " opens a group of alternatives that no '}' closes (a literal '{' is written [{])";
-  }
-  return "";
-}
 
 Result<std::string> batch_directory(const std::string& dir, const char* prefix, bool make) {
   if (make) {
@@ -284,6 +223,11 @@ Result<std::string> batch_directory(const std::string& dir, const char* prefix, 
     char cwd[4096];
     if (::getcwd(cwd, sizeof cwd)) name = join_path(cwd, name);
   }
+  // What making it would refuse is refused now: a dry run's --out too.
+  if (auto secure = check_place_to_make(name); !secure) return secure.error();
+  struct stat st {};
+  if (::lstat(name.c_str(), &st) == 0)
+    if (auto own = check_own_directory(name); !own) return own.error();
   return name;
 }
 

@@ -94,16 +94,11 @@ std::vector<std::string> without_options(const std::vector<std::string>& argumen
 /// (A saved argument holds no newline: the file has one per line.)
 std::string shown_argv(const std::vector<std::string>& argv);
 
-/// Why `pattern` (a --kernels glob) is malformed, for a usage error; ""
-/// when it is well formed. glob_match() takes a '[' that no ']' closes for
-/// a literal '[', and a '{' with commas but no '}' for literal text; a
-/// kernel name holds neither, so such a glob would silently select
-/// nothing. A literal '[' is written [[], a literal '{' [{].
-std::string glob_problem(std::string_view pattern);
-
 /// `dir` as given (made absolute), or `<prefix>-<date>-<time>` here when
-/// empty; `make`: made (another name when that one is taken) and checked
-/// for a place no other user controls.
+/// empty, checked for a place no other user controls (an existing one must
+/// be a directory of yours); `make`: made (another name when that one is
+/// taken). Not made when nothing would go in it (a dry run, every run
+/// skipped): no empty directory is left behind.
 Result<std::string> batch_directory(const std::string& dir, const char* prefix, bool make);
 
 /// What an entry recorded of the objective `objective` ("" = its first):

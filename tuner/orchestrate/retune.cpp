@@ -196,11 +196,12 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   }
   auto made = entries_of_run(o.cache_dir, command_line);
   std::map<std::string, RecordedEntry> new_by_name; // name + kind -> the new run's entry
-  std::set<std::string> new_keys;
+  std::set<std::string> new_keys, new_no_gain; // the new run's entries; those of them without controls
   if (made)
     for (const auto& e : *made) {
       new_by_name.emplace(entry_name(e.record) + "\n" + e.record.kind, e);
       new_keys.insert(e.key);
+      if (e.record.controls.empty()) new_no_gain.insert(e.key);
     }
   // A run of several kernels each judged by its own time (--separately)
   // has a verdict per kernel: each row goes by its kernel's.
@@ -212,12 +213,13 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   };
   // --drop-losers: per kernel, a losing kernel's selected entry; for a
   // whole run that found nothing, every winner of the old run still in the
-  // cache (under this toolkit's keys a new run's "no gain" entry may have
-  // taken the place of some already).
+  // cache. Under this toolkit's keys the new run's "tuned, no gain" took
+  // their place (--replaces-run); what is left is removed.
   std::vector<RecordedEntry> losers;
   if (o.drop_losers && per_kernel) {
     for (const auto& e : run.selected)
-      if (const SummaryKernel* k = own(e.record.kernel); e.record.kind == "kernel" && k && !k->shipped && !e.record.controls.empty())
+      if (const SummaryKernel* k = own(e.record.kernel);
+          e.record.kind == "kernel" && k && !k->shipped && !e.record.controls.empty() && !new_keys.count(e.key))
         losers.push_back(e);
   } else if (o.drop_losers && !results.shipped) {
     if (auto left = entries_of_run(o.cache_dir, run.command_line))
@@ -243,12 +245,13 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   for (auto& entries : kernel_rows(covered)) {
     Row row = row_of(std::move(entries), results.objective);
     row.run_dir = new_dir;
-    std::size_t gone = 0;
+    std::size_t gone = 0, superseded = 0; // removed; a winner whose key now records "tuned, no gain"
     bool had_controls = false;
     for (std::size_t i = 0; i < row.entries.size(); ++i) {
       const RecordedEntry& e = row.entries[i];
       row.fates[i] = removed.count(e.key) ? Fate::removed : new_keys.count(e.key) ? Fate::replaced : Fate::kept;
       gone += row.fates[i] == Fate::removed;
+      superseded += row.fates[i] == Fate::replaced && !e.record.controls.empty() && new_no_gain.count(e.key);
       had_controls |= !e.record.controls.empty();
     }
     // The new run's entries for this row's: the kernel's first.
@@ -280,15 +283,21 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     } else if (shipped) {
       row.verdict = Verdict::unchanged;
       row.reason = "the new run's winner (" + controls + ") made no entry for it: the entry is as it was";
-    } else if (gone) {
+    } else if (gone || superseded) {
       row.verdict = Verdict::dropped;
-      row.reason = "nothing beats the default now (" + verdict + "): " +
-                   (row.entries.size() == 1 ? std::string("the old entry is removed")
-                    : gone == row.entries.size() ? "its " + std::to_string(gone) + " entries are removed"
-                                                 : std::to_string(gone) + " of its " + std::to_string(row.entries.size()) + " entries are removed");
+      // "the old entry is removed", "its 2 entries now record ...", "1 of its 2 entries is removed"
+      auto count = [&](std::size_t n, const char* one, const char* many) {
+        std::string who = row.entries.size() == 1 ? std::string("the old entry")
+                          : n == row.entries.size() ? "its " + std::to_string(n) + " entries"
+                                                    : std::to_string(n) + " of its " + std::to_string(row.entries.size()) + " entries";
+        return who + (n == 1 ? one : many);
+      };
+      std::string parts = superseded ? count(superseded, " now records 'tuned, no gain'", " now record 'tuned, no gain'") : "";
+      if (gone) parts += (parts.empty() ? "" : "; ") + count(gone, " is removed", " are removed");
+      row.reason = "nothing beats the default now (" + verdict + "): " + parts;
     } else {
       row.verdict = Verdict::kept;
-      row.reason = had_controls ? "nothing beats the default now (" + verdict + "): the old entry stays (--drop-losers removes it)"
+      row.reason = had_controls ? "nothing beats the default now (" + verdict + "): the old entry stays (--drop-losers replaces it by 'tuned, no gain')"
                                 : "no gain before, none now (" + verdict + ")";
     }
     rows.push_back(std::move(row));
@@ -312,7 +321,7 @@ void print_rows(const std::vector<Row>& rows, const std::string& batch, bool jso
                         {"new_gain", gain_json(r.new_gain)}, {"verdict", verdict_name(r.verdict)}, {"reason", r.reason},
                         {"run_dir", r.run_dir}, {"new_key", r.new_key}});
     }
-    std::cout << dumped({{"out", batch}, {"rows", listed}}) << "\n";
+    std::cout << dumped({{"out", batch.empty() ? nlohmann::json(nullptr) : nlohmann::json(batch)}, {"rows", listed}}) << "\n";
     return;
   }
   std::size_t width = 6;
@@ -366,12 +375,10 @@ int run_retune(const RetuneOptions& given) {
     std::fprintf(stderr, "ciq-tuner: no entry of %s is selected%s: nothing to tune again\n", o.cache_dir.c_str(),
                  o.stale ? " (none is stale)" : "");
     if (o.json && o.dry_run) std::cout << nlohmann::json{{"would_run", nlohmann::json::array()}, {"skipped", nlohmann::json::array()}}.dump() << "\n";
-    else if (o.json) std::cout << nlohmann::json{{"rows", nlohmann::json::array()}}.dump() << "\n";
+    else if (o.json) std::cout << nlohmann::json{{"out", nullptr}, {"rows", nlohmann::json::array()}}.dump() << "\n";
     return 0;
   }
 
-  auto batch = batch_directory(o.out_dir, "ciq-retune", !o.dry_run);
-  if (!batch) return fail(batch.error());
   std::vector<Row> rows;
   nlohmann::json planned = nlohmann::json::array();
   std::set<std::string> taken;
@@ -387,6 +394,9 @@ int run_retune(const RetuneOptions& given) {
     to_run.emplace_back(&run, std::move(*saved));
     ++runnable;
   }
+  // Made only when something runs in it (a dry run's is checked only).
+  auto batch = batch_directory(o.out_dir, "ciq-retune", !o.dry_run && !to_run.empty());
+  if (!batch) return fail(batch.error());
   bool any_failed = false;
   std::size_t i = 0;
   // An interrupt stops the run in progress (it saves its state) and this:
@@ -399,8 +409,12 @@ int run_retune(const RetuneOptions& given) {
     // A run saved with --no-ship is tuned again to replace its entries: it
     // ships, to the cache read; not to a team's Redis (--publish): that is
     // for you to do once you have seen what it found (said at the end).
-    std::vector<std::string> args = without_options(saved.arguments, {"out", "cache-dir", "resume", "publish"}, {"json", "no-ship"});
+    std::vector<std::string> args =
+        without_options(saved.arguments, {"out", "cache-dir", "resume", "publish", "replaces-run"}, {"json", "no-ship"});
     args.insert(args.end(), {"--out", new_dir, "--json", "--cache-dir", o.cache_dir});
+    // --drop-losers: where nothing wins now, the new run's "tuned, no gain"
+    // takes the old winner's place (a campaign then does not tune it again).
+    if (o.drop_losers) args.insert(args.end(), {"--replaces-run", run->command_line});
     std::string names = row_names(*run);
     if (o.dry_run) {
       std::vector<std::string> argv{self_executable()};
@@ -440,7 +454,7 @@ int run_retune(const RetuneOptions& given) {
   }
 
   if (o.dry_run) print_skipped(rows, planned, o.json);
-  else print_rows(rows, *batch, o.json);
+  else print_rows(rows, to_run.empty() ? "" : *batch, o.json);
   // Runs that published what they shipped: this time it is in the local cache only.
   for (const auto& [url, lines] : published)
     std::fprintf(stderr, "ciq-tuner: note: %zu run%s made with --publish %s (%s%s) shipped again to %s only; to publish the new entries: %s%s\n",

@@ -126,8 +126,15 @@ int run_reverify(const ReverifyOptions& given) {
   no_gain -= runs->size();
   if (no_gain)
     std::fprintf(stderr, "ciq-tuner: left out %zu run%s that shipped no gain: nothing to re-measure\n", no_gain, no_gain == 1 ? "" : "s");
-  // Nothing to measure: no directory is made for it.
-  auto batch = batch_directory(o.out_dir, "ciq-reverify", !runs->empty());
+  // Each run's saved start, read once; nothing to measure (every run
+  // skipped too): no directory is made for it.
+  std::vector<Result<SavedRun>> starts;
+  bool any = false;
+  for (const auto& run : *runs) {
+    starts.push_back(read_saved_run(run.command_line));
+    any |= starts.back().ok();
+  }
+  auto batch = batch_directory(o.out_dir, "ciq-reverify", any);
   if (!batch) return fail(batch.error());
 
   std::vector<Row> rows;
@@ -138,8 +145,7 @@ int run_reverify(const ReverifyOptions& given) {
   kill_children_on_interrupt("\nciq-tuner: reverify interrupted; nothing in the cache changed: run it again to measure\n",
                              /*forward=*/true);
   for (const auto& run : *runs) {
-    ++i;
-    auto saved = read_saved_run(run.command_line);
+    const Result<SavedRun>& saved = starts[i++];
     if (!saved) {
       add_rows(run, Standing::not_measured, saved.error().message, "", nullptr, rows);
       continue;

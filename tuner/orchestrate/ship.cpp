@@ -214,12 +214,15 @@ Result<std::vector<cache::Entry>> unit_entries(const cache::Store& store, const 
 // A run that found nothing better than the default says nothing against
 // a winner an earlier run verified: that entry stays (better evidence
 // wins, as in import and merge); `ciq-cache rm` drops it on purpose.
-void keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& entries) {
+void keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& entries, const std::string& replaces_run) {
   std::size_t kept = 0;
   std::erase_if(entries, [&](const cache::Entry& e) {
     auto existing = store.get(cache::Table::records, digest_bytes(e.key));
     if (!existing || !*existing) return false;
     auto record = cache::parse_record(**existing, "cache");
+    // A retune --drop-losers of the run that shipped it: no gain now
+    // replaces it, so that nothing tunes the kernel again for nothing.
+    if (record && !replaces_run.empty() && cache::tuned_on(*record).command_line == replaces_run) return false;
     bool winner = record && !record->controls.empty();
     kept += winner;
     return winner;
@@ -258,7 +261,7 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
     if (!units) return units.error();
     entries->insert(entries->end(), units->begin(), units->end());
   }
-  if (no_gain) keep_earlier_winners(*store, *entries);
+  if (no_gain) keep_earlier_winners(*store, *entries, options.replaces_run);
   warn_of_conflicts(*store, controls, other_kernels);
   if (auto r = cache::write_entries(*store, *entries); !r) return r.error();
   for (const auto& module : partial_modules) {

@@ -2,8 +2,10 @@
 
 #include "utils/files.h"
 #include "utils/redis.h"
+#include "utils/safe_open.h"
 
 #include <algorithm>
+#include <optional>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -96,6 +98,57 @@ std::string untrusted_run_file(const std::string& path) {
 std::string parse_working_directory(std::string_view text) {
   if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
   return std::string(text);
+}
+
+namespace {
+
+// A saved command line or working directory is a few KiB; what is larger
+// is not one ciq wrote.
+constexpr std::uint64_t k_max_saved_bytes = std::uint64_t(1) << 20;
+
+// The text of the run's file at `path` (described as `what`), or why it is
+// not one to take commands or a directory from; nullopt when it is missing.
+Result<std::optional<std::string>> trusted_run_file(const std::string& path, const std::string& what) {
+  std::string why = untrusted_run_file(path);
+  if (why == "missing") return std::optional<std::string>();
+  if (!why.empty()) return make_error("unsafe", "the run's " + what + " " + path + " is " + why);
+  auto text = read_file(path, k_max_saved_bytes);
+  if (!text) return make_error("invalid", "the run's " + what + " " + path + " is unreadable: " + text.error().message);
+  return std::optional<std::string>(std::move(*text));
+}
+
+} // namespace
+
+Result<SavedStart> load_saved_start(const std::string& dir) {
+  if (!is_directory(dir)) return make_error("missing", "the run directory " + dir + " does not exist");
+  // Checked before anything is read: another user's link flipped between
+  // two directories would otherwise have one file read from each.
+  if (auto own = check_own_directory(dir); !own)
+    return make_error("unsafe", "the run directory " + dir + " is not yours alone (" + own.error().message + ")");
+  auto real = real_path(dir);
+  if (!real) return make_error("missing", "the run directory " + dir + " cannot be resolved");
+  SavedStart saved;
+  saved.dir = *real;
+  std::string line_file = join_path(saved.dir, "command-line");
+  auto line = trusted_run_file(line_file, "command line");
+  if (!line) return line.error();
+  if (!*line) return make_error("missing", "the run's command line " + line_file + " is missing");
+  saved.arguments = parse_command_line(**line);
+  auto where = trusted_run_file(join_path(saved.dir, "working-directory"), "working-directory file");
+  if (!where) return where.error();
+  if (!*where) return saved;
+  saved.working_directory = parse_working_directory(**where);
+  const std::string& w = saved.working_directory;
+  if (w.empty() || w.front() != '/' || w.find('\0') != std::string::npos)
+    return make_error("invalid", "the run's working directory '" + w + "' is not an absolute path (a file edited by hand)");
+  if (!is_directory(w))
+    return make_error("gone", "the directory the run ran in, " + w + ", is gone: its commands' relative paths mean nothing elsewhere");
+  // The commands run there: a directory another user could change (theirs,
+  // one they may write in, or below one), made again after /tmp was
+  // cleaned, say, holds what they put there.
+  if (auto secure = check_secure_location(w); !secure)
+    return make_error("unsafe", "the directory the run ran in, " + w + ", is not yours alone (" + secure.error().message + ")");
+  return saved;
 }
 
 } // namespace ciq::tuner

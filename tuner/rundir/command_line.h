@@ -45,4 +45,26 @@ std::string untrusted_run_file(const std::string& path);
 /// written, less the one newline after it.
 std::string parse_working_directory(std::string_view text);
 
+/// How a run was started, read back to run its commands again as this user.
+struct SavedStart {
+  std::string dir;                    // the run directory's real path
+  std::vector<std::string> arguments; // the subcommand ("run", "campaign"), then its options
+  std::string working_directory;      // where it ran; "" when none was saved (a campaign from before campaigns saved one)
+};
+
+/// The one reader of a run directory's command-line and working-directory
+/// for running them again (run and campaign --resume, retune, reverify).
+/// Its commands would run as you, so it refuses (code "unsafe") what
+/// another local user could have prepared: a run directory that is not
+/// yours alone, or reached through a link of theirs (check_own_directory;
+/// the files are read from its real path); a file that is not a regular
+/// file of yours or that group or others may write (untrusted_run_file);
+/// a working directory that is not yours alone (check_secure_location).
+/// Code "missing": no command-line; "gone": the working directory no longer
+/// exists; "invalid": a file larger than one ciq writes, or a working
+/// directory naming no absolute path or holding a NUL (edited by hand).
+/// Messages name the file or directory ("the run's command line ... is
+/// writable by other users (mode 0602)"); callers add what follows.
+Result<SavedStart> load_saved_start(const std::string& dir);
+
 } // namespace ciq::tuner
