@@ -131,6 +131,21 @@ RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const st
   return tuner_run(c, r.run_dir, std::move(args), gpus);
 }
 
+// The program's confirmation of several kernels' winners with per-kernel
+// directives only (`controls`: their union) in the same program runs: a
+// `run --separately` whose candidates are the default and the union, each
+// kernel judged and verified by its own time (kernel_parts.h), its part
+// shipped only if it wins.
+RunOptions joint_confirm_run(const CampaignOptions& c, const std::vector<std::string>& kernels, const std::string& controls,
+                             const std::string& dir, const std::string& gpus) {
+  std::string glob;
+  for (const auto& k : kernels) glob += (glob.empty() ? "{" : ",") + exact_glob(k);
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", glob + "}", "--separately", "--seed-controls", controls, "--budget", "2",
+                           "--occupancy-probes=false", "--prune=false"});
+  return tuner_run(c, dir, std::move(args), gpus);
+}
+
 // After the program's confirmation of a replay winner that set module-wide
 // knobs and was not shipped: whether the replay's fastest candidate with
 // per-kernel directives only beat the replayed default by --min-effect;
@@ -277,6 +292,72 @@ void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, 
   write_summary();
 }
 
+// The directory of the joint confirmation (confirm_jointly).
+std::string joint_dir(const CampaignOptions& c) { return join_path(join_path(c.tune.out_dir, "runs"), "confirm-together"); }
+
+// Confirms the winners waiting in joint_controls: one alone as any replay
+// winner, several in one `run --separately` (joint_confirm_run) whose
+// candidate is the union of their directives, each kernel's outcome its
+// part of that run's summary. Under the lock (nothing else runs now).
+template <class WriteSummary>
+void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& results, const std::string& gpus,
+                     WriteSummary& write_summary) {
+  std::vector<std::size_t> group;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (!results[i].joint_controls.empty()) group.push_back(i);
+  if (group.empty()) return;
+  std::string controls = group.size() == 1 ? results[group.front()].joint_controls : joint_dir(c) + ".controls";
+  std::vector<std::string> kernels;
+  if (group.size() > 1) {
+    spaces::ControlSet all;
+    for (std::size_t i : group) {
+      auto text = read_file(results[i].joint_controls);
+      auto set = text ? spaces::parse_control_set(*text, results[i].joint_controls) : Result<spaces::ControlSet>(text.error());
+      if (!set) {
+        results[i].state = KernelState::failed;
+        results[i].error = "cannot read its winner's controls: " + set.error().message;
+        continue;
+      }
+      all.space = set->space;
+      for (auto& [kernel, knobs] : set->kernels) all.kernels[kernel].insert(knobs.begin(), knobs.end());
+      kernels.push_back(results[i].kernel);
+    }
+    std::erase_if(group, [&](std::size_t i) { return results[i].state == KernelState::failed; });
+    if (auto w = write_file_atomic(controls, spaces::format_control_set(all)); !w) {
+      for (std::size_t i : group) results[i].state = KernelState::failed, results[i].error = w.error().message;
+      group.clear();
+    }
+  }
+  if (group.empty()) {
+    write_summary();
+    return;
+  }
+  RunOptions run;
+  if (group.size() == 1) {
+    KernelResult& r = results[group.front()];
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: confirming %s in the program\n", group.front() + 1, results.size(),
+                 printable(r.kernel).c_str(), printable(r.replay_controls).c_str());
+    run = confirm_run(c, r, controls, gpus);
+  } else {
+    std::string dir = joint_dir(c);
+    if (auto removed = remove_summary(dir); !removed)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+    for (std::size_t i : group) results[i].run_dir = dir;
+    std::fprintf(stderr, "ciq-tuner: confirming %zu kernels' replay winners together, each by its own time in the same program "
+                         "runs (%s)\n", group.size(), printable(dir).c_str());
+    run = joint_confirm_run(c, kernels, controls, dir, gpus);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto ran = run_process(run);
+  for (std::size_t i : group) {
+    results[i].seconds = seconds_since(started);
+    results[i].joint_controls.clear();
+    results[i].directives_controls.clear();
+    record_outcome(results[i], ran, run.stderr_file, i, results.size());
+  }
+  write_summary();
+}
+
 // Runs the kernels' runs not done yet, --concurrent at a time (slot i
 // benchmarks on gpu_sets[i]), each outcome recorded in `results` and
 // campaign.json as it ends; the kernels of `together` in one run.
@@ -299,6 +380,15 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
     if (!grouped) jobs.push_back({i});
     else if (i == together.front()) jobs.push_back(together);
   }
+  // --together with kernel-time: replay winners with per-kernel directives
+  // only wait, and are confirmed together once every replay is done.
+  const auto& objectives = c.tune.setup.objectives;
+  bool joint = c.together && objectives.size() == 1 && objectives[0].kind == ObjectiveKind::kernel_time;
+  auto defer = [&](KernelResult& r, const std::string& controls, std::size_t i) { // under the mutex
+    r.joint_controls = controls;
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: its winner sets per-kernel directives only: confirmed once every replay is done, "
+                         "with any other such winner in the same program runs\n", i + 1, results.size(), printable(r.kernel).c_str());
+  };
   std::atomic<std::size_t> next{0};
   auto worker = [&](std::size_t slot) {
     for (std::size_t job = next++; job < jobs.size(); job = next++) {
@@ -339,7 +429,12 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
             continue;
           }
           if (what == Replayed::confirm) {
-            run = confirm_run(c, r, join_path(r.replay_dir, "best.controls"), gpu_sets[slot]);
+            std::string best = join_path(r.replay_dir, "best.controls");
+            if (joint && !sets_module_wide(best)) {
+              defer(r, best, i);
+              continue;
+            }
+            run = confirm_run(c, r, best, gpu_sets[slot]);
             confirming = true;
           }
         } else {
@@ -352,6 +447,16 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
         record_outcome(r, ran, run.stderr_file, i, results.size());
         write_summary();
         if (!confirming || !directive_fallback(c, r)) continue;
+      }
+      if (joint) {
+        std::lock_guard lock(mutex);
+        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the "
+                             "fastest candidate of the replay with per-kernel directives only, %s (%s), once every replay is "
+                             "done, with any other such winner\n",
+                     i + 1, results.size(), printable(r.kernel).c_str(), printable(r.replay_controls).c_str(),
+                     percent_text(r.replay_change, "%+.1f %%").c_str());
+        r.joint_controls = r.directives_controls;
+        continue;
       }
       run = confirm_run(c, r, r.directives_controls, gpu_sets[slot]);
       {
@@ -372,6 +477,8 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
   std::vector<std::thread> threads;
   for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
   for (auto& t : threads) t.join();
+  std::lock_guard lock(mutex);
+  confirm_jointly(c, results, gpu_sets.front(), write_summary);
 
 }
 
@@ -422,6 +529,16 @@ int run_campaign(CampaignOptions c) {
     // still to run).
     if (directive_fallback(c, results[i]) && take_results(results[i], summary_of(results[i])))
       results[i].directives_controls.clear();
+    // Its winner confirmed with others' in the same program runs: that
+    // run's summary has its part.
+    if (results[i].state != KernelState::done && !results[i].replay_dir.empty()) {
+      KernelResult joint = results[i];
+      joint.run_dir = joint_dir(c);
+      if (take_results(joint, summary_of(joint))) {
+        joint.directives_controls.clear();
+        results[i] = std::move(joint);
+      }
+    }
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });

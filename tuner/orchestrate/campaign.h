@@ -42,9 +42,11 @@ struct CampaignOptions {
   // as the only candidate besides the default) before it ships. Kernels
   // that could not be captured are tuned by program runs.
   bool capture = true;
-  // --together: the kernels that go to program runs (no replay) are tuned
-  // in one `run --separately` when there are two or more and the objective
-  // is kernel-time: a program run then measures a candidate of each.
+  // --together (with kernel-time the only objective): the kernels that go
+  // to program runs (no replay) are tuned in one `run --separately` when
+  // there are two or more: a program run then measures a candidate of each;
+  // and replay winners with per-kernel directives only are confirmed in one
+  // such run once every replay is done (runs/confirm-together).
   bool together = true;
   // --check-program N: at the end, the program built fresh with the cache
   // against without it (CIQ_DISABLE=1), N interleaved pairs of a build and

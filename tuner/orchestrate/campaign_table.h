@@ -42,6 +42,12 @@ struct KernelResult {
   // second confirmation's; directives_controls: the candidate's control-set
   // file while that confirmation is still to run, "" otherwise.
   std::string refused, directives_controls;
+  // A winner with per-kernel directives only (the replay's, or the fallback
+  // above), waiting to be confirmed with the other kernels' in the same
+  // program runs once every replay is done (--together): its control-set
+  // file; "" otherwise. Not saved: a resumed campaign replays again (the
+  // finished replay answers at once) and finds it again.
+  std::string joint_controls;
 };
 
 /// Seconds since `start`, for the wall times the campaign reports.
