@@ -402,6 +402,7 @@ Result<void> show_record(const std::string& cache_dir, const std::string& prefix
     // records keep it under other names: tuned_on() reads them all).
     auto on = tuned_on(*r);
     if (std::string gpu = describe_gpu(on); !gpu.empty()) out << "# verified on: " << printable(gpu) << "\n";
+    else out << "# verified on: no GPU recorded (a compile-only objective, made by hand, or before ciq recorded it): no GPU policy refuses it\n";
     if (!on.command_line.empty()) out << "# run: " << printable(on.command_line) << "\n";
   }
   out << printable_lines(**text);
