@@ -80,6 +80,12 @@ Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir, con
   return runs;
 }
 
+Result<std::set<std::string>> entry_keys(const std::string& cache_dir) {
+  std::set<std::string> keys;
+  if (auto walked = for_each_entry(cache_dir, [&](RecordedEntry e) { keys.insert(std::move(e.key)); }); !walked) return walked.error();
+  return keys;
+}
+
 Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line) {
   std::vector<RecordedEntry> out;
   auto walked = for_each_entry(cache_dir, [&](RecordedEntry e) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,9 @@ std::vector<std::vector<RecordedEntry>> kernel_rows(const std::vector<RecordedEn
 /// that does not exist has no entries. Fails when it is unusable.
 Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir,
                                                const std::function<bool(const RecordedEntry&)>& select);
+
+/// The keys of every readable entry of the cache (hex).
+Result<std::set<std::string>> entry_keys(const std::string& cache_dir);
 
 /// Every entry of the cache whose recorded command line is `command_line`.
 Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line);

@@ -187,7 +187,7 @@ Result<void> remove_entries(const std::string& cache_dir, const std::vector<Reco
 // run wrote under its key, or --drop-losers removed it), so that each
 // entry changed is in the output.
 void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::string& new_dir, const SummaryResults& results,
-                  std::vector<Row>& rows) {
+                  const std::set<std::string>& keys_before, std::vector<Row>& rows) {
   // Entries name their run by its real path (an --out through a link too).
   std::string command_line = join_path(new_dir, "command-line");
   if (char* real = ::realpath(command_line.c_str(), nullptr)) {
@@ -279,7 +279,8 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
       row.verdict = same_key ? Verdict::replaced : Verdict::added;
       row.reason = same_key ? "by a new verified winner: " + controls
                             : "a new verified winner: " + controls + ", under this toolkit's key " + winner->key.substr(0, 12) +
-                                  " (the old entry stays under its own key)";
+                                  (keys_before.count(winner->key) ? " (in place of what an earlier retune put there; " : " (") +
+                                  "the old entry stays under its own key)";
     } else if (shipped) {
       row.verdict = Verdict::unchanged;
       row.reason = "the new run's winner (" + controls + ") made no entry for it: the entry is as it was";
@@ -397,6 +398,11 @@ int run_retune(const RetuneOptions& given) {
   // Made only when something runs in it (a dry run's is checked only).
   auto batch = batch_directory(o.out_dir, "ciq-retune", !o.dry_run && !to_run.empty());
   if (!batch) return fail(batch.error());
+  // What the cache held before: a new winner under a key already there
+  // (an earlier retune's) replaced it, and the table says so.
+  std::set<std::string> keys_before;
+  if (!o.dry_run)
+    if (auto keys = entry_keys(o.cache_dir)) keys_before = std::move(*keys);
   bool any_failed = false;
   std::size_t i = 0;
   // An interrupt stops the run in progress (it saves its state) and this:
@@ -449,7 +455,7 @@ int run_retune(const RetuneOptions& given) {
     const SummaryResults& results = *outcome.summary->results;
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, runnable, results.shipped ? ("shipped " + results.controls).c_str() : "nothing shipped",
                  printable(results.verdict).c_str());
-    conclude_run(o, *run, new_dir, results, rows);
+    conclude_run(o, *run, new_dir, results, keys_before, rows);
     if (std::string url = publish_url_of(saved.arguments); !url.empty() && results.shipped) published[url].push_back(run->command_line);
   }
 
