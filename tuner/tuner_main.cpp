@@ -254,7 +254,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     if (original.empty()) {
       // Saved by none (a campaign from before it saved one): its commands
       // run here, which must be no other user's place either.
-      if (auto secure = ciq::check_secure_location("."); !secure)
+      if (auto secure = tn::check_command_directory("."); !secure)
         return ciq::make_error("unsafe", "'" + dir + "' names no working directory, and this one is not yours alone (" +
                                              secure.error().message + "): resume it from the directory it was started in");
     } else if (!::getcwd(here, sizeof here) || original != here) {

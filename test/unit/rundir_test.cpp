@@ -86,6 +86,14 @@ TEST(RunDir, a_saved_start_is_read_only_from_what_is_yours_alone) {
   EXPECT_EQ(code(), "invalid"); // larger than one ciq writes
   ASSERT_TRUE(write_file_atomic(where, project + "/gone\n").ok());
   EXPECT_EQ(code(), "gone");
+  ASSERT_TRUE(write_file_atomic(where, "/dev/zero\n").ok());
+  EXPECT_EQ(code(), "invalid"); // not a directory: not "gone"
+  ASSERT_TRUE(write_file_atomic(where, project + "\n/etc\n").ok());
+  EXPECT_EQ(code(), "invalid"); // two lines
+  ASSERT_TRUE(write_file_atomic(where, project + "\n").ok());
+  ASSERT_TRUE(save_command_line(run, {"run", "--budget", std::string("6\0junk", 6)}).ok());
+  EXPECT_EQ(code(), "invalid"); // a NUL no process could get
+  ASSERT_TRUE(save_command_line(run, {"run", "--build", "make\nmake install"}).ok());
   ASSERT_TRUE(write_file_atomic(where, project + "\n").ok());
   ASSERT_EQ(::chmod(join_path(run, "command-line").c_str(), 0602), 0);
   auto refused = load_saved_start(run);

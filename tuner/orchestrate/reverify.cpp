@@ -210,7 +210,7 @@ int run_reverify(const ReverifyOptions& given) {
       listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"entries", entries_json(r.entries)}, {"recorded_gain", gain_json(r.recorded_gain)},
                         {"gain_now", gain_json(r.gain_now)}, {"verdict", standing_name(r.standing)}, {"reason", r.reason},
                         {"run_dir", r.run_dir}});
-    nlohmann::json out = runs->empty() ? nlohmann::json(nullptr) : nlohmann::json(*batch);
+    nlohmann::json out = any ? nlohmann::json(*batch) : nlohmann::json(nullptr);
     std::cout << nlohmann::json{{"out", out}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (rows.empty()) {
     std::fprintf(stderr, "ciq-tuner: no shipped winner with a recorded run is selected in %s: nothing to re-measure\n", o.cache_dir.c_str());

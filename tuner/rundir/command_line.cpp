@@ -134,21 +134,45 @@ Result<SavedStart> load_saved_start(const std::string& dir) {
   if (!line) return line.error();
   if (!*line) return make_error("missing", "the run's command line " + line_file + " is missing");
   saved.arguments = parse_command_line(**line);
+  // A NUL cannot reach a process in an argument: the run would get less
+  // than the dry run shows.
+  for (const auto& a : saved.arguments)
+    if (a.find('\0') != std::string::npos)
+      return make_error("invalid", "the run's command line " + line_file + " holds a NUL byte (damaged, or edited by hand)");
   auto where = trusted_run_file(join_path(saved.dir, "working-directory"), "working-directory file");
   if (!where) return where.error();
   if (!*where) return saved;
   saved.working_directory = parse_working_directory(**where);
   const std::string& w = saved.working_directory;
-  if (w.empty() || w.front() != '/' || w.find('\0') != std::string::npos)
-    return make_error("invalid", "the run's working directory '" + w + "' is not an absolute path (a file edited by hand)");
-  if (!is_directory(w))
+  // One absolute path on one line, as save_working_directory() wrote it.
+  if (w.empty() || w.front() != '/' || w.find('\0') != std::string::npos || w.find('\n') != std::string::npos ||
+      w.size() > 4096)
+    return make_error("invalid", "the run's working-directory file names no absolute path on one line (damaged, or edited by hand)");
+  struct stat st {};
+  if (::stat(w.c_str(), &st) != 0)
     return make_error("gone", "the directory the run ran in, " + w + ", is gone: its commands' relative paths mean nothing elsewhere");
-  // The commands run there: a directory another user could change (theirs,
-  // one they may write in, or below one), made again after /tmp was
-  // cleaned, say, holds what they put there.
-  if (auto secure = check_secure_location(w); !secure)
-    return make_error("unsafe", "the directory the run ran in, " + w + ", is not yours alone (" + secure.error().message + ")");
+  if (!S_ISDIR(st.st_mode)) return make_error("invalid", "the run's working directory " + w + " is not a directory (edited by hand?)");
+  if (auto own = check_command_directory(w); !own)
+    return make_error("unsafe", "the directory the run ran in, " + w + ", is not yours alone (" + own.error().message + ")");
   return saved;
+}
+
+Result<void> check_command_directory(const std::string& dir) {
+  // A directory another user could change (theirs, one they may write in,
+  // or below one), made again after /tmp was cleaned, say, holds what they
+  // put there.
+  if (auto secure = check_secure_location(dir); !secure) return secure;
+  // Nor one they may add files to, sticky or not (/tmp itself, a 1777
+  // project folder): a file its commands name that is gone now would be
+  // theirs.
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+    return make_error("unsafe", "'" + dir + "' is writable by " + ((st.st_mode & S_IWOTH) ? "other users" : "its group") + " (mode " +
+                                    mode + "): they could add the files its commands read, the sticky bit does not stop that");
+  }
+  return {};
 }
 
 } // namespace ciq::tuner

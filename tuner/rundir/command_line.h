@@ -59,12 +59,19 @@ struct SavedStart {
 /// yours alone, or reached through a link of theirs (check_own_directory;
 /// the files are read from its real path); a file that is not a regular
 /// file of yours or that group or others may write (untrusted_run_file);
-/// a working directory that is not yours alone (check_secure_location).
+/// a working directory that is not yours alone (check_command_directory).
 /// Code "missing": no command-line; "gone": the working directory no longer
-/// exists; "invalid": a file larger than one ciq writes, or a working
-/// directory naming no absolute path or holding a NUL (edited by hand).
+/// exists; "invalid": a file larger than one ciq writes, an argument with a
+/// NUL, or a working-directory file that names no absolute path on one
+/// line, or a path that is not a directory (damaged, or edited by hand).
 /// Messages name the file or directory ("the run's command line ... is
 /// writable by other users (mode 0602)"); callers add what follows.
 Result<SavedStart> load_saved_start(const std::string& dir);
+
+/// Whether saved commands may run in `dir`: check_secure_location(), and
+/// the directory itself writable by nobody else, not even with the sticky
+/// bit (others could add a file the commands read, by a relative path,
+/// once the user's is gone). An "unsafe" error naming why otherwise.
+Result<void> check_command_directory(const std::string& dir);
 
 } // namespace ciq::tuner
