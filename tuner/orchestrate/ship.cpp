@@ -214,8 +214,8 @@ Result<std::vector<cache::Entry>> unit_entries(const cache::Store& store, const 
 // A run that found nothing better than the default says nothing against
 // a winner an earlier run verified: that entry stays (better evidence
 // wins, as in import and merge); `ciq-cache rm` drops it on purpose.
-void keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& entries, const std::string& replaces_run) {
-  std::size_t kept = 0;
+std::set<Hash128> keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& entries, const std::string& replaces_run) {
+  std::set<Hash128> kept;
   std::erase_if(entries, [&](const cache::Entry& e) {
     auto existing = store.get(cache::Table::records, digest_bytes(e.key));
     if (!existing || !*existing) return false;
@@ -224,13 +224,37 @@ void keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& 
     // replaces it, so that nothing tunes the kernel again for nothing.
     if (record && !replaces_run.empty() && cache::tuned_on(*record).command_line == replaces_run) return false;
     bool winner = record && !record->controls.empty();
-    kept += winner;
+    if (winner) kept.insert(e.key);
     return winner;
   });
-  if (kept)
+  if (!kept.empty())
     std::fprintf(stderr, "ciq-tuner: kept %zu entr%s an earlier run shipped with a verified gain: this run found nothing "
                          "better than the default, which does not undo that (ciq-cache rm removes one on purpose)\n",
-                 kept, kept == 1 ? "y" : "ies");
+                 kept.size(), kept.size() == 1 ? "y" : "ies");
+  return kept;
+}
+
+// A module entry is looked up before its kernels' entries: a "tuned, no
+// gain" one would hide a kernel winner kept above (another run's). Such a
+// module gets no entry of its own, and one left there is removed, so that
+// its kernels' entries answer.
+Result<void> unhide_kept_kernels(const std::vector<TracedModule>& trace, const std::set<Hash128>& kept,
+                                 std::vector<cache::Entry>& entries, std::vector<Hash128>& partial_modules) {
+  for (const auto& m : trace) {
+    auto module = key_of(m.module_key);
+    if (!module) return module.error();
+    if (kept.count(*module)) continue; // a module winner: it answers for every kernel
+    bool hides = false;
+    for (const auto& k : m.kernels) {
+      auto key = key_of(k.key);
+      if (!key) return key.error();
+      hides |= kept.count(*key) > 0;
+    }
+    if (!hides) continue;
+    std::erase_if(entries, [&](const cache::Entry& e) { return e.key == *module; });
+    if (std::find(partial_modules.begin(), partial_modules.end(), *module) == partial_modules.end()) partial_modules.push_back(*module);
+  }
+  return {};
 }
 
 } // namespace
@@ -261,7 +285,10 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
     if (!units) return units.error();
     entries->insert(entries->end(), units->begin(), units->end());
   }
-  if (no_gain) keep_earlier_winners(*store, *entries, options.replaces_run);
+  if (no_gain)
+    if (auto unhidden = unhide_kept_kernels(trace, keep_earlier_winners(*store, *entries, options.replaces_run), *entries, partial_modules);
+        !unhidden)
+      return unhidden.error();
   warn_of_conflicts(*store, controls, other_kernels);
   if (auto r = cache::write_entries(*store, *entries); !r) return r.error();
   for (const auto& module : partial_modules) {
