@@ -32,6 +32,7 @@ TunedOn tuned_on(const Record& r) {
   on.gpu_memory_mib = r.provenance_value(tuned_on_key::gpu_memory);
   on.gpu_cuda_cores = r.provenance_value(tuned_on_key::gpu_cores);
   on.command_line = r.provenance_value(tuned_on_key::command_line);
+  on.run_id = r.provenance_value(tuned_on_key::run_id);
   // Records of before `command_line`: the run directory keeps it there.
   if (std::string run_dir = r.provenance_value("run_dir"); on.command_line.empty() && !run_dir.empty())
     on.command_line = join_path(run_dir, "command-line");

@@ -22,6 +22,7 @@ inline constexpr std::string_view gpu_model = "gpu_model";        // NVML's name
 inline constexpr std::string_view gpu_memory = "gpu_memory_mib";  // total memory, MiB
 inline constexpr std::string_view gpu_cores = "gpu_cuda_cores";   // NVML's core count
 inline constexpr std::string_view command_line = "command_line";  // <run dir>/command-line
+inline constexpr std::string_view run_id = "run_id";              // <run dir>/run-id: which run, where a path may be reused
 } // namespace tuned_on_key
 
 struct TunedOn {
@@ -31,6 +32,7 @@ struct TunedOn {
   std::string gpu_memory_mib;  // "" when unknown
   std::string gpu_cuda_cores;  // "" when unknown
   std::string command_line;    // the run's saved command line (a file); "" for entries made by hand
+  std::string run_id;          // the run's own id (<run dir>/run-id); "" for entries made by hand or before ids
 };
 
 /// What `record` says it was tuned on; fields it does not record are "".

@@ -65,18 +65,22 @@ std::vector<std::vector<RecordedEntry>> kernel_rows(const std::vector<RecordedEn
 
 Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir, const std::function<bool(const RecordedEntry&)>& select) {
   std::vector<RecordedRun> runs;
-  std::map<std::string, std::size_t> index; // command line -> runs[i]
+  std::map<std::string, std::size_t> index; // command line, run id -> runs[i]
+  auto run_of = [](const RecordedEntry& e) {
+    cache::TunedOn on = cache::tuned_on(e.record);
+    return on.command_line + '\n' + on.run_id;
+  };
   std::vector<RecordedEntry> entries;
   if (auto walked = for_each_entry(cache_dir, [&](RecordedEntry e) { entries.push_back(std::move(e)); }); !walked) return walked.error();
   for (const auto& e : entries) {
     if (!select(e)) continue;
-    std::string line = cache::tuned_on(e.record).command_line;
-    auto [it, added] = index.try_emplace(line, runs.size());
-    if (added) runs.push_back(RecordedRun{line, {}, {}});
+    cache::TunedOn on = cache::tuned_on(e.record);
+    auto [it, added] = index.try_emplace(run_of(e), runs.size());
+    if (added) runs.push_back(RecordedRun{on.command_line, on.run_id, {}, {}});
     runs[it->second].selected.push_back(e);
   }
   for (const auto& e : entries)
-    if (auto it = index.find(cache::tuned_on(e.record).command_line); it != index.end()) runs[it->second].all.push_back(e);
+    if (auto it = index.find(run_of(e)); it != index.end()) runs[it->second].all.push_back(e);
   return runs;
 }
 
@@ -86,10 +90,12 @@ Result<std::set<std::string>> entry_keys(const std::string& cache_dir) {
   return keys;
 }
 
-Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line) {
+Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line,
+                                                  const std::string& run_id) {
   std::vector<RecordedEntry> out;
   auto walked = for_each_entry(cache_dir, [&](RecordedEntry e) {
-    if (!command_line.empty() && cache::tuned_on(e.record).command_line == command_line) out.push_back(std::move(e));
+    cache::TunedOn on = cache::tuned_on(e.record);
+    if (!command_line.empty() && on.command_line == command_line && on.run_id == run_id) out.push_back(std::move(e));
   });
   if (!walked) return walked.error();
   return out;
@@ -113,7 +119,7 @@ spaces::ControlSet run_controls(const std::vector<RecordedEntry>& entries) {
   return set;
 }
 
-Result<SavedRun> read_saved_run(const std::string& path) {
+Result<SavedRun> read_saved_run(const std::string& path, const std::string& run_id) {
   if (path.empty()) return skipped("made by hand (ciq-cache put): no run is recorded to tune it again");
   if (path.front() != '/') return skipped("its run's command line " + path + " is not an absolute path (an entry edited by hand): not run");
   struct stat st {};
@@ -123,6 +129,12 @@ Result<SavedRun> read_saved_run(const std::string& path) {
   // What it reads and refuses is what --resume reads and refuses.
   auto start = load_saved_start(dir_name(path));
   if (!start) return skipped(start.error().message + (start.error().code == "unsafe" ? ": not run" : ""));
+  // An --out path used again (here, or on the machine a pack came from)
+  // holds another run: its commands are not the ones that made the entry.
+  if (!run_id.empty() && start->run_id != run_id)
+    return skipped("its run directory " + start->dir + " now holds another run (run-id " +
+                   (start->run_id.empty() ? std::string("none") : start->run_id.substr(0, 12)) + ", the entry's " + run_id.substr(0, 12) +
+                   "): the run that made it is gone");
   if (start->arguments.empty() || start->arguments.front() != "run")
     return skipped(path + " is not the command line of a `ciq-tuner run`");
   if (start->working_directory.empty())

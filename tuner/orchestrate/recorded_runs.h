@@ -37,6 +37,7 @@ std::string entry_name(const cache::Record& record);
 /// and unit entries that go with its kernels').
 struct RecordedRun {
   std::string command_line;            // the saved command-line file; "" for entries made by hand
+  std::string run_id;                  // the run's id, when its entries record one (tuned_on.h)
   std::vector<RecordedEntry> selected; // in key order
   std::vector<RecordedEntry> all;      // selected or not, in key order
 };
@@ -51,8 +52,9 @@ struct RecordedRun {
 std::vector<std::vector<RecordedEntry>> kernel_rows(const std::vector<RecordedEntry>& entries);
 
 /// Reads the cache under `cache_dir` and groups the entries `select`
-/// accepts by the run that made them (in the order of their first key);
-/// entries made by hand form one group with an empty command line. A cache
+/// accepts by the run that made them (in the order of their first key): its
+/// command line and run id (a reused --out path held two runs); entries
+/// made by hand form one group with an empty command line. A cache
 /// that does not exist has no entries. Fails when it is unusable.
 Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir,
                                                const std::function<bool(const RecordedEntry&)>& select);
@@ -60,8 +62,10 @@ Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir,
 /// The keys of every readable entry of the cache (hex).
 Result<std::set<std::string>> entry_keys(const std::string& cache_dir);
 
-/// Every entry of the cache whose recorded command line is `command_line`.
-Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line);
+/// Every entry of the cache whose recorded command line is `command_line`
+/// and run id `run_id` ("" for entries of before run ids).
+Result<std::vector<RecordedEntry>> entries_of_run(const std::string& cache_dir, const std::string& command_line,
+                                                  const std::string& run_id);
 
 /// The control set a run shipped, whole again from its entries: the
 /// options, ACF and per-kernel directives of its kernel and module entries
@@ -79,9 +83,10 @@ struct SavedRun {
 /// beside it. Fails ("skipped", with the reason for people) when either is
 /// missing or unreadable, when the file is not this user's own (an entry
 /// from a pack names a file on another machine, and a file someone else
-/// wrote is not a command to run as you), when it is not a `run`'s, or when
-/// the directory it ran in is gone.
-Result<SavedRun> read_saved_run(const std::string& path);
+/// wrote is not a command to run as you), when it is not a `run`'s, when
+/// the directory it ran in is gone, or when its directory now holds another
+/// run than `run_id` (the entries' run; "" for entries of before run ids).
+Result<SavedRun> read_saved_run(const std::string& path, const std::string& run_id);
 
 /// `arguments` without the options named in `valued` (with their value,
 /// joined by '=' or the next argument) and `flags` (alone, or =VALUE).

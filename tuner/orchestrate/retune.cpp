@@ -6,6 +6,7 @@
 #include "tuner/measure/gpu_monitor.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/recorded_runs.h"
+#include "tuner/rundir/command_line.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
@@ -194,7 +195,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     command_line = real;
     std::free(real);
   }
-  auto made = entries_of_run(o.cache_dir, command_line);
+  auto made = entries_of_run(o.cache_dir, command_line, read_run_id(new_dir));
   std::map<std::string, RecordedEntry> new_by_name; // name + kind -> the new run's entry
   std::set<std::string> new_keys, new_no_gain; // the new run's entries; those of them without controls
   if (made)
@@ -222,7 +223,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
           e.record.kind == "kernel" && k && !k->shipped && !e.record.controls.empty() && !new_keys.count(e.key))
         losers.push_back(e);
   } else if (o.drop_losers && !results.shipped) {
-    if (auto left = entries_of_run(o.cache_dir, run.command_line))
+    if (auto left = entries_of_run(o.cache_dir, run.command_line, run.run_id))
       for (auto& e : *left)
         if (!e.record.controls.empty()) losers.push_back(e);
   }
@@ -387,7 +388,7 @@ int run_retune(const RetuneOptions& given) {
   std::vector<std::pair<const RecordedRun*, SavedRun>> to_run;
   std::map<std::string, std::vector<std::string>> published; // --publish URL -> the runs (command lines) that gave it and shipped again
   for (const auto& run : *runs) {
-    auto saved = read_saved_run(run.command_line);
+    auto saved = read_saved_run(run.command_line, run.run_id);
     if (!saved) {
       add_unchanged_rows(run, Verdict::skipped, saved.error().message, "", rows);
       continue;

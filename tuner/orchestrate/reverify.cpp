@@ -131,7 +131,7 @@ int run_reverify(const ReverifyOptions& given) {
   std::vector<Result<SavedRun>> starts;
   bool any = false;
   for (const auto& run : *runs) {
-    starts.push_back(read_saved_run(run.command_line));
+    starts.push_back(read_saved_run(run.command_line, run.run_id));
     any |= starts.back().ok();
   }
   auto batch = batch_directory(o.out_dir, "ciq-reverify", any);

@@ -71,6 +71,7 @@ Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
     std::fprintf(stderr, "ciq-tuner: resuming %s: %zu evaluations in the journal\n", o.out_dir.c_str(), journal.size());
   } else {
     if (auto w = save_command_line(o.out_dir, o.command_line); !w) return w.error();
+    if (auto w = save_run_id(o.out_dir); !w) return w.error();
     // A resume from elsewhere runs the commands (relative paths in them) here.
     if (auto w = save_working_directory(o.out_dir); !w) return w.error();
     if (auto w = ResultsCsv(o.out_dir, o.setup.objectives).begin(); !w) return w.error();

@@ -8,6 +8,7 @@
 #include "cache/tuned_on.h"
 #include "tuner/measure/gpu_monitor.h"
 #include "tuner/objectives/statistics.h"
+#include "tuner/rundir/command_line.h"
 #include "utils/files.h"
 #include "utils/hash.h"
 #include "utils/process.h"
@@ -90,6 +91,8 @@ std::vector<std::pair<std::string, std::string>> provenance_of(const std::vector
   // command line, where it has one.
   if (std::string saved = join_path(options.out_dir, "command-line"); path_exists(saved))
     provenance.emplace_back(cache::tuned_on_key::command_line, saved);
+  // Which run that was: its directory may hold another run later.
+  if (std::string id = read_run_id(options.out_dir); !id.empty()) provenance.emplace_back(cache::tuned_on_key::run_id, id);
   // The GPU as NVML sees it (where the benchmarks ran on this machine):
   // `gpu_model` is what `ciq-cache stale` compares with the GPU present.
   if (Nvml* nvml = options.setup.slurm ? nullptr : Nvml::get())
@@ -214,6 +217,14 @@ Result<std::vector<cache::Entry>> unit_entries(const cache::Store& store, const 
 // A run that found nothing better than the default says nothing against
 // a winner an earlier run verified: that entry stays (better evidence
 // wins, as in import and merge); `ciq-cache rm` drops it on purpose.
+// Whether `record` was made by the run whose command-line file is
+// `command_line` (--replaces-run): that file's, and the run now in its
+// directory made it (an --out path used again holds another run).
+bool made_by(const cache::Record& record, const std::string& command_line) {
+  cache::TunedOn on = cache::tuned_on(record);
+  return on.command_line == command_line && on.run_id == read_run_id(dir_name(command_line));
+}
+
 std::set<Hash128> keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& entries, const std::string& replaces_run) {
   std::set<Hash128> kept;
   std::erase_if(entries, [&](const cache::Entry& e) {
@@ -222,7 +233,7 @@ std::set<Hash128> keep_earlier_winners(const cache::Store& store, std::vector<ca
     auto record = cache::parse_record(**existing, "cache");
     // A retune --drop-losers of the run that shipped it: no gain now
     // replaces it, so that nothing tunes the kernel again for nothing.
-    if (record && !replaces_run.empty() && cache::tuned_on(*record).command_line == replaces_run) return false;
+    if (record && !replaces_run.empty() && made_by(*record, replaces_run)) return false;
     bool winner = record && !record->controls.empty();
     if (winner) kept.insert(e.key);
     return winner;

@@ -3,8 +3,10 @@
 #include "utils/files.h"
 #include "utils/redis.h"
 #include "utils/safe_open.h"
+#include "utils/text.h"
 
 #include <algorithm>
+#include <random>
 #include <optional>
 #include <cerrno>
 #include <cstdio>
@@ -47,6 +49,21 @@ Result<void> save_command_line(const std::string& dir, const std::vector<std::st
   }
   // 0600: the commands in it may hold tokens of their own.
   return write_file_atomic(join_path(dir, "command-line"), saved, 0600);
+}
+
+Result<void> save_run_id(const std::string& dir) {
+  std::random_device random;
+  char id[40];
+  std::snprintf(id, sizeof id, "%08x%08x%08x%08x", unsigned(random()), unsigned(random()), unsigned(random()), unsigned(random()));
+  return write_file_atomic(join_path(dir, "run-id"), std::string(id) + "\n");
+}
+
+std::string read_run_id(const std::string& dir) {
+  auto text = read_file(join_path(dir, "run-id"), 64);
+  if (!text) return "";
+  std::string id(trim(*text));
+  bool hex = id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return hex ? id : "";
 }
 
 Result<void> save_working_directory(const std::string& dir) {
@@ -134,6 +151,7 @@ Result<SavedStart> load_saved_start(const std::string& dir) {
   if (!line) return line.error();
   if (!*line) return make_error("missing", "the run's command line " + line_file + " is missing");
   saved.arguments = parse_command_line(**line);
+  saved.run_id = read_run_id(saved.dir);
   // A NUL cannot reach a process in an argument: the run would get less
   // than the dry run shows.
   for (const auto& a : saved.arguments)

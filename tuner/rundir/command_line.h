@@ -25,6 +25,16 @@ std::vector<std::string> without_publish_password(const std::vector<std::string>
 /// --build script, an empty one) comes back as it was given.
 Result<void> save_command_line(const std::string& dir, const std::vector<std::string>& args);
 
+/// Writes <dir>/run-id: 32 random hex digits naming this run (not its
+/// directory: an --out path may be used again, by a later run or on
+/// another machine whose pack comes here). Entries record it (ship.cpp), so
+/// that a retune runs, and --drop-losers replaces, only what that run made.
+Result<void> save_run_id(const std::string& dir);
+
+/// <dir>/run-id's id; "" when there is none (a run from before ids) or it
+/// is not one.
+std::string read_run_id(const std::string& dir);
+
 /// Writes <dir>/working-directory: this process's current directory, where
 /// a --resume from elsewhere runs the commands (their relative paths).
 Result<void> save_working_directory(const std::string& dir);
@@ -50,6 +60,7 @@ struct SavedStart {
   std::string dir;                    // the run directory's real path
   std::vector<std::string> arguments; // the subcommand ("run", "campaign"), then its options
   std::string working_directory;      // where it ran; "" when none was saved (a campaign from before campaigns saved one)
+  std::string run_id;                 // read_run_id() of the directory
 };
 
 /// The one reader of a run directory's command-line and working-directory
