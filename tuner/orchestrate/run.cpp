@@ -160,7 +160,7 @@ void compose_and_verify(const TuneOptions& o, const SearchSpace& space, Evaluato
     if (best != "default") judged.push_back(p.kernel);
   }
   Candidate all = compose_parts(space, found.parts);
-  found.verdict.reason = "the default was the best found for every kernel";
+  found.verdict.reason = "the default was the best candidate found for every kernel";
   found.verdict.default_values = found.verdict.best_values = {shown(o, *found.def, 0)};
   std::vector<PartVerdict> verdicts;
   if (!judged.empty()) {
@@ -172,7 +172,7 @@ void compose_and_verify(const TuneOptions& o, const SearchSpace& space, Evaluato
   for (std::size_t i = 0; i < found.parts.size(); ++i) {
     PartVerdict mine;
     mine.kernel = found.parts[i].kernel;
-    mine.reason = "the default was the best found";
+    mine.reason = "the default was the best candidate found";
     for (const auto& v : verdicts)
       if (v.kernel == mine.kernel) mine = v;
     found.kept[i] = mine.better;
