@@ -260,6 +260,11 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     } else if (!::getcwd(here, sizeof here) || original != here) {
       if (::chdir(original.c_str()) != 0)
         return ciq::make_error("invalid", "cannot resume in the run's working directory " + original + ": " + std::strerror(errno));
+      // Checked again where this process now is: the directory checked a
+      // moment ago, not one another user made in its place since.
+      if (auto here_too = tn::check_command_directory("."); !here_too)
+        return ciq::make_error("unsafe", "'" + dir + "' is not resumed (its commands would run as you): the run's working directory " +
+                                             original + " changed under it (" + here_too.error().message + ")");
       std::fprintf(stderr, "ciq-tuner: resuming in the run's working directory %s\n", original.c_str());
     }
     return merged;

@@ -199,7 +199,8 @@ Result<pid_t> spawn_child(const RunOptions& options, int stdin_fd, int stdout_fd
   else if (options.stdin_null) posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
   if (stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stderr_fd, 2);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+  if (options.cwd_fd >= 0) posix_spawn_file_actions_addfchdir_np(&actions, options.cwd_fd);
+  else if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

@@ -37,6 +37,8 @@ struct RunOptions {
   bool own_process_group = false; // needed for timeouts to reach grandchildren
   std::vector<std::pair<std::string, std::string>> set_env; // added or replaced
   std::string cwd;                // empty: inherit
+  int cwd_fd = -1;                // >= 0: a directory the caller opened and checked; the child starts
+                                  // there (fchdir), whatever its path names by then; wins over cwd
   // Per captured stream: 0 keeps everything; N keeps the first N and the
   // last N bytes, replaces the middle by a line `[... output dropped ...]`
   // and counts it in RunResult::*_dropped (a program that prints 1 GB must

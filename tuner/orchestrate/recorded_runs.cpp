@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -131,10 +132,11 @@ Result<SavedRun> read_saved_run(const std::string& path, const std::string& run_
   if (!start) return skipped(start.error().message + (start.error().code == "unsafe" ? ": not run" : ""));
   // An --out path used again (here, or on the machine a pack came from)
   // holds another run: its commands are not the ones that made the entry.
-  if (!run_id.empty() && start->run_id != run_id)
+  // An entry of before run ids (none recorded) is not of a run that has one.
+  if (start->run_id != run_id)
     return skipped("its run directory " + start->dir + " now holds another run (run-id " +
-                   (start->run_id.empty() ? std::string("none") : start->run_id.substr(0, 12)) + ", the entry's " + run_id.substr(0, 12) +
-                   "): the run that made it is gone");
+                   (start->run_id.empty() ? std::string("none") : start->run_id.substr(0, 12)) + ", the entry's " +
+                   (run_id.empty() ? std::string("none: it is older than run ids") : run_id.substr(0, 12)) + "): the run that made it is gone");
   if (start->arguments.empty() || start->arguments.front() != "run")
     return skipped(path + " is not the command line of a `ciq-tuner run`");
   if (start->working_directory.empty())
@@ -316,13 +318,29 @@ RerunOutcome run_again(const std::vector<std::string>& arguments, const std::str
   RunOptions run;
   run.argv = {self_executable()};
   run.argv.insert(run.argv.end(), arguments.begin(), arguments.end());
-  run.cwd = working_directory;
+  // Checked again now, not only when the retune started (a directory
+  // removed and made again by another user meanwhile), and opened: the run
+  // starts in the directory checked, whatever its path names later.
+  RerunOutcome outcome;
+  auto refuse = [&](const std::string& why) {
+    outcome.failure = "not run: the directory the run ran in, " + working_directory + ", " + why;
+    return outcome;
+  };
+  if (auto own = check_command_directory(working_directory); !own) return refuse("is not yours alone (" + own.error().message + ")");
+  int dir = ::open(working_directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return refuse(std::string("cannot be opened: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(dir, &st) != 0 || (st.st_uid != ::geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    ::close(dir);
+    return refuse("changed between its check and its use");
+  }
+  run.cwd_fd = dir;
   run.capture_stdout = run.stdin_null = true;
   run.stderr_file = log;
   run.own_process_group = true; // an interrupt reaches it through us, and it cancels its own jobs
   run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // it ends if we die
   auto ran = run_process(run);
-  RerunOutcome outcome;
+  ::close(dir);
   auto summary = read_summary(run_dir);
   if (ran && ran->succeeded() && summary && *summary && (*summary)->outcome == RunOutcome::finished && (*summary)->results) {
     outcome.summary = std::move(**summary);

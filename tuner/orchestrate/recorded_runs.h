@@ -165,7 +165,10 @@ struct RerunOutcome {
 /// `working_directory`, as a campaign runs its runs: in its own process
 /// group, stdin closed, stdout (its --json line) captured, stderr written
 /// to `log` as it goes, and ended if this process dies. Reads the summary
-/// it wrote in `run_dir`.
+/// it wrote in `run_dir`. `working_directory` is checked again
+/// (check_command_directory) and opened first, and the run starts in the
+/// directory opened: one another user removed and made again since it was
+/// read is not run in ("not run: ..." in `failure`).
 RerunOutcome run_again(const std::vector<std::string>& arguments, const std::string& working_directory, const std::string& run_dir,
                        const std::string& log);
 

@@ -151,6 +151,11 @@ Result<SavedStart> load_saved_start(const std::string& dir) {
   if (!line) return line.error();
   if (!*line) return make_error("missing", "the run's command line " + line_file + " is missing");
   saved.arguments = parse_command_line(**line);
+  // Which run the directory holds: trusted as the other files are (another
+  // user's id would make your entries another run's, or theirs yours).
+  std::string id_file = join_path(saved.dir, "run-id");
+  if (std::string why = untrusted_run_file(id_file); !why.empty() && why != "missing")
+    return make_error("unsafe", "the run's id file " + id_file + " is " + why);
   saved.run_id = read_run_id(saved.dir);
   // A NUL cannot reach a process in an argument: the run would get less
   // than the dry run shows.
