@@ -363,14 +363,23 @@ static int search_quality_command() {
   return 0;
 }
 
+// --kernels '' given: it selects no kernel (a variable that expanded to
+// nothing, say); leaving it out selects every one.
+static int empty_kernels_error(const cl::opt<std::string>& option) {
+  if (option.getNumOccurrences() == 0 || !option.empty()) return 0;
+  return fail("--kernels '' selects no kernel: leave it out (or give '*') to select every kernel", 2);
+}
+
 // --kernels of retune and reverify: a malformed glob would select nothing, silently.
 static int kernels_glob_error() {
+  if (int status = empty_kernels_error(again_kernels)) return status;
   std::string problem = ciq::glob_problem(again_kernels);
   if (problem.empty()) return 0;
   return fail("--kernels '" + again_kernels + "' is not a well-formed glob: " + problem, 2);
 }
 
 static int retune_command() {
+  if (int status = empty_kernels_error(again_kernels)) return status;
   if (!again_stale && again_kernels.empty())
     return fail("retune needs --stale, --kernels GLOB or both (--kernels '*' for every tuned kernel)", 2);
   if (int status = kernels_glob_error()) return status;
@@ -449,6 +458,8 @@ int main(int argc, char** argv) {
   // A campaign from the profile tunes each kernel by its own time in the
   // program, unless told otherwise.
   bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
+  if ((run_cmd || campaign_cmd))
+    if (int status = empty_kernels_error(kernels)) return status;
   if (profiled && metrics.empty() && objectives.empty()) {
     objectives.push_back("kernel-time");
     args.push_back("--objective=kernel-time");
