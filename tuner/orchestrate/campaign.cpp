@@ -195,7 +195,8 @@ void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::st
                printable(r.error).c_str(), printable(r.run_dir).c_str());
 }
 
-// The winners of the kernels shipped so far, each as a first guess for
+// The winners of the kernels shipped so far (or waiting for the joint
+// confirmation), each as a first guess for
 // `r` (at most the 4 latest): its options as they are, its directives moved
 // to `r`'s kernel (a maxnreg that won on one softmax is a good first guess
 // for the next). Written to <campaign>/seeds/; the run skips one that does
@@ -204,8 +205,11 @@ std::vector<std::string> seed_hints(const CampaignOptions& c, const std::vector<
   std::vector<std::string> files;
   for (auto it = results.rbegin(); it != results.rend() && files.size() < 4; ++it) {
     const KernelResult& done = *it;
-    if (&done == &r || done.state != KernelState::done || !done.shipped) continue;
-    auto text = read_file(join_path(done.run_dir, "best.controls"));
+    // A shipped winner, or a replay winner waiting for the joint
+    // confirmation (a first guess needs no more).
+    bool waiting = !done.joint_controls.empty();
+    if (&done == &r || (!waiting && (done.state != KernelState::done || !done.shipped))) continue;
+    auto text = read_file(waiting ? done.joint_controls : join_path(done.run_dir, "best.controls"));
     if (!text) continue;
     auto won = spaces::parse_control_set(*text, "best.controls");
     if (!won) continue;
