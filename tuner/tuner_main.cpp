@@ -215,8 +215,12 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     std::string dir;
     std::size_t value = i + 1; // the argument holding DIR
     if ((args[i] == "--resume" || args[i] == "-resume") && i + 1 < args.size()) dir = args[i + 1];
+    bool named = (args[i] == "--resume" || args[i] == "-resume") && i + 1 < args.size();
     for (const char* prefix : {"--resume=", "-resume="})
-      if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix)), value = i;
+      if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix)), value = i, named = true;
+    // --resume '' (a variable that expanded to nothing) names no run: said
+    // as such, not as the options a new run would lack.
+    if (named && dir.empty()) return ciq::make_error("usage", "--resume '' names no run directory: give the directory of the run to continue");
     if (dir.empty()) continue;
     if (!ciq::is_directory(dir)) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (no such directory)");
     // Its commands run as you: read as retune and reverify read a run
