@@ -17,7 +17,6 @@
 #include "tuner/orchestrate/run.h"
 #include "tuner/orchestrate/space_setup.h"
 #include "tuner/rundir/command_line.h"
-#include "utils/safe_open.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
 #include "utils/cli/parse.h"

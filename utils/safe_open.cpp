@@ -28,9 +28,6 @@ std::string mode_text(mode_t mode) {
   return text;
 }
 
-/// Who besides its owner may write what has mode `mode`: "other users"
-/// (the others bit, whatever the group's), else "its group".
-std::string other_writers(mode_t mode) { return (mode & S_IWOTH) ? "other users" : "its group"; }
 
 /// "" when `st` (of something at `path`, opened or looked up) is the
 /// effective user's and, for `no_group_other_write`, writable by nobody
@@ -40,7 +37,7 @@ std::string foreign_reason(const struct stat& st, const std::string& what, bool 
     return what + " belongs to user id " + std::to_string(st.st_uid) + ", not to this user (" +
            std::to_string(::geteuid()) + ")";
   if (no_group_other_write && (st.st_mode & (S_IWGRP | S_IWOTH)))
-    return what + " is writable by " + other_writers(st.st_mode) + " (mode " + mode_text(st.st_mode) + "); 'chmod go-w' it if it is yours";
+    return what + " is " + writable_by_others(st.st_mode) + "; 'chmod go-w' it if it is yours";
   return {};
 }
 
@@ -71,7 +68,7 @@ static std::string unsafe_ancestor(const std::string& path, bool itself) {
   if (st.st_uid != ::geteuid() && st.st_uid != 0)
     return what + " belongs to user id " + std::to_string(st.st_uid) + ", who " + threat;
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-    return what + " is writable by " + other_writers(st.st_mode) + " (mode " + mode_text(st.st_mode) + ") and not sticky, so they " +
+    return what + " is " + writable_by_others(st.st_mode) + " and not sticky, so they " +
            threat;
   return {};
 }
@@ -123,6 +120,11 @@ Result<void> check_place_to_make(const std::string& path) {
   for (struct stat st {}; ::stat(existing.c_str(), &st) != 0 && existing != dir_of(existing);) existing = dir_of(existing);
   if (std::string why = insecure_location(existing, existing == path); !why.empty()) return make_error("unsafe", why + k_refusal);
   return {};
+}
+
+std::string writable_by_others(unsigned mode) {
+  if (!(mode & (S_IWGRP | S_IWOTH))) return "";
+  return std::string("writable by ") + ((mode & S_IWOTH) ? "other users" : "its group") + " (mode " + mode_text(mode) + ")";
 }
 
 Result<void> check_own_directory(const std::string& dir) {

@@ -52,6 +52,12 @@ inline constexpr std::uint64_t default_read_limit = std::uint64_t(1) << 30;
 /// directory or link another user could replace it through).
 Result<void> check_own_directory(const std::string& dir);
 
+/// "writable by other users (mode 0777)" or "writable by its group (mode
+/// 2775)" when `mode` lets others than its owner write; "" otherwise. The
+/// one wording of that refusal, wherever ciq refuses a file or directory
+/// for it.
+std::string writable_by_others(unsigned mode);
+
 /// Succeeds when no other user can change what `dir` (an existing
 /// directory, anyone's) means: every directory from it up to / is the
 /// user's or root's and sticky where others may write, and no other user's

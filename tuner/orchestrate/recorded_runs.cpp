@@ -67,21 +67,18 @@ std::vector<std::vector<RecordedEntry>> kernel_rows(const std::vector<RecordedEn
 Result<std::vector<RecordedRun>> recorded_runs(const std::string& cache_dir, const std::function<bool(const RecordedEntry&)>& select) {
   std::vector<RecordedRun> runs;
   std::map<std::string, std::size_t> index; // command line, run id -> runs[i]
-  auto run_of = [](const RecordedEntry& e) {
-    cache::TunedOn on = cache::tuned_on(e.record);
-    return on.command_line + '\n' + on.run_id;
-  };
+  auto run_of = [](const cache::TunedOn& on) { return on.command_line + '\n' + on.run_id; };
   std::vector<RecordedEntry> entries;
   if (auto walked = for_each_entry(cache_dir, [&](RecordedEntry e) { entries.push_back(std::move(e)); }); !walked) return walked.error();
   for (const auto& e : entries) {
     if (!select(e)) continue;
     cache::TunedOn on = cache::tuned_on(e.record);
-    auto [it, added] = index.try_emplace(run_of(e), runs.size());
+    auto [it, added] = index.try_emplace(run_of(on), runs.size());
     if (added) runs.push_back(RecordedRun{on.command_line, on.run_id, {}, {}});
     runs[it->second].selected.push_back(e);
   }
   for (const auto& e : entries)
-    if (auto it = index.find(run_of(e)); it != index.end()) runs[it->second].all.push_back(e);
+    if (auto it = index.find(run_of(cache::tuned_on(e.record))); it != index.end()) runs[it->second].all.push_back(e);
   return runs;
 }
 
@@ -330,7 +327,7 @@ RerunOutcome run_again(const std::vector<std::string>& arguments, const std::str
   int dir = ::open(working_directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir < 0) return refuse(std::string("cannot be opened: ") + std::strerror(errno));
   struct stat st {};
-  if (::fstat(dir, &st) != 0 || (st.st_uid != ::geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+  if (::fstat(dir, &st) != 0 || (st.st_uid != ::geteuid() && st.st_uid != 0) || !writable_by_others(st.st_mode).empty()) {
     ::close(dir);
     return refuse("changed between its check and its use");
   }

@@ -217,15 +217,15 @@ Result<std::vector<cache::Entry>> unit_entries(const cache::Store& store, const 
 // A run that found nothing better than the default says nothing against
 // a winner an earlier run verified: that entry stays (better evidence
 // wins, as in import and merge); `ciq-cache rm` drops it on purpose.
-// Whether `record` was made by the run whose command-line file is
-// `command_line` (--replaces-run): that file's, and the run now in its
-// directory made it (an --out path used again holds another run).
-bool made_by(const cache::Record& record, const std::string& command_line) {
-  cache::TunedOn on = cache::tuned_on(record);
-  return on.command_line == command_line && on.run_id == read_run_id(dir_name(command_line));
-}
-
+// `replaces_run` (--replaces-run): the command-line file of the run whose
+// winners "tuned, no gain" replaces; only those the run now in its
+// directory made (an --out path used again holds another run).
 std::set<Hash128> keep_earlier_winners(const cache::Store& store, std::vector<cache::Entry>& entries, const std::string& replaces_run) {
+  std::string replaced_id = replaces_run.empty() ? "" : read_run_id(dir_name(replaces_run));
+  auto made_by_replaced_run = [&](const cache::Record& record) {
+    cache::TunedOn on = cache::tuned_on(record);
+    return !replaces_run.empty() && on.command_line == replaces_run && on.run_id == replaced_id;
+  };
   std::set<Hash128> kept;
   std::erase_if(entries, [&](const cache::Entry& e) {
     auto existing = store.get(cache::Table::records, digest_bytes(e.key));
@@ -233,7 +233,7 @@ std::set<Hash128> keep_earlier_winners(const cache::Store& store, std::vector<ca
     auto record = cache::parse_record(**existing, "cache");
     // A retune --drop-losers of the run that shipped it: no gain now
     // replaces it, so that nothing tunes the kernel again for nothing.
-    if (record && !replaces_run.empty() && made_by(*record, replaces_run)) return false;
+    if (record && made_by_replaced_run(*record)) return false;
     bool winner = record && !record->controls.empty();
     if (winner) kept.insert(e.key);
     return winner;

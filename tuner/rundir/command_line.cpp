@@ -104,12 +104,7 @@ std::string untrusted_run_file(const std::string& path) {
   if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno);
   if (!S_ISREG(st.st_mode)) return "not a regular file";
   if (st.st_uid != ::getuid()) return "another user's (uid " + std::to_string(st.st_uid) + ")";
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
-    return std::string("writable by ") + ((st.st_mode & S_IWOTH) ? "other users" : "its group") + " (mode " + mode + ")";
-  }
-  return "";
+  return writable_by_others(st.st_mode);
 }
 
 std::string parse_working_directory(std::string_view text) {
@@ -189,12 +184,9 @@ Result<void> check_command_directory(const std::string& dir) {
   // project folder): a file its commands name that is gone now would be
   // theirs.
   struct stat st {};
-  if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH))) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
-    return make_error("unsafe", "'" + dir + "' is writable by " + ((st.st_mode & S_IWOTH) ? "other users" : "its group") + " (mode " +
-                                    mode + "): they could add the files its commands read, the sticky bit does not stop that");
-  }
+  if (::stat(dir.c_str(), &st) != 0) return {}; // gone: the caller's use of it says so
+  if (std::string others = writable_by_others(st.st_mode); !others.empty())
+    return make_error("unsafe", "'" + dir + "' is " + others + ": they could add the files its commands read, the sticky bit does not stop that");
   return {};
 }
 
