@@ -366,26 +366,17 @@ static int search_quality_command() {
   return 0;
 }
 
-// --kernels '' given: it selects no kernel (a variable that expanded to
-// nothing, say); leaving it out selects every one.
-static int empty_kernels_error(const cl::opt<std::string>& option) {
-  if (option.getNumOccurrences() == 0 || !option.empty()) return 0;
-  return fail("--kernels '' selects no kernel: leave it out (or give '*') to select every kernel", 2);
-}
-
-// --kernels of retune and reverify: a malformed glob would select nothing, silently.
-static int kernels_glob_error() {
-  if (int status = empty_kernels_error(again_kernels)) return status;
-  std::string problem = ciq::glob_problem(again_kernels);
-  if (problem.empty()) return 0;
-  return fail("--kernels '" + again_kernels + "' is not a well-formed glob: " + problem, 2);
+// A --kernels glob given empty or malformed would select nothing, silently
+// (or, empty, everything): a usage error (2).
+static int kernels_glob_error(const cl::opt<std::string>& option) {
+  std::string problem = ciq::glob_option_problem("--kernels", option, option.getNumOccurrences() > 0);
+  return problem.empty() ? 0 : fail(problem, 2);
 }
 
 static int retune_command() {
-  if (int status = empty_kernels_error(again_kernels)) return status;
+  if (int status = kernels_glob_error(again_kernels)) return status;
   if (!again_stale && again_kernels.empty())
     return fail("retune needs --stale, --kernels GLOB or both (--kernels '*' for every tuned kernel)", 2);
-  if (int status = kernels_glob_error()) return status;
   tn::RetuneOptions r;
   r.cache_dir = again_cache_dir, r.stale = again_stale, r.kernels = again_kernels, r.gpu = again_gpu;
   r.drop_losers = again_drop_losers, r.dry_run = again_dry_run, r.json = again_json, r.out_dir = again_out;
@@ -396,7 +387,7 @@ static int reverify_command() {
   if (again_runs < 0 || again_runs == 1)
     return fail("--runs " + std::to_string(again_runs) + ": give 2 or more interleaved runs per side (or 0: each run's own --verify-runs): "
                 "the verification's Welch's t-test needs at least 2 pairs to estimate the variance", 2);
-  if (int status = kernels_glob_error()) return status;
+  if (int status = kernels_glob_error(again_kernels)) return status;
   tn::ReverifyOptions r;
   r.cache_dir = again_cache_dir, r.kernels = again_kernels, r.runs = again_runs, r.out_dir = again_out, r.json = again_json;
   return tn::run_reverify(r);
@@ -461,8 +452,8 @@ int main(int argc, char** argv) {
   // A campaign from the profile tunes each kernel by its own time in the
   // program, unless told otherwise.
   bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
-  if ((run_cmd || campaign_cmd))
-    if (int status = empty_kernels_error(kernels)) return status;
+  if (run_cmd || campaign_cmd)
+    if (int status = kernels_glob_error(kernels)) return status;
   if (profiled && metrics.empty() && objectives.empty()) {
     objectives.push_back("kernel-time");
     args.push_back("--objective=kernel-time");

@@ -120,6 +120,14 @@ std::string glob_problem(std::string_view pattern) {
   return "";
 }
 
+std::string glob_option_problem(std::string_view option, std::string_view glob, bool given) {
+  std::string name(option);
+  if (given && glob.empty()) return name + " '' selects no kernel: leave it out (or give '*') to select every kernel";
+  if (std::string problem = glob_problem(glob); !problem.empty())
+    return name + " '" + std::string(glob) + "' is not a well-formed glob: " + problem;
+  return "";
+}
+
 static bool plain_glob_match(std::string_view pattern, std::string_view text) {
   std::size_t p = 0, t = 0, star_p = std::string_view::npos, star_t = 0;
   while (t < text.size()) {

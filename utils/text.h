@@ -30,6 +30,12 @@ bool glob_match(std::string_view pattern, std::string_view text);
 /// written [[], a literal '{' [{].
 std::string glob_problem(std::string_view pattern);
 
+/// The usage error for a glob option (`option`, "--kernels") given as
+/// `glob`: an empty one given (a variable that expanded to nothing) selects
+/// no kernel, a malformed one (glob_problem()) nothing either; "" when it
+/// is fine or was not `given`. The one wording for every tool.
+std::string glob_option_problem(std::string_view option, std::string_view glob, bool given);
+
 /// Strict decimal integer (optional sign); std::nullopt on anything else.
 std::optional<long long> parse_integer(std::string_view s);
 

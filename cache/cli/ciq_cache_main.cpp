@@ -133,12 +133,11 @@ int main(int argc, char** argv) {
   bool reads = stats_cmd || stale_cmd || list_cmd || show_cmd || rm_cmd || verify_cmd || gc_cmd || export_cmd || push_cmd;
   bool stores = put_cmd || import_cmd || import_acfs_cmd;
   bool creating = false; // a storing command on a missing directory: the store creates it
-  // A malformed --kernels glob would select nothing, silently; an empty one
-  // (a variable that expanded to nothing) would select everything.
-  if (std::string problem = ciq::glob_problem(kernels); (list_cmd || export_cmd) && !problem.empty())
-    result = ciq::make_error("usage", "--kernels '" + kernels + "' is not a well-formed glob: " + problem);
-  else if ((list_cmd || export_cmd) && kernels.getNumOccurrences() > 0 && kernels.empty())
-    result = ciq::make_error("usage", "--kernels '' selects no kernel: leave it out (or give '*') to select every kernel");
+  // A --kernels glob given empty or malformed would select everything, or
+  // nothing, silently.
+  if (std::string problem = ciq::glob_option_problem("--kernels", kernels, kernels.getNumOccurrences() > 0);
+      (list_cmd || export_cmd) && !problem.empty())
+    result = ciq::make_error("usage", problem);
   else if (reads) {
     if (auto usable = cli::require_cache_dir(dir); !usable) result = usable.error();
   } else if (stores) {

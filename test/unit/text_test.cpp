@@ -128,3 +128,10 @@ TEST(Text, glob_problem_names_an_unclosed_class_or_group) {
   for (const char* good : {"*", "_Z?heavy_[ab]*", "[!x]y", "[]]", "[[]x", "{a,b}", "a{,b}c", "*{lambda()#1}*", "{f<int[,]float>,g}", "[{]a,b", "x}"})
     EXPECT_EQ(glob_problem(good), "") << good;
 }
+
+TEST(Text, glob_option_problem_refuses_an_empty_or_malformed_glob_given) {
+  EXPECT_EQ(glob_option_problem("--kernels", "", false), "");  // not given: every kernel
+  EXPECT_EQ(glob_option_problem("--kernels", "", true), "--kernels '' selects no kernel: leave it out (or give '*') to select every kernel");
+  EXPECT_EQ(glob_option_problem("--kernels", "x{a,b", true).rfind("--kernels 'x{a,b' is not a well-formed glob: the '{' at character 2", 0), 0u);
+  EXPECT_EQ(glob_option_problem("--kernels", "_Z*{a,b}", true), "");
+}
