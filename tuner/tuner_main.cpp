@@ -105,6 +105,7 @@ static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe'
 static cl::opt<bool> prune("prune", cl::desc("After the search, drop each of the winner's knobs that earns nothing (default true; =false keeps the winner as found: a campaign's confirmation of a replay winner, which replay pruned already)"), cl::init(true), RUN);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
 static cl::opt<std::string> replaces_run("replaces-run", cl::desc("Run: when nothing beats the default, its 'tuned, no gain' entries replace the winners that the run whose command-line file is FILE shipped under the same keys (retune --drop-losers passes it; other runs' winners are kept as always)"), cl::value_desc("FILE"), cl::cat(category), cl::sub(run_cmd), cl::Hidden);
+static cl::opt<std::string> discovery_from("discovery-from", cl::desc("Run: take the discovery (the traced default build) from DIR, a campaign's own directory's discovery, instead of building it again (a campaign passes it to its confirmations in the program)"), cl::value_desc("DIR"), cl::cat(category), cl::sub(run_cmd), cl::Hidden);
 static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
 static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships to the team's Redis (redis://host:port/db)"), cl::value_desc("url"), RUN);
 static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
@@ -303,6 +304,7 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   g.min_effect_percent = min_effect, g.verify_runs = verify_runs;
   g.occupancy_probes = occupancy_probes, g.memo = memo, g.allow_unsafe = allow_unsafe, g.no_ship = no_ship, g.prune = prune;
   g.replaces_run = replaces_run;
+  g.discovery_from = discovery_from;
   g.separately = separately;
   g.acf_candidates = acf_candidates, g.publish = publish, g.replay = replay, g.strategy = strategy, g.cache_dir = cache_dir;
   g.executor = executor;

@@ -119,15 +119,40 @@ RunOptions replay_run(const CampaignOptions& c, const KernelResult& r, const std
   return tuner_run(c, r.replay_dir, std::move(args), gpus);
 }
 
+// A discovery of this campaign's build that a confirmation can take as its
+// own (--discovery-from): the campaign's, else that of a run of it that
+// built one; "" when none has. Under the campaign's lock.
+std::string reusable_discovery(const CampaignOptions& c, const std::vector<KernelResult>& results) {
+  std::vector<std::string> dirs{join_path(c.tune.out_dir, "discovery")};
+  for (const auto& r : results) dirs.push_back(join_path(r.run_dir, "discovery"));
+  for (const auto& d : dirs)
+    if (path_exists(join_path(d, "complete"))) return d;
+  return "";
+}
+
+// What a confirmation in the program adds to the campaign's run options:
+// only the default and the winner (budget 2, no probes, no pruning: the
+// replay pruned it, at a fraction of a program run's cost), one program run
+// per evaluation (the verification's interleaved pairs decide; on the H200,
+// llm.c, a run's kernel time varied by 0.1-0.3 % while each of the three
+// runs cost 2.9 s), and `discovery` (reusable_discovery) rather than a
+// traced build again.
+std::vector<std::string> confirmation_args(const std::string& controls, const std::string& discovery) {
+  std::vector<std::string> args{"--seed-controls", controls, "--budget", "2", "--occupancy-probes=false", "--prune=false",
+                                "--repeats", "1"};
+  if (!discovery.empty()) args.insert(args.end(), {"--discovery-from", discovery});
+  return args;
+}
+
 // The program's confirmation of a replay winner (`controls`, a control-set
 // file): a run of the program whose only candidates are the default and the
-// winner (budget 2, no probes, no pruning: the replay pruned it, at a
-// fraction of a program run's cost), verified interleaved against the
-// default as every run is, and shipped only if it wins there.
-RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& controls, const std::string& gpus) {
+// winner (confirmation_args), verified interleaved against the default as
+// every run is, and shipped only if it wins there.
+RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& controls, const std::string& discovery,
+                       const std::string& gpus) {
   std::vector<std::string> args = c.run_args;
-  args.insert(args.end(), {"--kernels", exact_glob(r.kernel), "--seed-controls", controls, "--budget", "2",
-                           "--occupancy-probes=false", "--prune=false"});
+  args.insert(args.end(), {"--kernels", exact_glob(r.kernel)});
+  for (auto& a : confirmation_args(controls, discovery)) args.push_back(std::move(a));
   return tuner_run(c, r.run_dir, std::move(args), gpus);
 }
 
@@ -137,12 +162,12 @@ RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const st
 // kernel judged and verified by its own time (kernel_parts.h), its part
 // shipped only if it wins.
 RunOptions joint_confirm_run(const CampaignOptions& c, const std::vector<std::string>& kernels, const std::string& controls,
-                             const std::string& dir, const std::string& gpus) {
+                             const std::string& discovery, const std::string& dir, const std::string& gpus) {
   std::string glob;
   for (const auto& k : kernels) glob += (glob.empty() ? "{" : ",") + exact_glob(k);
   std::vector<std::string> args = c.run_args;
-  args.insert(args.end(), {"--kernels", glob + "}", "--separately", "--seed-controls", controls, "--budget", "2",
-                           "--occupancy-probes=false", "--prune=false"});
+  args.insert(args.end(), {"--kernels", glob + "}", "--separately"});
+  for (auto& a : confirmation_args(controls, discovery)) args.push_back(std::move(a));
   return tuner_run(c, dir, std::move(args), gpus);
 }
 
@@ -341,7 +366,7 @@ void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& result
     KernelResult& r = results[group.front()];
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: confirming %s in the program\n", group.front() + 1, results.size(),
                  printable(r.kernel).c_str(), printable(r.replay_controls).c_str());
-    run = confirm_run(c, r, controls, gpus);
+    run = confirm_run(c, r, controls, reusable_discovery(c, results), gpus);
   } else {
     std::string dir = joint_dir(c);
     if (auto removed = remove_summary(dir); !removed)
@@ -349,7 +374,7 @@ void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& result
     for (std::size_t i : group) results[i].run_dir = dir;
     std::fprintf(stderr, "ciq-tuner: confirming %zu kernels' replay winners together, each by its own time in the same program "
                          "runs (%s)\n", group.size(), printable(dir).c_str());
-    run = joint_confirm_run(c, kernels, controls, dir, gpus);
+    run = joint_confirm_run(c, kernels, controls, reusable_discovery(c, results), dir, gpus);
   }
   const auto started = std::chrono::steady_clock::now();
   auto ran = run_process(run);
@@ -438,7 +463,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
               defer(r, best, i);
               continue;
             }
-            run = confirm_run(c, r, best, gpu_sets[slot]);
+            run = confirm_run(c, r, best, reusable_discovery(c, results), gpu_sets[slot]);
             confirming = true;
           }
         } else {
@@ -462,9 +487,9 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
         r.joint_controls = r.directives_controls;
         continue;
       }
-      run = confirm_run(c, r, r.directives_controls, gpu_sets[slot]);
       {
         std::lock_guard lock(mutex);
+        run = confirm_run(c, r, r.directives_controls, reusable_discovery(c, results), gpu_sets[slot]);
         std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the "
                              "fastest candidate of the replay with per-kernel directives only, %s (%s)\n",
                      i + 1, results.size(), printable(r.kernel).c_str(), printable(r.replay_controls).c_str(),

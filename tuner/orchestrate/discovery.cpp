@@ -5,6 +5,7 @@
 #include "tuner/measure/executor.h"
 #include "utils/config.h"
 #include "utils/files.h"
+#include "utils/safe_open.h"
 #include "utils/text.h"
 
 #include <algorithm>
@@ -15,15 +16,28 @@ namespace ciq::tuner {
 
 namespace {
 
-// The discovery's trace in `dir`: the interrupted run's when resuming (a
-// resumed run searches the space the run began with: built again, the NVVM
-// stage would be missing, since the step memo answers cicc and no unit is
-// traced, and the journal's candidates would belong to another space), else
-// a build of the default now (or, with a --bench alone, a run of it).
-Result<std::vector<TracedModule>> discovery_trace(const TuneOptions& o, const std::string& dir) {
+// The discovery's trace, and in `dir` the directory it is in: the
+// interrupted run's when resuming (a resumed run searches the space the run
+// began with: built again, the NVVM stage would be missing, since the step
+// memo answers cicc and no unit is traced, and the journal's candidates
+// would belong to another space), else the campaign's of --discovery-from
+// (the same build's; on the H200, llm.c: 8 s of each 55-75 s confirmation
+// built it again), else a build of the default now (or, with a --bench
+// alone, a run of it).
+Result<std::vector<TracedModule>> discovery_trace(const TuneOptions& o, std::string& dir) {
   std::string complete = join_path(dir, "complete"); // written once the discovery succeeded
   if (o.resume && path_exists(complete)) {
     std::fprintf(stderr, "ciq-tuner: discovery: the interrupted run's (%s)\n", dir.c_str());
+    return read_trace(join_path(dir, "trace"));
+  }
+  if (!o.discovery_from.empty()) {
+    // Read only from a directory that is yours alone, and only a
+    // discovery that completed.
+    if (auto own = check_own_directory(o.discovery_from); !own) return make_error("tuner", "--discovery-from: " + own.error().message);
+    if (!path_exists(join_path(o.discovery_from, "complete")))
+      return make_error("tuner", "--discovery-from " + o.discovery_from + ": holds no completed discovery");
+    dir = o.discovery_from;
+    std::fprintf(stderr, "ciq-tuner: discovery: the campaign's (%s)\n", dir.c_str());
     return read_trace(join_path(dir, "trace"));
   }
   std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");

@@ -149,6 +149,7 @@ Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
   o.allow_unsafe = given.allow_unsafe;
   o.ship = !given.no_ship;
   o.replaces_run = given.replaces_run;
+  o.discovery_from = given.discovery_from;
   o.json = given.json;
   o.cache_dir = given.cache_dir;
   o.replay = given.replay;

@@ -44,6 +44,9 @@ struct TuneOptions {
   // shipped under the same keys (retune --drop-losers); "": earlier
   // winners are kept (ship.cpp)
   std::string replaces_run;
+  // A campaign's discovery directory (complete): taken as this run's
+  // instead of a traced build of its own (a campaign's confirmations)
+  std::string discovery_from;
   bool json = false;                 // last stdout line: a JSON summary
   std::string cache_dir;
   std::string acf_candidates;        // an ACF candidate set's name, or a zip/directory to import as one
@@ -80,6 +83,7 @@ struct GivenOptions {
   bool separately = false;
   std::string acf_candidates, publish, replay, strategy = "genetic", cache_dir;
   std::string replaces_run;
+  std::string discovery_from;
   std::string executor = "local";
   SlurmConfig slurm;                 // the --slurm-* values (used with --executor slurm)
   std::string prefer;

@@ -150,7 +150,7 @@ int run_reverify(const ReverifyOptions& given) {
       add_rows(run, Standing::not_measured, saved.error().message, "", nullptr, rows);
       continue;
     }
-    std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish"},
+    std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish", "discovery-from"},
                                                     {"json", "no-ship"});
     if (o.runs > 0) {
       args = without_options(args, {"verify-runs"}, {});
