@@ -5,8 +5,9 @@
 # random tokens from llmc_data.py), against today's program-run campaign.
 #
 #   bench/gpu/capture-replay.sh BIN OUT LLMC [STEP...]
-# STEP: env smoke build replay program together confirm torch (default: all
-# but together and torch, in that order). torch: the same capture/replay campaign on a torch.compile'd
+# STEP: env smoke build replay program together confirm confirm-cost torch
+# (default: env smoke build replay program confirm). KERNELS: a --kernels
+# glob for the replay campaign. torch: the same capture/replay campaign on a torch.compile'd
 # transformers GPT-2 (gpt2_compile.py; Triton's ptxas is ciq-ptxas, fresh
 # Triton and Inductor caches per evaluation).
 # BIN holds ciq-*; BIN/../lib libciq-inject.so. Everything goes to
@@ -60,7 +61,7 @@ for step in $steps; do
     # confirm in the program.
     busy_start replay
     ciq-tuner campaign --from-profile --cover "${COVER:-80%}" --budget "${BUDGET:-32}" --build "$build" --bench "$program" \
-      --check-program "${CHECK_PROGRAM:-5}" --out "$work/campaign-replay" --json >"$work/campaign-replay.json"
+      ${KERNELS:+--kernels "$KERNELS"} --check-program "${CHECK_PROGRAM:-5}" --out "$work/campaign-replay" --json >"$work/campaign-replay.json"
     echo "campaign exit $?"
     busy_stop replay
     ;;
@@ -86,6 +87,20 @@ for step in $steps; do
       --build "$build" --bench "$program" --out "$work/campaign-together" --json >"$work/campaign-together.json"
     echo "campaign exit $?"
     busy_stop together
+    ;;
+  confirm-cost)
+    # The first confirmation of the replay campaign run again as it was
+    # before 158f23e (three program runs per evaluation, a discovery build
+    # of its own), nothing shipped: the same machine's cost before and after.
+    dir=$(ls -d "$work"/campaign-replay/runs/0*.replay 2>/dev/null | while read -r d; do
+      [[ -f ${d%.replay}/summary.json ]] && echo "${d%.replay}"; done | head -1)
+    [[ -n $dir ]] || { echo "no confirmation to run again"; continue; }
+    kernel=$(awk 'p { k = $0; p = 0 } /^--kernels$/ { p = 1 } END { print k }' "$dir/command-line")
+    t1=$(now)
+    ciq-tuner run --build "$build" --bench "$program" --objective=kernel-time --kernels "$kernel" \
+      --seed-controls "$dir.replay/best.controls" --budget 2 --occupancy-probes=false --prune=false --repeats 3 --no-ship \
+      --out "$dir.before" >/dev/null 2>"$dir.before.log"
+    echo "confirmation as before 158f23e: exit $? in $(since "$t1") s; the campaign's: $(( $(stat -c %Y "$dir/summary.json") - $(stat -c %Y "$dir/command-line") )) s ($(basename "$dir"))"
     ;;
   confirm)
     # Fresh builds, default (CIQ_DISABLE=1) and tuned (the cache), each in
