@@ -315,12 +315,23 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
   hit.backend = i;
   std::map<std::string, bool> conflicting;
   bool any = false, acf_conflict = false;
+  // A module entry that sets nothing ("tuned, no gain": a run found nothing
+  // for the module as a whole) answers only where no kernel entry does: it
+  // says nothing against a kernel's own verified winner, shipped by another
+  // run or imported from a teammate's pack, which it would otherwise hide.
+  std::optional<Hit> module_no_gain;
   for (const auto& w : wanted) {
     std::string text;
     auto record = checked(i, w, rules, hit.blobs, &text);
     if (!record) return record.error();
     if (!*record) continue;
     texts.emplace_back(w.key, std::move(text));
+    if (w.kind == "module" && (*record)->controls.empty() && wanted.size() > 1) {
+      module_no_gain = hit;
+      module_no_gain->keys = {w.key};
+      module_no_gain->matched = w.kind;
+      continue;
+    }
     hit.keys.push_back(w.key);
     if (w.kind != "kernel") { // a module or unit entry answers alone
       hit.controls = std::move((*record)->controls);
@@ -340,7 +351,7 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     hit.controls.space = part.space;
     any = true;
   }
-  if (!any) return std::optional<Hit>{};
+  if (!any) return module_no_gain;
   hit.matched = "kernel";
   for (const auto& [knob, _] : conflicting) {
     spdlog::debug("kernel entries disagree on {}; not applying it", knob);

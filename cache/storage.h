@@ -100,9 +100,10 @@ public:
 
   /// The controls filed for `module`: its module entry, else each kernel's
   /// entry, merged (options two kernels set differently are dropped, as is
-  /// an ACF they disagree on); tier by tier, each entry checked under
-  /// `rules` (kind and kernel filled in here). An error only when the local
-  /// cache cannot be read.
+  /// an ACF they disagree on); a module entry that sets nothing ("tuned, no
+  /// gain") only where no kernel entry answers. Tier by tier, each entry
+  /// checked under `rules` (kind and kernel filled in here). An error only
+  /// when the local cache cannot be read.
   Result<std::optional<Hit>> find_module(const PtxModule& module, const KeyContext& context, EntryRules rules);
   /// The NVVM-stage entry of one translation unit.
   Result<std::optional<Hit>> find_unit(const Hash128& key, EntryRules rules);

@@ -142,6 +142,38 @@ TEST(Storage, module_key_wins_then_kernel_keys_merge) {
   EXPECT_TRUE((*whole)->controls.kernels.empty());
 }
 
+// A module entry that sets nothing ("tuned, no gain") does not hide the
+// kernels' own winners (another run's, or a teammate's imported): it
+// answers only where no kernel entry does.
+TEST(Storage, a_no_gain_module_entry_does_not_hide_kernel_winners) {
+  auto dir = ScratchDir::create("ciq-lookup").value();
+  auto module = cache::scan_ptx(k_two);
+  cache::KeyContext ctx{"sm_90a", "id", ""};
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::module_key(module, ctx), "", {});
+  }
+  {
+    cache::Storage storage(dir.path());
+    auto alone = storage.find_module(module, ctx, rules());
+    ASSERT_TRUE(alone.ok() && alone->has_value());
+    EXPECT_EQ((*alone)->matched, "module");
+    EXPECT_TRUE((*alone)->controls.empty());
+    EXPECT_EQ((*alone)->keys, std::vector<Hash128>{cache::module_key(module, ctx)});
+  }
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::kernel_key(module, "b", ctx), "b", {"b:maxnreg=40"});
+  }
+  cache::Storage storage(dir.path());
+  auto kernels = storage.find_module(module, ctx, rules());
+  ASSERT_TRUE(kernels.ok() && kernels->has_value());
+  EXPECT_EQ((*kernels)->matched, "kernel");
+  EXPECT_EQ((*kernels)->controls.kernels.at("b").at("maxnreg"), "40");
+  // Only the kernel entry contributed (a failure quarantines it alone).
+  EXPECT_EQ((*kernels)->keys, std::vector<Hash128>{cache::kernel_key(module, "b", ctx)});
+}
+
 TEST(Storage, disagreeing_kernel_options_are_dropped_and_quarantine_is_a_miss) {
   auto dir = ScratchDir::create("ciq-lookup").value();
   auto module = cache::scan_ptx(k_two);
