@@ -227,6 +227,7 @@ std::set<Hash128> keep_earlier_winners(const cache::Store& store, std::vector<ca
     return !replaces_run.empty() && on.command_line == replaces_run && on.run_id == replaced_id;
   };
   std::set<Hash128> kept;
+  std::size_t by_hand = 0; // entries no run made (ciq-cache put): nothing verified them
   std::erase_if(entries, [&](const cache::Entry& e) {
     auto existing = store.get(cache::Table::records, digest_bytes(e.key));
     if (!existing || !*existing) return false;
@@ -235,20 +236,27 @@ std::set<Hash128> keep_earlier_winners(const cache::Store& store, std::vector<ca
     // replaces it, so that nothing tunes the kernel again for nothing.
     if (record && made_by_replaced_run(*record)) return false;
     bool winner = record && !record->controls.empty();
-    if (winner) kept.insert(e.key);
+    if (winner) {
+      kept.insert(e.key);
+      by_hand += cache::tuned_on(*record).command_line.empty();
+    }
     return winner;
   });
-  if (!kept.empty())
-    std::fprintf(stderr, "ciq-tuner: kept %zu entr%s an earlier run shipped with a verified gain: this run found nothing "
-                         "better than the default, which does not undo that (ciq-cache rm removes one on purpose)\n",
-                 kept.size(), kept.size() == 1 ? "y" : "ies");
+  if (!kept.empty()) {
+    const char* made = by_hand == 0             ? "an earlier run shipped with a verified gain"
+                       : by_hand == kept.size() ? "made by hand (ciq-cache put)"
+                                                : "made earlier, by runs with a verified gain or by hand (ciq-cache put)";
+    std::fprintf(stderr, "ciq-tuner: kept %zu entr%s %s: this run found nothing better than the default, which does not undo "
+                         "that (ciq-cache rm removes one on purpose)\n",
+                 kept.size(), kept.size() == 1 ? "y" : "ies", made);
+  }
   return kept;
 }
 
-// A module entry is looked up before its kernels' entries: a "tuned, no
-// gain" one would hide a kernel winner kept above (another run's). Such a
-// module gets no entry of its own, and one left there is removed, so that
-// its kernels' entries answer.
+// A "tuned, no gain" module entry over a kernel winner kept above (another
+// run's) would say the opposite of what applies (the lookup lets kernel
+// entries answer over such a module entry: cache/storage.h). Such a module
+// gets no entry of its own, and one left there is removed.
 Result<void> unhide_kept_kernels(const std::vector<TracedModule>& trace, const std::set<Hash128>& kept,
                                  std::vector<cache::Entry>& entries, std::vector<Hash128>& partial_modules) {
   for (const auto& m : trace) {
