@@ -50,9 +50,12 @@ static bool class_match(std::string_view pattern, std::size_t& p, char c) {
 }
 
 // Where the class that opens at pattern[p] ('[') ends (its ']'), or npos
-// when none closes it (then '[' is literal, as class_match() sees it).
+// when none closes it (then '[' is literal, as class_match() sees it). The
+// class's first member, after a '!' or '^' that negates it, may be ']'.
 static std::size_t class_end(std::string_view pattern, std::size_t p) {
-  return p + 2 <= pattern.size() ? pattern.find(']', p + 2) : std::string_view::npos;
+  std::size_t first = p + 1;
+  if (first < pattern.size() && (pattern[first] == '!' || pattern[first] == '^')) ++first;
+  return first + 1 <= pattern.size() ? pattern.find(']', first + 1) : std::string_view::npos;
 }
 
 // The first `{...}` group of `pattern` with a comma at its level, outside a
@@ -102,8 +105,22 @@ std::string glob_problem(std::string_view pattern) {
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '[') {
       std::size_t e = class_end(pattern, i);
+      std::string at = std::to_string(i + 1);
       if (e == std::string_view::npos)
-        return "the '[' at character " + std::to_string(i + 1) + " opens a character class that no ']' closes (a literal '[' is written [[])";
+        return "the '[' at character " + at + " opens a character class that no ']' closes (a literal '[' is written [[])";
+      // What class_match() would take silently: a POSIX class name, which
+      // it reads as its letters, and a reversed range, which matches nothing.
+      std::size_t first = i + 1 + (pattern[i + 1] == '!' || pattern[i + 1] == '^');
+      if (e - first >= 4 && pattern[first] == '[' && pattern[first + 1] == ':' && pattern[e - 1] == ':')
+        return "the class at character " + at + " names a POSIX class (" + std::string(pattern.substr(first, e - first)) +
+               "]), which globs here do not know: list its characters instead, as in [a-zA-Z]";
+      for (std::size_t j = first; j < e; ++j)
+        if (j + 2 < e && pattern[j + 1] == '-') {
+          if (pattern[j] > pattern[j + 2])
+            return "the range " + std::string(pattern.substr(j, 3)) + " in the class at character " + at +
+                   " is reversed and matches nothing (write " + pattern[j + 2] + "-" + pattern[j] + ")";
+          j += 2;
+        }
       i = e;
       continue;
     }

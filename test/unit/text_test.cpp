@@ -125,8 +125,21 @@ TEST(Text, glob_problem_names_an_unclosed_class_or_group) {
   EXPECT_EQ(glob_problem("[abc"), "the '[' at character 1 opens a character class that no ']' closes (a literal '[' is written [[])");
   EXPECT_NE(glob_problem("_Z*heavy_[ab"), "");
   EXPECT_EQ(glob_problem("x{a,b"), "the '{' at character 2 opens a group of alternatives that no '}' closes (a literal '{' is written [{])");
-  for (const char* good : {"*", "_Z?heavy_[ab]*", "[!x]y", "[]]", "[[]x", "{a,b}", "a{,b}c", "*{lambda()#1}*", "{f<int[,]float>,g}", "[{]a,b", "x}"})
+  for (const char* good : {"*", "_Z?heavy_[ab]*", "[!x]y", "[]]", "[[]x", "{a,b}", "a{,b}c", "*{lambda()#1}*", "{f<int[,]float>,g}", "[{]a,b", "x}",
+                           "[!]]", "[a-z0-9_]", "[-a]", "[a-]", "[[:]"})
     EXPECT_EQ(glob_problem(good), "") << good;
+}
+
+// What a glob here would take silently and match nothing (or not what was
+// meant) with: a negated class whose ']' is its member, a POSIX class
+// name, a reversed range.
+TEST(Text, glob_problem_names_what_would_silently_match_nothing) {
+  EXPECT_EQ(glob_problem("x[!]"), "the '[' at character 2 opens a character class that no ']' closes (a literal '[' is written [[])");
+  EXPECT_TRUE(glob_match("[!]]x", "ax"));
+  EXPECT_FALSE(glob_match("[!]]x", "]x"));
+  EXPECT_EQ(glob_problem("*[[:alpha:]]"), "the class at character 2 names a POSIX class ([:alpha:]), which globs here do not know: list its characters instead, as in [a-zA-Z]");
+  EXPECT_EQ(glob_problem("k[z-a]"), "the range z-a in the class at character 2 is reversed and matches nothing (write a-z)");
+  EXPECT_NE(glob_problem("{a,[9-0]}"), "");
 }
 
 TEST(Text, glob_option_problem_refuses_an_empty_or_malformed_glob_given) {
