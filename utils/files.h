@@ -42,7 +42,8 @@ Result<void> append_file(const std::string& path, std::string_view data, bool sy
 /// Names of the entries in `dir` (not "." and ".."), sorted; an "io" error
 /// ("cannot read DIR: reason") when it cannot be read.
 Result<std::vector<std::string>> list_directory(const std::string& dir);
-/// mkdir -p; succeeds when the directory already exists.
+/// mkdir -p, each level made 0755 less the umask (never group-writable by
+/// a umask of 002); succeeds when the directory already exists.
 Result<void> make_dirs(const std::string& path);
 
 bool path_exists(const std::string& path);

@@ -9,36 +9,77 @@
 #include "utils/text.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ciq::tuner {
 
 namespace {
 
-// The discovery's trace, and in `dir` the directory it is in: the
-// interrupted run's when resuming (a resumed run searches the space the run
-// began with: built again, the NVVM stage would be missing, since the step
-// memo answers cicc and no unit is traced, and the journal's candidates
-// would belong to another space), else the campaign's of --discovery-from
-// (the same build's; on the H200, llm.c: 8 s of each 55-75 s confirmation
-// built it again), else a build of the default now (or, with a --bench
-// alone, a run of it).
-Result<std::vector<TracedModule>> discovery_trace(const TuneOptions& o, std::string& dir) {
+// Copies the trace a discovery wrote (its files, and those of its
+// subdirectories: units/, steps/) from `from` to `to`, reading only from
+// directories that are yours alone and only regular files, each bounded.
+Result<void> copy_trace(const std::string& from, const std::string& to, int depth = 0) {
+  if (auto own = check_own_directory(from); !own) return own.error();
+  auto names = list_directory(from);
+  if (!names) return names.error();
+  if (auto made = make_own_directory(to); !made) return made.error();
+  for (const auto& name : *names) {
+    std::string source = join_path(from, name), target = join_path(to, name);
+    struct stat st;
+    if (::lstat(source.c_str(), &st) != 0) return make_error("io", "cannot look at " + source + ": " + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+      if (depth == 0)
+        if (auto copied = copy_trace(source, target, depth + 1); !copied) return copied;
+      continue;
+    }
+    auto fd = open_regular_file(source, O_RDONLY);
+    if (!fd) return fd.error();
+    auto text = read_bounded(*fd, source);
+    ::close(*fd);
+    if (!text) return text.error();
+    if (auto w = write_file_atomic(target, *text); !w) return w.error();
+  }
+  return {};
+}
+
+// --discovery-from: the campaign's discovery, of the same build, copied into
+// this run's own `dir` (a resumed run then reads its own, whatever became of
+// the campaign's); why not, when it cannot be taken.
+Result<void> take_discovery(const std::string& from, const std::string& dir) {
+  if (auto own = check_own_directory(from); !own) return own.error();
+  if (!path_exists(join_path(from, "complete"))) return make_error("tuner", from + " holds no completed discovery");
+  if (auto made = make_own_directory(dir); !made) return made.error();
+  remove_tree(join_path(dir, "trace")); // what an interrupted copy left
+  if (auto copied = copy_trace(join_path(from, "trace"), join_path(dir, "trace")); !copied) return copied;
+  return write_file_atomic(join_path(dir, "complete"), "");
+}
+
+// The discovery's trace in `dir`: the interrupted run's when resuming (a
+// resumed run searches the space the run began with: built again, the NVVM
+// stage would be missing, since the step memo answers cicc and no unit is
+// traced, and the journal's candidates would belong to another space), else
+// a copy of the campaign's of --discovery-from (the same build's; on the
+// H200, llm.c: 8 s of each 55-75 s confirmation built it again), else a
+// build of the default now (or, with a --bench alone, a run of it).
+Result<std::vector<TracedModule>> discovery_trace(const TuneOptions& o, const std::string& dir) {
   std::string complete = join_path(dir, "complete"); // written once the discovery succeeded
   if (o.resume && path_exists(complete)) {
     std::fprintf(stderr, "ciq-tuner: discovery: the interrupted run's (%s)\n", dir.c_str());
     return read_trace(join_path(dir, "trace"));
   }
   if (!o.discovery_from.empty()) {
-    // Read only from a directory that is yours alone, and only a
-    // discovery that completed.
-    if (auto own = check_own_directory(o.discovery_from); !own) return make_error("tuner", "--discovery-from: " + own.error().message);
-    if (!path_exists(join_path(o.discovery_from, "complete")))
-      return make_error("tuner", "--discovery-from " + o.discovery_from + ": holds no completed discovery");
-    dir = o.discovery_from;
-    std::fprintf(stderr, "ciq-tuner: discovery: the campaign's (%s)\n", dir.c_str());
-    return read_trace(join_path(dir, "trace"));
+    if (auto taken = take_discovery(o.discovery_from, dir); taken) {
+      std::fprintf(stderr, "ciq-tuner: discovery: the campaign's, copied from %s\n", printable(o.discovery_from).c_str());
+      return read_trace(join_path(dir, "trace"));
+    } else {
+      std::fprintf(stderr, "ciq-tuner: warning: --discovery-from %s: %s; building the discovery instead\n",
+                   printable(o.discovery_from).c_str(), printable(taken.error().message).c_str());
+    }
   }
   std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
   // The default controls, and each --param at its default: commands
@@ -97,7 +138,7 @@ Result<std::vector<TracedModule>> discover(const TuneOptions& o, std::vector<Tra
   if (!o.space.empty() && o.space != "none")
     if (auto named = spaces::load_space(spaces_directory(), o.space); !named) return named.error();
   if (o.space == "none" || o.setup.replay) return std::vector<TracedModule>{};
-  std::string dir = join_path(o.out_dir, "discovery");
+  const std::string dir = join_path(o.out_dir, "discovery");
   auto discovery = discovery_trace(o, dir);
   if (!discovery) return discovery.error();
   if (auto traced = read_unit_trace(join_path(dir, "trace")); traced) units = std::move(*traced);
