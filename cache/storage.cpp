@@ -316,9 +316,12 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
   std::map<std::string, bool> conflicting;
   bool any = false, acf_conflict = false;
   // A module entry that sets nothing ("tuned, no gain": a run found nothing
-  // for the module as a whole) answers only where no kernel entry does: it
-  // says nothing against a kernel's own verified winner, shipped by another
-  // run or imported from a teammate's pack, which it would otherwise hide.
+  // for the module as a whole) does not hide its kernels' own entries
+  // (another run's winners, or a teammate's imported): their per-kernel
+  // directives, which act on their kernel alone, apply. Their module-wide
+  // options (and an ACF) act on every kernel, where the module's entry says
+  // the defaults are best: those it keeps at the defaults. It answers alone
+  // where nothing of the kernels' is left.
   std::optional<Hit> module_no_gain;
   for (const auto& w : wanted) {
     std::string text;
@@ -358,6 +361,13 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     hit.controls.options.erase(knob);
   }
   if (acf_conflict) hit.controls.acf.reset();
+  if (module_no_gain) {
+    if (!hit.controls.options.empty() || hit.controls.acf)
+      spdlog::debug("the module's entry is tuned, no gain: its kernels' module-wide options are not applied");
+    hit.controls.options.clear();
+    hit.controls.acf.reset();
+    if (hit.controls.kernels.empty()) return module_no_gain;
+  }
   // Each entry passed alone; the merged set must pass too (two kernels'
   // options may be a pair the space marks as conflicting).
   if (hit.keys.size() > 1 && rules.running_space) {
@@ -365,7 +375,7 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     if (space && *space)
       if (auto valid = spaces::validate_controls(**space, hit.controls, rules.policy); !valid) {
         refuse(*backends_[i], "the merged kernel entries: " + valid.error().message);
-        return std::optional<Hit>{};
+        return module_no_gain; // what this tier says of the module, if anything
       }
   }
   return std::optional<Hit>{std::move(hit)};

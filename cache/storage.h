@@ -100,8 +100,10 @@ public:
 
   /// The controls filed for `module`: its module entry, else each kernel's
   /// entry, merged (options two kernels set differently are dropped, as is
-  /// an ACF they disagree on); a module entry that sets nothing ("tuned, no
-  /// gain") only where no kernel entry answers. Tier by tier, each entry
+  /// an ACF they disagree on). A module entry that sets nothing ("tuned, no
+  /// gain") lets its kernels' per-kernel directives apply, not their
+  /// module-wide options, and answers alone where none are left. Tier by
+  /// tier (a tier that answers ends the lookup), each entry
   /// checked under `rules` (kind and kernel filled in here). An error only
   /// when the local cache cannot be read.
   Result<std::optional<Hit>> find_module(const PtxModule& module, const KeyContext& context, EntryRules rules);
