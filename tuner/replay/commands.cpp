@@ -49,12 +49,12 @@ int replay_reference(Replayer& replayer, const Options& options, ReferenceOutput
   }
   for (std::size_t i = 0; i < replayer.captures().size(); ++i) {
     const auto& capture = replayer.captures()[i];
-    auto outputs = replayer.outputs(i, **module);
-    if (!outputs) {
-      error_line("replaying " + capture.dir + " with the reference " + options.reference + ": " + outputs.error().message);
+    std::vector<HostBytes> outputs;
+    if (auto replayed = replayer.outputs(i, **module, outputs); !replayed) {
+      error_line("replaying " + capture.dir + " with the reference " + options.reference + ": " + replayed.error().message);
       return k_exit_error;
     }
-    for (auto allocation : unfaithful_allocations(capture, *outputs)) {
+    for (auto allocation : unfaithful_allocations(capture, outputs)) {
       std::string message = capture.dir + ": " + faithfulness_message(allocation);
       if (options.compare.type == ElementType::bytes) {
         error_line(message + "; a bitwise comparison cannot judge candidates by it (tune this kernel by whole-program runs, "
@@ -64,20 +64,24 @@ int replay_reference(Replayer& replayer, const Options& options, ReferenceOutput
       warning_line(message + "; --compare " + compare_mode_text(options.compare) +
                    " compares candidates with the reference's replay");
     }
-    out.per_capture.push_back(std::move(*outputs));
+    out.per_capture.push_back(std::move(outputs));
   }
   return k_exit_ok;
 }
 
+/// Where a candidate's outputs are copied back, one set per capture, kept
+/// from one check to the next (Replayer::outputs reuses them).
+using OutputBuffers = std::vector<std::vector<HostBytes>>;
+
 /// Compares every capture's outputs under `module` with the reference's:
 /// the wrong-answer line, "" when all agree; fails on a CUDA error.
 Result<std::string> check_outputs(Replayer& replayer, Replayer::Module& module, const ReferenceOutputs& reference,
-                                  const CompareMode& mode) {
+                                  const CompareMode& mode, OutputBuffers& buffers) {
+  buffers.resize(replayer.captures().size());
   for (std::size_t i = 0; i < replayer.captures().size(); ++i) {
-    auto got = replayer.outputs(i, module);
-    if (!got) return got.error();
+    if (auto replayed = replayer.outputs(i, module, buffers[i]); !replayed) return replayed.error();
     const auto& capture = replayer.captures()[i];
-    if (auto d = first_difference(capture, mode, reference.per_capture[i], *got))
+    if (auto d = first_difference(capture, mode, reference.per_capture[i], buffers[i]))
       return wrong_answer_message(mode, *d) + " (capture " + capture.dir + ")";
   }
   return std::string();
@@ -185,7 +189,8 @@ int run_once(const Options& options) {
     return k_exit_error;
   }
   if (!options.reference.empty()) {
-    auto wrong = check_outputs(r, **module, reference, options.compare);
+    OutputBuffers buffers;
+    auto wrong = check_outputs(r, **module, reference, options.compare, buffers);
     if (!wrong) {
       error_line(wrong.error().message);
       return k_exit_error;
@@ -198,10 +203,10 @@ int run_once(const Options& options) {
   } else {
     // No reference: say whether the candidate reproduces the program's own
     // launch (the digests capture.h records), without judging it.
+    std::vector<HostBytes> got;
     for (std::size_t i = 0; i < r.captures().size(); ++i) {
-      auto got = r.outputs(i, **module);
-      if (!got) {
-        error_line(r.captures()[i].dir + ": " + got.error().message);
+      if (auto replayed = r.outputs(i, **module, got); !replayed) {
+        error_line(r.captures()[i].dir + ": " + replayed.error().message);
         return k_exit_error;
       }
       const auto& allocations = r.captures()[i].allocations;
@@ -210,7 +215,7 @@ int run_once(const Options& options) {
                     r.captures()[i].dir.c_str());
         continue;
       }
-      auto differing = unfaithful_allocations(r.captures()[i], *got);
+      auto differing = unfaithful_allocations(r.captures()[i], got);
       std::string which;
       for (auto a : differing) which += (which.empty() ? "" : ", ") + std::to_string(a);
       std::printf("outputs: %s (capture %s)\n",
@@ -234,6 +239,7 @@ int run_server(const Options& options, std::FILE* in, std::FILE* out) {
   if (int status = start(options, replayer, reference); status != k_exit_ok) return status;
   Replayer& r = *replayer;
   std::fprintf(stderr, "ciq-replay: serving; requests on stdin: --cubin FILE [--samples N] [--check]\n");
+  OutputBuffers buffers; // a candidate's outputs, copied back into the last check's buffers
   while (auto wire = read_wire_request(in)) {
     std::vector<std::string> lines;
     int status = 0;
@@ -249,7 +255,7 @@ int run_server(const Options& options, std::FILE* in, std::FILE* out) {
     } else if (request->check) {
       if (options.reference.empty()) {
         fail("a --check request needs a reference: start ciq-replay serve with --reference FILE");
-      } else if (auto wrong = check_outputs(r, **module, reference, options.compare); !wrong) {
+      } else if (auto wrong = check_outputs(r, **module, reference, options.compare, buffers); !wrong) {
         fail(wrong.error().message);
       } else if (!wrong->empty()) {
         lines = {*wrong};

@@ -231,20 +231,20 @@ Result<void> Replayer::launch(std::size_t index, Module& module) {
                                                       c.block[1], c.block[2], c.dynamic_smem, stream_, nullptr, extra));
 }
 
-Result<std::vector<HostBytes>> Replayer::outputs(std::size_t index, Module& module) {
+Result<void> Replayer::outputs(std::size_t index, Module& module, std::vector<HostBytes>& into) {
   if (broken_) return make_error("cuda", "an earlier launch left the GPU context unusable");
   if (auto r = restore(index, true); !r) return r.error();
   if (auto r = launch(index, module); !r) return r.error();
   if (auto r = check("cuStreamSynchronize (after the launch)", api_->cuStreamSynchronize(stream_)); !r) return r.error();
-  std::vector<HostBytes> out;
   const auto& allocations = captures_[index].allocations;
+  into.resize(allocations.size());
   for (std::size_t i = 0; i < allocations.size(); ++i) {
-    HostBytes bytes(std::size_t(allocations[i].size));
+    HostBytes& bytes = into[i];
+    bytes.resize(std::size_t(allocations[i].size)); // the same size as last time: nothing made or filled
     if (auto r = check("cuMemcpyDtoH", api_->cuMemcpyDtoH(bytes.data(), loaded_[index]->working[i], bytes.size())); !r)
       return r.error();
-    out.push_back(std::move(bytes));
   }
-  return out;
+  return {};
 }
 
 Result<Timing> Replayer::time(std::size_t index, Module& module, int warmup, int samples, double max_seconds) {
