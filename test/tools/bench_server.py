@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A resident benchmark stand-in for ciq-tuner --bench-server.
 
-  bench_server.py LOG [--startup S]
+  bench_server.py LOG [--startup S] [--chatty MIB]
 
 Sleeps S seconds first (a slow start-up) if asked; appends "start <pid> gpu=<CUDA_VISIBLE_DEVICES>" to LOG when it starts, then
-answers requests on stdin (one option per line, an empty line ends each):
+answers requests on stdin (one option per line, an empty line ends each), with --chatty writing MIB MiB of
+progress lines to stderr before each answer:
 
   --x N        prints f=<(N-7)^2 + 1> (the best is N = 7), status 0
   --check N    prints check: ok, status 0; with N = 9 a wrong answer, status 1
@@ -73,8 +74,12 @@ def log(line):
 log(f"start {os.getpid()} gpu={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
 if "--startup" in sys.argv:  # a slow start (imports, inputs) before any answer
     time.sleep(float(sys.argv[sys.argv.index("--startup") + 1]))
-for request_id, args in requests():
+chatty = int(sys.argv[sys.argv.index("--chatty") + 1]) if "--chatty" in sys.argv else 0
+for n, (request_id, args) in enumerate(requests()):
     log(f"request {os.getpid()} " + " ".join(args))
+    for line in range(chatty * 16384):  # 64-byte lines
+        sys.stderr.write(f"progress {n:6} {line:9} " + "." * 37 + "\n")
+    sys.stderr.flush()
     opts = dict(zip(args[::2], args[1::2]))
     status = 0
     if opts.get("--crash") == "3":

@@ -35,6 +35,31 @@ std::optional<std::string> read_file_tail(const std::string& path, std::size_t b
   return text;
 }
 
+/// A server's stderr goes to its log (O_APPEND) for as long as it runs, a
+/// whole search: one that prints a progress line per launch would fill the
+/// disk. Past k_max_server_log bytes the log keeps only its last
+/// k_kept_output_bytes, after a line that says so; the server writes on at
+/// the log's new end.
+constexpr off_t k_max_server_log = off_t(64) << 20;
+
+void bound_server_log(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= k_max_server_log) return;
+  auto tail = read_file_tail(path, k_kept_output_bytes);
+  if (!tail) return;
+  if (auto nl = tail->find('\n'); nl != std::string::npos) tail->erase(0, nl + 1); // from a line's start
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  std::string text = "[ciq-tuner: this log reached " + std::to_string(st.st_size >> 20) + " MiB; what the server wrote before its last " +
+                     std::to_string(k_kept_output_bytes >> 20) + " MiB was cut]\n" + *tail;
+  for (std::size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) break;
+    done += std::size_t(n);
+  }
+  ::close(fd);
+}
+
 std::string last_line(const std::string& text) {
   std::string_view t = trim(text);
   auto nl = t.rfind('\n');
@@ -142,6 +167,7 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
     }
   }
   bool fresh = !servers_.at(step.gpu);
+  if (!fresh) bound_server_log(server_log(step.gpu));
   auto server = server_for(step.gpu);
   if (!server) return server.error();
   auto started = std::chrono::steady_clock::now();
