@@ -316,12 +316,15 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
   std::map<std::string, bool> conflicting;
   bool any = false, acf_conflict = false;
   // A module entry that sets nothing ("tuned, no gain": a run found nothing
-  // for the module as a whole) does not hide its kernels' own entries
-  // (another run's winners, or a teammate's imported): their per-kernel
-  // directives, which act on their kernel alone, apply. Their module-wide
-  // options (and an ACF) act on every kernel, where the module's entry says
-  // the defaults are best: those it keeps at the defaults. It answers alone
-  // where nothing of the kernels' is left.
+  // for the module as a whole) does not hide its kernels' own entries:
+  // another run's winners, or a teammate's imported, each verified by its
+  // own run (a kernel-time run times the module's other kernels too, so a
+  // module-wide option in a winner did not slow them). They answer as they
+  // would without it, as they do when the module entry is only in a pack
+  // (a tester saw an imported no-gain entry silently disable a verified
+  // winner that a pack left applied, when their module-wide options were
+  // held back here). The module entry answers where they set nothing, or
+  // cannot be merged.
   std::optional<Hit> module_no_gain;
   for (const auto& w : wanted) {
     std::string text;
@@ -335,13 +338,14 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
       module_no_gain->matched = w.kind;
       continue;
     }
-    hit.keys.push_back(w.key);
     if (w.kind != "kernel") { // a module or unit entry answers alone
+      hit.keys.push_back(w.key);
       hit.controls = std::move((*record)->controls);
       hit.matched = w.kind;
       return std::optional<Hit>{std::move(hit)};
     }
     spaces::ControlSet part = (*record)->controls.for_kernel(w.kernel);
+    if (!part.empty()) hit.keys.push_back(w.key); // what set nothing made nothing (a failure quarantines what did)
     for (const auto& [knob, value] : part.options) {
       auto [it, inserted] = hit.controls.options.emplace(knob, value);
       if (!inserted && it->second != value) conflicting[knob] = true;
@@ -361,13 +365,7 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     hit.controls.options.erase(knob);
   }
   if (acf_conflict) hit.controls.acf.reset();
-  if (module_no_gain) {
-    if (!hit.controls.options.empty() || hit.controls.acf)
-      spdlog::debug("the module's entry is tuned, no gain: its kernels' module-wide options are not applied");
-    hit.controls.options.clear();
-    hit.controls.acf.reset();
-    if (hit.controls.kernels.empty()) return module_no_gain;
-  }
+  if (module_no_gain && hit.controls.empty()) return module_no_gain;
   // Each entry passed alone; the merged set must pass too (two kernels'
   // options may be a pair the space marks as conflicting).
   if (hit.keys.size() > 1 && rules.running_space) {

@@ -90,7 +90,7 @@ public:
   /// What a lookup found.
   struct Hit {
     spaces::ControlSet controls;
-    std::vector<Hash128> keys;  // the entries that contributed
+    std::vector<Hash128> keys;  // the entries that contributed (kernel entries: those that set something)
     std::string matched;        // "module", "kernel" or "unit"
     Tier tier = Tier::local;
     std::string where;          // the backend, for messages
@@ -101,9 +101,8 @@ public:
   /// The controls filed for `module`: its module entry, else each kernel's
   /// entry, merged (options two kernels set differently are dropped, as is
   /// an ACF they disagree on). A module entry that sets nothing ("tuned, no
-  /// gain") lets its kernels' per-kernel directives apply, not their
-  /// module-wide options, and answers alone where none are left. Tier by
-  /// tier (a tier that answers ends the lookup), each entry
+  /// gain") answers only where its kernels' entries set nothing or cannot
+  /// be merged. Tier by tier (a tier that answers ends the lookup), each entry
   /// checked under `rules` (kind and kernel filled in here). An error only
   /// when the local cache cannot be read.
   Result<std::optional<Hit>> find_module(const PtxModule& module, const KeyContext& context, EntryRules rules);

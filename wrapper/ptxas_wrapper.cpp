@@ -357,10 +357,12 @@ Outcome PtxasWrapper::compile() {
     if (rerun->succeeded()) {
       tally_.add(cache::Counter::controls_failed);
       if (hit_) {
-        // Every entry of this module goes: they were stored together and
-        // would fail the same way.
-        std::vector<Hash128> keys{cache::module_key(module_, context_)};
-        for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
+        // The entries that made these controls; a module entry with its
+        // kernels' (stored with it, they would fail the same way). Not a
+        // module entry the kernels' entries answered over: it set nothing.
+        std::vector<Hash128> keys = hit_->keys;
+        if (hit_->matched == "module")
+          for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
         storage_.quarantine(*hit_, keys, why);
         tally_.add(cache::Counter::quarantined);
       }

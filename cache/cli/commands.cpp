@@ -103,8 +103,8 @@ std::string describe_controls(const Record& r) {
     std::string why = r.provenance_value("verification");
     if (starts_with(why, ": ")) why = why.substr(2);
     return "(defaults: tuned, no gain" + (why.empty() ? std::string() : "; " + why) +
-           (r.kind == "module" ? "; the wrappers keep its options at the defaults (its kernels' own entries may set their "
-                                 "directives) and do not tune it again)"
+           (r.kind == "module" ? "; the wrappers compile it unchanged where its kernels' own entries set nothing, and do "
+                                 "not tune it again)"
                                : "; the wrappers compile it unchanged and do not tune it again)");
   }
   if (result == "tuned")

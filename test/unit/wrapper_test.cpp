@@ -174,19 +174,33 @@ TEST(Storage, a_no_gain_module_entry_does_not_hide_kernel_winners) {
   EXPECT_EQ((*kernels)->keys, std::vector<Hash128>{cache::kernel_key(module, "b", ctx)});
 }
 
-// Under a "tuned, no gain" module entry, the kernels' module-wide options
-// (which act on every kernel) stay at the defaults; their directives apply.
-// Where nothing is left, or the kernels' entries cannot be merged, the
-// module entry answers.
-TEST(Storage, a_no_gain_module_entry_keeps_module_wide_options_at_the_defaults) {
+// Under a "tuned, no gain" module entry its kernels' entries answer as
+// they would without it, module-wide options included (a verified winner
+// is not disabled by an imported no-gain entry); the module entry answers
+// where they set nothing, or cannot be merged (not a miss, which would fall
+// through to a pack or the remote). Kernel entries that set nothing are not
+// among the hit's keys (a failing compile quarantines only what set it).
+TEST(Storage, a_no_gain_module_entry_answers_where_its_kernels_set_nothing) {
   auto dir = ScratchDir::create("ciq-lookup").value();
   auto module = cache::scan_ptx(k_two);
   cache::KeyContext ctx{"sm_90a", "id", ""};
-  Hash128 module_key = cache::module_key(module, ctx);
   {
     auto store = cache::Store::open_for_writing(dir.path()).value();
-    put(store, module_key, "", {});
+    put(store, cache::module_key(module, ctx), "", {});
     put(store, cache::kernel_key(module, "a", ctx), "a", {"maxrregcount=64"});
+    put(store, cache::kernel_key(module, "b", ctx), "b", {});
+  }
+  {
+    cache::Storage storage(dir.path());
+    auto found = storage.find_module(module, ctx, rules());
+    ASSERT_TRUE(found.ok() && found->has_value());
+    EXPECT_EQ((*found)->matched, "kernel");
+    EXPECT_EQ((*found)->controls.options.at("maxrregcount"), "64");
+    EXPECT_EQ((*found)->keys, std::vector<Hash128>{cache::kernel_key(module, "a", ctx)});
+  }
+  {
+    auto store = cache::Store::open_for_writing(dir.path()).value();
+    put(store, cache::kernel_key(module, "a", ctx), "a", {});
   }
   {
     cache::Storage storage(dir.path());
@@ -196,32 +210,17 @@ TEST(Storage, a_no_gain_module_entry_keeps_module_wide_options_at_the_defaults) 
     EXPECT_TRUE((*found)->controls.empty());
   }
   {
+    // Two kernels' options that conflict as a pair: the merge is refused.
     auto store = cache::Store::open_for_writing(dir.path()).value();
-    put(store, cache::kernel_key(module, "a", ctx), "a", {"maxrregcount=64", "a:maxnreg=32"});
-  }
-  {
-    cache::Storage storage(dir.path());
-    auto found = storage.find_module(module, ctx, rules());
-    ASSERT_TRUE(found.ok() && found->has_value());
-    EXPECT_EQ((*found)->matched, "kernel");
-    EXPECT_TRUE((*found)->controls.options.empty());
-    EXPECT_EQ((*found)->controls.kernels.at("a").at("maxnreg"), "32");
-  }
-  {
-    // Two kernels' options that would conflict as a pair (without the
-    // module's entry the merge is refused: a_merged_set_is_checked_as_a_whole)
-    // stay at the defaults: the directive applies, nothing is refused.
-    auto store = cache::Store::open_for_writing(dir.path()).value();
-    put(store, cache::kernel_key(module, "a", ctx), "a", {"opt-level=0", "a:maxnreg=32"});
+    put(store, cache::kernel_key(module, "a", ctx), "a", {"opt-level=0"});
     put(store, cache::kernel_key(module, "b", ctx), "b", {"maxrregcount=16"});
   }
   cache::Storage storage(dir.path());
-  auto merged = storage.find_module(module, ctx, rules());
-  ASSERT_TRUE(merged.ok() && merged->has_value());
-  EXPECT_EQ((*merged)->matched, "kernel");
-  EXPECT_TRUE((*merged)->controls.options.empty());
-  EXPECT_EQ((*merged)->controls.kernels.at("a").at("maxnreg"), "32");
-  EXPECT_TRUE(storage.refusals().empty());
+  auto refused = storage.find_module(module, ctx, rules());
+  ASSERT_TRUE(refused.ok() && refused->has_value());
+  EXPECT_EQ((*refused)->matched, "module");
+  EXPECT_TRUE((*refused)->controls.empty());
+  EXPECT_EQ(storage.refusals().size(), 1u);
 }
 
 TEST(Storage, disagreeing_kernel_options_are_dropped_and_quarantine_is_a_miss) {
