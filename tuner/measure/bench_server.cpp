@@ -47,8 +47,11 @@ void bound_server_log(const std::string& path) {
   if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= k_max_server_log) return;
   auto tail = read_file_tail(path, k_kept_output_bytes);
   if (!tail) return;
-  if (auto nl = tail->find('\n'); nl != std::string::npos) tail->erase(0, nl + 1); // from a line's start
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+  // From a line's start, where one starts near (a line of progress that
+  // only ever returns the carriage is kept as it is).
+  if (auto nl = tail->find('\n'); nl != std::string::npos && nl < 4096) tail->erase(0, nl + 1);
+  // O_APPEND: what the server writes meanwhile goes after, not over, this.
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;
   std::string text = "[ciq-tuner: this log reached " + std::to_string(st.st_size >> 20) + " MiB; what the server wrote before its last " +
                      std::to_string(k_kept_output_bytes >> 20) + " MiB was cut]\n" + *tail;
@@ -167,7 +170,7 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
     }
   }
   bool fresh = !servers_.at(step.gpu);
-  if (!fresh) bound_server_log(server_log(step.gpu));
+  bound_server_log(server_log(step.gpu)); // before a fresh server too: the log is appended to across restarts
   auto server = server_for(step.gpu);
   if (!server) return server.error();
   auto started = std::chrono::steady_clock::now();

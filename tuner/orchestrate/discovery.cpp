@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -20,10 +21,15 @@ namespace ciq::tuner {
 
 namespace {
 
-// Copies the trace a discovery wrote (its files, and those of its
+// What a discovery's trace holds at most, all its files together: far above
+// a real one (llm.c's, 26 kernels: under 100 KB).
+constexpr std::uint64_t k_max_trace_bytes = std::uint64_t(64) << 20;
+
+// Copies the trace a discovery wrote (its .json files, and those of its
 // subdirectories: units/, steps/) from `from` to `to`, reading only from
-// directories that are yours alone and only regular files, each bounded.
-Result<void> copy_trace(const std::string& from, const std::string& to, int depth = 0) {
+// directories that are yours alone, only regular files (no link followed),
+// `budget` bytes in all.
+Result<void> copy_trace(const std::string& from, const std::string& to, std::uint64_t& budget, int depth = 0) {
   if (auto own = check_own_directory(from); !own) return own.error();
   auto names = list_directory(from);
   if (!names) return names.error();
@@ -34,14 +40,15 @@ Result<void> copy_trace(const std::string& from, const std::string& to, int dept
     if (::lstat(source.c_str(), &st) != 0) return make_error("io", "cannot look at " + source + ": " + std::strerror(errno));
     if (S_ISDIR(st.st_mode)) {
       if (depth == 0)
-        if (auto copied = copy_trace(source, target, depth + 1); !copied) return copied;
+        if (auto copied = copy_trace(source, target, budget, depth + 1); !copied) return copied;
       continue;
     }
-    auto fd = open_regular_file(source, O_RDONLY);
+    if (!ends_with(name, ".json")) continue; // the trace's records; nothing else is read
+    auto fd = open_regular_file(source, O_RDONLY | O_NOFOLLOW);
     if (!fd) return fd.error();
-    auto text = read_bounded(*fd, source);
-    ::close(*fd);
+    auto text = read_bounded(*fd, source, budget); // closes fd
     if (!text) return text.error();
+    budget -= text->size();
     if (auto w = write_file_atomic(target, *text); !w) return w.error();
   }
   return {};
@@ -55,7 +62,8 @@ Result<void> take_discovery(const std::string& from, const std::string& dir) {
   if (!path_exists(join_path(from, "complete"))) return make_error("tuner", from + " holds no completed discovery");
   if (auto made = make_own_directory(dir); !made) return made.error();
   remove_tree(join_path(dir, "trace")); // what an interrupted copy left
-  if (auto copied = copy_trace(join_path(from, "trace"), join_path(dir, "trace")); !copied) return copied;
+  std::uint64_t budget = k_max_trace_bytes;
+  if (auto copied = copy_trace(join_path(from, "trace"), join_path(dir, "trace"), budget); !copied) return copied;
   return write_file_atomic(join_path(dir, "complete"), "");
 }
 
