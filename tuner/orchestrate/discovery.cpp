@@ -87,6 +87,7 @@ Result<std::vector<TracedModule>> discovery_trace(const TuneOptions& o, const st
     } else {
       std::fprintf(stderr, "ciq-tuner: warning: --discovery-from %s: %s; building the discovery instead\n",
                    printable(o.discovery_from).c_str(), printable(taken.error().message).c_str());
+      remove_tree(join_path(dir, "trace")); // what was copied before it failed: not this build's
     }
   }
   std::fprintf(stderr, "ciq-tuner: discovery build (default controls, traced)\n");
