@@ -70,15 +70,7 @@ Result<void> make_dirs(const std::string& path) {
   // a user with a group of their own (Debian's default for such users) a
   // group-writable run directory is one ciq's own checks then refuse.
   if (path.empty()) return make_error("io", "cannot create directory '': an empty name");
-  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string level = path.substr(0, slash);
-    if (!level.empty() && ::mkdir(level.c_str(), 0755) != 0) {
-      int saved = errno;
-      if (saved != EEXIST && !is_directory(level))
-        return make_error("io", "cannot create directory '" + path + "': " + std::strerror(saved));
-    }
-    if (slash == std::string::npos) break;
-  }
+  if (auto made = make_levels(path, 0755); !made) return made;
   if (!is_directory(path)) return make_error("io", "cannot create directory '" + path + "': " + std::strerror(ENOTDIR));
   return {};
 }

@@ -135,21 +135,26 @@ Result<void> check_own_directory(const std::string& dir) {
   return check_secure_location(dir);
 }
 
-Result<void> make_own_directory(const std::string& dir, mode_t mode) {
-  if (dir.empty()) return make_error("io", "an empty directory name");
-  // Nothing is made in a place another user controls.
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0)
-    if (auto secure = check_place_to_make(dir); !secure) return secure;
-  for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
-    std::string level = dir.substr(0, slash);
-    if (::mkdir(level.c_str(), mode) != 0 && errno != EEXIST) {
+Result<void> make_levels(const std::string& path, mode_t mode) {
+  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string level = path.substr(0, slash);
+    if (!level.empty() && ::mkdir(level.c_str(), mode) != 0 && errno != EEXIST) {
       int saved = errno;
       struct stat st {};
       if (::stat(level.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return io_error("cannot create directory", level, saved);
     }
     if (slash == std::string::npos) break;
   }
+  return {};
+}
+
+Result<void> make_own_directory(const std::string& dir, mode_t mode) {
+  if (dir.empty()) return make_error("io", "an empty directory name");
+  // Nothing is made in a place another user controls.
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    if (auto secure = check_place_to_make(dir); !secure) return secure;
+  if (auto made = make_levels(dir, mode); !made) return made;
   return check_own_directory(dir);
 }
 

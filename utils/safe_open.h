@@ -68,6 +68,11 @@ Result<void> check_secure_location(const std::string& dir);
 /// `path` (or the levels missing above it) would be made.
 Result<void> check_place_to_make(const std::string& path);
 
+/// mkdir -p: makes each missing level of `path` with `mode` (less the
+/// umask); fails ("io") naming the level it could not make. Whether `path`
+/// is a directory now, and whose, is the caller's to check.
+Result<void> make_levels(const std::string& path, mode_t mode);
+
 /// mkdir -p `dir` (new levels with `mode`, less the umask) when
 /// check_place_to_make(dir) passes (nothing is made in another user's
 /// place), then check_own_directory(dir).
