@@ -445,6 +445,7 @@ std::string Coprocess::finish(double grace_seconds) {
   untrack_child(pid_);
   pid_ = -1;
   exit_status_.reset();
+  ended_cleanly_ = w > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   RunResult r;
   set_status(r, status);
   return r.describe();

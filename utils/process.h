@@ -105,6 +105,9 @@ public:
   /// Whether the child has not exited yet (it is reaped if it has).
   bool running();
   pid_t pid() const { return pid_; }
+  /// Whether the child, gone since a send() or receive() failed, had
+  /// exited on its own with status 0 (not killed, not failing).
+  bool ended_cleanly() const { return ended_cleanly_; }
   /// Bytes dropped from the middle of the last answer (capture_head_tail).
   std::size_t dropped() const { return dropped_; }
 
@@ -127,6 +130,7 @@ private:
   int to_child_ = -1, from_child_ = -1;
   std::string pending_; // read beyond the last answer
   std::size_t limit_ = 0, dropped_ = 0;
+  bool ended_cleanly_ = false;
 };
 
 /// From now on, SIGINT/SIGTERM/SIGHUP kill the process groups of every child

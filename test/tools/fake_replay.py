@@ -10,7 +10,10 @@ requests (`--cubin FILE [--check]`) the way ciq-replay does: `time_ms: T`
 where T is 100000 / the size of the kernel's code (.text.<kernel> in FILE),
 a stand-in for its time that a control set changes; with --check, status 1
 and "wrong answer" when the cubin's code for the kernel is empty. Appends
-each request to $FAKE_REPLAY_LOG.
+each request to $FAKE_REPLAY_LOG (`size` too, as "request size", when
+set). With $FAKE_REPLAY_FAIL_AFTER=N, every timing (not --check) after the
+log's first N fails (status 1, "launch failed"), in this process and any
+started after it: a GPU that goes bad mid-run.
 """
 import json
 import os
@@ -41,9 +44,25 @@ def stand_in_time(size):
     return 100000.0 / size if size else 1e9
 
 
+def timing_fails(log_path):
+    """Whether this timing fails: more than $FAKE_REPLAY_FAIL_AFTER timings
+    are in the log (this one included)."""
+    limit = int(os.environ.get("FAKE_REPLAY_FAIL_AFTER", "-1"))
+    if limit < 0:
+        return False
+    timed = sum(1 for line in open(log_path) if line.startswith("request ") and "--check" not in line)
+    return timed > limit
+
+
 def main():
     args = sys.argv[1:]
     if args[0] == "size":  # the program's stand-in: the same "time" from a cubin, as a process
+        log_path = os.environ.get("FAKE_REPLAY_LOG")
+        if log_path:
+            with open(log_path, "a") as log:
+                print("request size", file=log)
+            if timing_fails(log_path):
+                sys.exit("launch failed: an illegal memory access was encountered")
         print(f"time_ms: {stand_in_time(text_size(args[1], args[2])):.4f}")
         return
     assert args[0] == "serve", args
@@ -57,7 +76,10 @@ def main():
         cubin = words[words.index("--cubin") + 1]
         size = text_size(cubin, kernel)
         print(f"request {' '.join(w if '/' not in w else os.path.basename(w) for w in words)} text={size}", file=log, flush=True)
-        if "--check" in words:
+        if "--check" not in words and timing_fails(os.environ["FAKE_REPLAY_LOG"]):
+            print("launch failed: an illegal memory access was encountered")
+            status = 1
+        elif "--check" in words:
             status = 0 if size else 1
             print("check: ok" if size else f"wrong answer: no code for {kernel}")
         else:

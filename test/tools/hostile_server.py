@@ -13,6 +13,8 @@ the protocol there, in MODE:
           (f=0 and the earlier request's id), then with its own
   orphan  starts a child that keeps stdout open for 60 s (its pid goes
           to STATE as "orphan <pid>"), and exits (status 3) unanswered
+  quits   answers it, and 2 s later exits (status 0) on its own, without
+          reading another request: the next one may be sent before it is gone
 
 In MODE `old` it speaks the protocol before request ids: every status line
 is `ciq-status: 0`, without the request's id.
@@ -24,6 +26,7 @@ prints whether the orphan still runs.
 import os
 import subprocess
 import sys
+import time
 
 from server_requests import requests, status_line
 
@@ -59,6 +62,7 @@ def strike():
 
 log(f"start {os.getpid()}")
 stale = None
+quitting = False
 for count, (request_id, words) in enumerate(requests(), 1):
     x = int(words[words.index("--x") + 1])
     log(f"request {os.getpid()} {x}")
@@ -74,5 +78,11 @@ for count, (request_id, words) in enumerate(requests(), 1):
             child = subprocess.Popen(["sleep", "60"])  # inherits stdout
             log(f"orphan {child.pid}")
             sys.exit(3)
+        elif mode == "quits":
+            quitting = True
     sys.stdout.write(answer)
     sys.stdout.flush()
+    if quitting:
+        log(f"quits {os.getpid()}")
+        time.sleep(2)
+        sys.exit(0)

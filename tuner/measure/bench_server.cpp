@@ -191,7 +191,16 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
     log += "\n[the middle of its answer was dropped: " + std::to_string(dropped) + " bytes; the first and last " +
            std::to_string(k_kept_output_bytes >> 20) + " MiB are kept]\n";
   if (!status) {
+    // A server that answered earlier requests and then exited on its own,
+    // status 0, just as this one was sent (its exit was not yet noticed
+    // above) never saw it: a fresh server takes it, as it would have.
+    bool quit_before = !fresh && answer.empty() && status.error().code == "exited" && (*server)->ended_cleanly();
     servers_.at(step.gpu).reset(); // dead or killed: the next request starts a fresh one
+    if (quit_before) {
+      append_log(done.log, log + "[benchmark server: it " + status.error().message +
+                               ", having exited on its own after its last answer; a fresh server takes this request]\n");
+      return ask_server(step);
+    }
     if (status.error().code != "timeout") {
       append_log(done.log, log + "[benchmark server: " + status.error().message + "]\n");
       // What it said last on stderr, when it said nothing on stdout: why a

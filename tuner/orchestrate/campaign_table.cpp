@@ -124,6 +124,10 @@ double relative_change(const SummaryResults& s) {
 bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
   if (!summary || !summary->results) return false;
   const SummaryResults& s = *summary->results;
+  // A run that failed and kept nothing (its verification could not
+  // measure) has no outcome to take; one whose publishing failed after it
+  // shipped has.
+  if (summary->outcome == RunOutcome::failed && s.entries == 0) return false;
   const SummaryKernel* own = nullptr;
   for (const auto& k : s.kernels)
     if (k.kernel == r.kernel) own = &k;

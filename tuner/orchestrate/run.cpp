@@ -324,7 +324,14 @@ int conclude(const TuneOptions& o, const SearchSpace& space, const Evaluator& ev
 
   std::vector<Hash128> shipped_keys; // the keys written to the cache
   bool shipped = false;
-  if (o.ship && o.setup.compiler && !found.winner && !found.verdict.conditions.empty())
+  // The verification could not measure the preferred point (its runs
+  // failed): the run has no verdict, so nothing is kept, not even "tuned,
+  // no gain", and it fails (a campaign then tunes the kernel another way or
+  // again when resumed).
+  bool unmeasured = !found.winner && !found.verdict.measured;
+  if (o.ship && o.setup.compiler && unmeasured)
+    std::fprintf(stderr, "ciq-tuner: nothing written to the cache: the verification could not measure the best candidate\n");
+  else if (o.ship && o.setup.compiler && !found.winner && !found.verdict.conditions.empty())
     std::fprintf(stderr, "ciq-tuner: nothing written to the cache: the verification ran under different GPU conditions\n");
   else if (o.ship && o.setup.compiler) {
     auto written = ship_found(o, space, records, found, discovery);
@@ -336,7 +343,10 @@ int conclude(const TuneOptions& o, const SearchSpace& space, const Evaluator& ev
 
   RunSummary summary{o.out_dir, summary_results(o, space, evaluator, found, invalid, shipped), RunOutcome::finished, ""};
   summary.results->entries = int(shipped_keys.size());
-  if (!publish_error.empty()) {
+  if (unmeasured) {
+    summary.outcome = RunOutcome::failed;
+    summary.reason = found.verdict.reason + "; nothing was kept (--resume " + o.out_dir + " verifies again)";
+  } else if (!publish_error.empty()) {
     summary.outcome = RunOutcome::failed;
     summary.reason = "shipped to the local cache, but publishing to " + redact_secrets(o.publish) + " failed: " + publish_error +
                      " (retry with: ciq-cache push " + redact_secrets(o.publish) + ", the password in place of ***)";
@@ -344,7 +354,7 @@ int conclude(const TuneOptions& o, const SearchSpace& space, const Evaluator& ev
   auto summary_written = write_summary(o.out_dir, summary);
   if (o.json) std::cout << summary.to_json() << std::endl;
   else std::cout << (found.winner ? found.winner->candidate : "default") << "\n";
-  if (!publish_error.empty()) return fail(summary.reason);
+  if (unmeasured || !publish_error.empty()) return fail(summary.reason);
   if (!summary_written) return fail("the run finished, but its summary could not be saved: " + summary_written.error().message);
   return 0;
 }
