@@ -17,7 +17,9 @@ whatever its code; any other 5 ms. A kernel in --absent is not launched
 form) overrides --best kernel by kernel: the program as it behaves after
 a change (a driver update, say) without another command line.
 Each run appends "KERNEL REGISTERS" lines to CUBIN.runs (what the program
-saw), so that a test can count the program's runs.
+saw), so that a test can count the program's runs. With
+FAKE_REGISTER_FAIL_AFTER=N, every run after the first N (counted in
+CUBIN.count) fails: status 1, "launch failed", no trace (a GPU gone bad).
 """
 import json
 import os
@@ -71,6 +73,12 @@ best = {k: int(v.split("*")[0]) for k, v in best.items()}
 flat = set(option(args, "--flat"))
 absent = set(option(args, "--absent"))
 counts = register_counts(cubin)
+fail_after = int(os.environ.get("FAKE_REGISTER_FAIL_AFTER", "-1"))
+if fail_after >= 0:
+    ran = int(open(cubin + ".count").read()) if os.path.exists(cubin + ".count") else 0
+    open(cubin + ".count", "w").write(str(ran + 1))
+    if ran >= fail_after:
+        sys.exit("launch failed: an illegal memory access was encountered")
 with open(cubin + ".runs", "a") as f:
     f.write("".join(f"{k} {r}\n" for k, r in sorted(counts.items())))
 print("step done")

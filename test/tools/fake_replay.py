@@ -13,7 +13,8 @@ and "wrong answer" when the cubin's code for the kernel is empty. Appends
 each request to $FAKE_REPLAY_LOG (`size` too, as "request size", when
 set). With $FAKE_REPLAY_FAIL_AFTER=N, every timing (not --check) after the
 log's first N fails (status 1, "launch failed"), in this process and any
-started after it: a GPU that goes bad mid-run.
+started after it: a GPU that goes bad mid-run; with $FAKE_REPLAY_FAIL_COUNT=M
+too, only the M timings after the first N fail (a passing fault).
 """
 import json
 import os
@@ -51,7 +52,8 @@ def timing_fails(log_path):
     if limit < 0:
         return False
     timed = sum(1 for line in open(log_path) if line.startswith("request ") and "--check" not in line)
-    return timed > limit
+    count = int(os.environ.get("FAKE_REPLAY_FAIL_COUNT", "-1"))
+    return timed > limit and (count < 0 or timed <= limit + count)
 
 
 def main():

@@ -6,19 +6,22 @@ bench_server.py does and speaks libciq-inject's control protocol itself
 cut to DIR/kernels-<pid>.jsonl; the first process takes <fifo>.lock), as
 fake_kernel_program.py stands in for the library in a process per run.
 
-  kernel_server.py [--no-listen]
+  kernel_server.py [--no-listen] [--quit-after S]
 
 At start-up it launches `_Z6targetPf` for 1000 ms (a warm-up). Requests:
   --x N      target ((N - 7)^2 + 1) ms over 4 launches, `_Z5otherPf` 50 ms; prints "done"
   --check N  target once, 500 ms; prints "check: ok"
 Each answer ends with `ciq-status: ID 0`. --no-listen ignores the control
 FIFO (a server whose CUDA never started): nothing is ever cut.
+--quit-after S exits (status 0) S seconds after each --x answer: a
+server that starts afresh for every request, its start-up in each.
 """
 import fcntl
 import json
 import os
 import sys
 import threading
+import time
 
 from server_requests import requests, status_line
 
@@ -88,6 +91,10 @@ for request_id, request in requests():
         launch("_Z6targetPf", "target(float*)", (x - 7) ** 2 + 1, 4)
         launch("_Z5otherPf", "other(float*)", 50, 2)
         print("done")
+        if "--quit-after" in sys.argv:
+            print(status_line(request_id, 0), flush=True)
+            time.sleep(float(sys.argv[sys.argv.index("--quit-after") + 1]))
+            sys.exit(0)
     elif request[:1] == ["--check"]:
         launch("_Z6targetPf", "target(float*)", 500, 1)
         print("check: ok")

@@ -179,7 +179,14 @@ void compose_and_verify(const TuneOptions& o, const SearchSpace& space, Evaluato
     if (mine.better) gain += mine.default_ms - mine.best_ms;
     found.part_verdicts.push_back(std::move(mine));
   }
-  found.composed.push_back(composed_record(o, space, all, found.verdict.best_values[0]));
+  // Unverified (its runs failed), the composition's value is the search's
+  // estimate: the default's less every judged kernel's gain.
+  double all_value = found.verdict.best_values[0];
+  if (!found.verdict.measured) {
+    all_value = shown(o, *found.def, 0);
+    for (const auto& p : found.parts) all_value -= p.default_ms - p.best_ms;
+  }
+  found.composed.push_back(composed_record(o, space, all, all_value));
   found.front = {found.composed.back().get()};
   if (std::find(found.kept.begin(), found.kept.end(), true) != found.kept.end()) {
     // What ships: the winning parts; the summed objective less their gains.
@@ -260,6 +267,18 @@ SummaryResults summary_results(const TuneOptions& o, const SearchSpace& space, c
       for (std::size_t j = 0; j < o.setup.objectives.size(); ++j) p.values.push_back(shown(o, *r, j));
       s.front.push_back(std::move(p));
     }
+  }
+  if (!verdict.measured) {
+    // No verification to tell: the search's values, and no test.
+    const EvalRecord* top = found.front.empty() ? found.def : found.front.front();
+    s.baseline = shown(o, *found.def, k);
+    s.best = shown(o, *top, k);
+    s.p_value.reset();
+    if (o.setup.objectives.size() > 1)
+      for (std::size_t j = 0; j < o.setup.objectives.size(); ++j) {
+        s.baseline_values[j] = shown(o, *found.def, j);
+        s.best_values[j] = shown(o, *top, j);
+      }
   }
   s.prefer = int(o.prefer) + 1;
   if (!found.parts.empty() && found.winner) s.best = shown(o, *found.winner, 0);

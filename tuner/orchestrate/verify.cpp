@@ -375,7 +375,10 @@ Verdict verify_parts(Evaluator& evaluator, const SearchSpace& space, const EvalR
     if (p.better) won += (won.empty() ? "" : ", ") + kernel;
     parts.push_back(std::move(p));
   }
-  if (!measured) return v;
+  if (!measured) {
+    v.measured = false;
+    return v;
+  }
   std::size_t winners = std::count_if(parts.begin(), parts.end(), [](const PartVerdict& p) { return p.better; });
   v.better = winners > 0;
   v.reason = v.better ? "better than the default for " + std::to_string(winners) + " of " + std::to_string(kernels.size()) +
@@ -434,6 +437,10 @@ Verdict verify_front(const TuneOptions& o, Evaluator& evaluator, const SearchSpa
     if (front[i]->candidate == default_key) continue;
     std::fprintf(stderr, "ciq-tuner: verifying %s against the default\n", front[i]->candidate.c_str());
     Verdict v = verify(evaluator, space, def, *front[i], o);
+    // A point the verification could not measure (its runs failed: a GPU
+    // gone bad) ends it without a verdict: a later point verified on that
+    // GPU would ship in place of the preferred one.
+    if (!v.measured) return v;
     // When nothing ships, the verdict told is the preferred point's (the
     // front's first; when that is the default, the default's).
     if (i == 0 || v.better) verdict = v;
