@@ -239,9 +239,13 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   }
   std::set<std::string> selected;
   for (const auto& e : run.selected) selected.insert(e.key);
+  // Also an old entry the new run wrote a counterpart of under another key
+  // (this toolkit's): that entry is new in the cache.
   std::vector<RecordedEntry> covered;
   for (const auto& e : run.all)
-    if (selected.count(e.key) || new_keys.count(e.key) || removed.count(e.key)) covered.push_back(e);
+    if (selected.count(e.key) || new_keys.count(e.key) || removed.count(e.key) ||
+        new_by_name.count(entry_name(e.record) + "\n" + e.record.kind))
+      covered.push_back(e);
 
   for (auto& entries : kernel_rows(covered)) {
     Row row = row_of(std::move(entries), results.objective);
