@@ -55,11 +55,7 @@ void bound_server_log(const std::string& path) {
   if (fd < 0) return;
   std::string text = "[ciq-tuner: this log reached " + std::to_string(st.st_size >> 20) + " MiB; what the server wrote before its last " +
                      std::to_string(k_kept_output_bytes >> 20) + " MiB was cut]\n" + *tail;
-  for (std::size_t done = 0; done < text.size();) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n <= 0) break;
-    done += std::size_t(n);
-  }
+  (void)write_all(fd, text); // a log: what could not be written is lost, the run goes on
   ::close(fd);
 }
 

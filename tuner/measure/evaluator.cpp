@@ -47,10 +47,12 @@ void Evaluator::learn_gpu_defaults(const EvalRecord& def) {
 void Evaluator::preload(const std::vector<EvalRecord>& records) {
   for (const auto& r : records) {
     if (by_candidate_.count(r.candidate)) continue;
-    // A default that failed (a bad GPU, a broken build since fixed) ended
-    // that run: the resumed one measures it again rather than fail again.
-    if (is_default(r.candidate) && r.status != EvalStatus::ok) continue;
-    if (is_default(r.candidate) && r.status == EvalStatus::ok && per_gpu_baselines()) learn_gpu_defaults(r);
+    if (is_default(r.candidate)) {
+      // A default that failed (a bad GPU, a broken build since fixed) ended
+      // that run: the resumed one measures it again rather than fail again.
+      if (r.status != EvalStatus::ok) continue;
+      if (per_gpu_baselines()) learn_gpu_defaults(r);
+    }
     by_candidate_[r.candidate] = records_.size();
     if (!r.digest.empty() && r.status == EvalStatus::ok) by_digest_.emplace(r.digest, records_.size());
     next_number_ = std::max(next_number_, r.number + 1);

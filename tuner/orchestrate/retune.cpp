@@ -196,11 +196,12 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     std::free(real);
   }
   auto made = entries_of_run(o.cache_dir, command_line, read_run_id(new_dir));
-  std::map<std::string, RecordedEntry> new_by_name; // name + kind -> the new run's entry
+  auto name_and_kind = [](const cache::Record& r) { return entry_name(r) + "\n" + r.kind; };
+  std::map<std::string, RecordedEntry> new_by_name; // name_and_kind -> the new run's entry
   std::set<std::string> new_keys, new_no_gain; // the new run's entries; those of them without controls
   if (made)
     for (const auto& e : *made) {
-      new_by_name.emplace(entry_name(e.record) + "\n" + e.record.kind, e);
+      new_by_name.emplace(name_and_kind(e.record), e);
       new_keys.insert(e.key);
       if (e.record.controls.empty()) new_no_gain.insert(e.key);
     }
@@ -244,7 +245,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   std::vector<RecordedEntry> covered;
   for (const auto& e : run.all)
     if (selected.count(e.key) || new_keys.count(e.key) || removed.count(e.key) ||
-        new_by_name.count(entry_name(e.record) + "\n" + e.record.kind))
+        new_by_name.count(name_and_kind(e.record)))
       covered.push_back(e);
 
   for (auto& entries : kernel_rows(covered)) {
@@ -262,7 +263,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     // The new run's entries for this row's: the kernel's first.
     std::vector<RecordedEntry> counterparts;
     for (const auto& e : row.entries)
-      if (auto it = new_by_name.find(entry_name(e.record) + "\n" + e.record.kind); it != new_by_name.end()) counterparts.push_back(it->second);
+      if (auto it = new_by_name.find(name_and_kind(e.record)); it != new_by_name.end()) counterparts.push_back(it->second);
     if (!counterparts.empty() && entry_name(counterparts.front().record) == row.kernel) row.new_key = counterparts.front().key;
     const RecordedEntry& first = row.entries.front();
     const SummaryKernel* k = per_kernel ? own(first.record.kernel) : nullptr;
