@@ -2,6 +2,7 @@
 errors and wrong answers become invalid answers with the reason; the server goes on."""
 import io
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -198,6 +199,36 @@ class BenchServerTest(unittest.TestCase):
                               capture_output=True, text=True, env=env, timeout=60)
         self.assertEqual(gone.returncode, 2)
         self.assertIn("ciq.relay: error:", gone.stderr)
+
+    def test_a_garbled_status_line_fails_the_relay(self):
+        # Issue 46, item 11: `ciq-status: 1 256` made the one-shot relay exit
+        # 256 % 256 = 0 (success), and `1 00` exit 0; the C++ tuner calls
+        # them garbled (test/vectors/cpp_python.json has the whole table).
+        path = os.path.join(self.dir.name, "raw.sock")
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listening.bind(path)
+        listening.listen(4)
+        self.addCleanup(listening.close)
+        answers = ["ciq-status: 1 256", "ciq-status: 1 512", "ciq-status: 1 00", "ciq-status: 1 7"]
+
+        def answer_each():
+            for line in answers:
+                conn, _ = listening.accept()
+                with conn, conn.makefile("rb") as requests:
+                    while requests.readline() not in (b"\n", b""):
+                        pass
+                    conn.sendall(line.encode() + b"\n")
+        threading.Thread(target=answer_each, daemon=True).start()
+        env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+        for line in answers:
+            with self.subTest(line):
+                once = subprocess.run([sys.executable, "-m", "ciq.relay", path, "bench"], capture_output=True, text=True,
+                                      env=env, timeout=60)
+                if line.endswith(" 7"):
+                    self.assertEqual(once.returncode, 7)
+                else:
+                    self.assertEqual(once.returncode, 2)
+                    self.assertIn(f"ciq.relay: error: the answer's status line is '{line}'", once.stderr)
 
 
 class ServeMainTest(unittest.TestCase):

@@ -91,15 +91,41 @@ def error_answer(why, request_id):
     return format_answer(*error_lines(why), request_id)
 
 
+# What C++'s trim() strips (utils/text.cpp).
+_BLANKS = " \t\r\n\f\v"
+
+
+def _canonical_unsigned(text):
+    """bench_protocol.cpp's canonical_unsigned: ASCII digits, no sign, no
+    leading zero, below 2**64; None otherwise."""
+    if not text or (text[0] == "0" and len(text) > 1) or not all("0" <= c <= "9" for c in text):
+        return None
+    value = int(text)
+    return value if value < 2 ** 64 else None
+
+
 def read_status(rest, request_id):
-    """The status N of `ciq-status: rest`, an answer to request `request_id`;
-    ProtocolError for another request's ID or anything but `ID N`."""
-    parts = rest.split()
-    if len(parts) != 2 or not parts[1].isdigit() or not parts[1].isascii():
-        raise ProtocolError(f"the answer's status line is {shown(STATUS_PREFIX + rest)}, not `{STATUS_PREFIX}ID N`")
-    if parts[0] != str(request_id):
-        raise ProtocolError(f"an answer to request {shown(parts[0])} came for request {request_id}")
-    return int(parts[1])
+    """The status N of `ciq-status: rest`, an answer to request `request_id`,
+    read exactly as the tuner reads it (tuner/measure/bench_protocol.cpp,
+    read_answer_status): `ID N` (blanks around it and after the first space
+    allowed), ID the request's and N an exit status 0-255, both canonical
+    decimals. ProtocolError for anything else ("1 256", "00", a status
+    without an ID) and for another request's ID: a relay then fails instead
+    of exiting with N modulo 256."""
+    line = shown(STATUS_PREFIX + rest)
+    text = rest.strip(_BLANKS)
+    space = text.find(" ")
+    if space < 0:
+        raise ProtocolError(f"the answer's status line is {line}, not `{STATUS_PREFIX}ID N`"
+                            + (" (it has no request id: the server speaks the protocol before request ids)"
+                               if text.lstrip("+-").isdigit() and text.lstrip("+-").isascii() else ""))
+    answered = _canonical_unsigned(text[:space])
+    status = _canonical_unsigned(text[space + 1:].strip(_BLANKS))
+    if answered is None or status is None or status > 255:
+        raise ProtocolError(f"the answer's status line is {line}, not `{STATUS_PREFIX}ID N` (ID the request's, N 0-255)")
+    if str(answered) != str(request_id):
+        raise ProtocolError(f"an answer to request {answered} came for request {request_id}")
+    return status
 
 
 def shown(value, limit=60):

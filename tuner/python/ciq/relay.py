@@ -42,7 +42,8 @@ def main(argv):
         return 2
     try:
         conn = _connect(argv[0])
-        reader = conn.makefile("r", encoding="utf-8", newline="\n")
+        # Any bytes: the C++ tuner reads a server's answer as bytes too.
+        reader = conn.makefile("r", encoding="utf-8", errors="surrogateescape", newline="\n")
         if len(argv) > 1:
             conn.sendall(protocol.encode_request(argv[1:], 1).encode())
             lines, status = _read_answer(reader, 1)

@@ -96,7 +96,7 @@ class BenchServer:
             return protocol.error_lines(f"the benchmark could not be set up: {self.setup_error}")
         try:
             candidate = candidate_from_request(request, self.spaces_dir)
-        except OSError as e:
+        except (OSError, ValueError) as e:  # ValueError: controls.ControlSetError, a set ciq's C++ reader refuses
             return protocol.error_lines(f"cannot read the candidate's controls: {e}")
         candidate_environment(candidate)
         try:
