@@ -18,9 +18,13 @@ static Error io_error(const std::string& what, const std::string& path) {
 }
 
 Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes) {
-  auto fd = open_regular_file(path, O_RDONLY);
-  if (!fd) return fd.error();
-  return read_bounded(*fd, path, max_bytes);
+  return read_input(path, InputRules{/*follow_links=*/true, std::nullopt, max_bytes});
+}
+
+Result<std::string> read_input(const std::string& path, const InputRules& rules) {
+  auto in = open_input(path, rules);
+  if (!in) return in.error();
+  return read_bounded(in->fd, path, rules.max_bytes);
 }
 
 bool write_all(int fd, std::string_view data) {

@@ -25,6 +25,12 @@ namespace ciq {
 /// naming the path.
 Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes = default_read_limit);
 
+/// Whole content of `path`, opened and checked once by open_input (an input
+/// another user may have prepared: safe_open.h, contract 5; a link is
+/// refused unless `rules.follow_links`) and read through that descriptor.
+/// Errors: open_input's, and "too-large" or "io" while reading.
+Result<std::string> read_input(const std::string& path, const InputRules& rules);
+
 /// Writes all of `data` to `fd`, retrying short writes and EINTR.
 bool write_all(int fd, std::string_view data);
 

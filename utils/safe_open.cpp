@@ -249,6 +249,37 @@ Result<int> open_regular_file(const std::string& path, int flags, struct stat* s
   return fd;
 }
 
+/// What a non-regular file is, for "not-regular" errors.
+static const char* kind_of(mode_t mode) {
+  return S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO"
+       : S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : "not a plain file";
+}
+
+Result<InputFile> open_input(const std::string& path, const InputRules& rules) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (rules.follow_links ? 0 : O_NOFOLLOW));
+  if (fd < 0) {
+    int error = errno;
+    if (error == ENOENT) return make_error("absent", "cannot open " + quoted(path) + ": " + std::strerror(error));
+    // O_NOFOLLOW on a link: ELOOP (EMLINK on some BSDs).
+    if (!rules.follow_links && (error == ELOOP || error == EMLINK))
+      return make_error("not-regular", quoted(path) + " is not a regular file (a symbolic link: not followed)");
+    return io_error("cannot open", path, error);
+  }
+  InputFile in;
+  in.fd = fd;
+  // Each refusal closes the descriptor it checked.
+  if (::fstat(fd, &in.st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno)).error();
+  if (!S_ISREG(in.st.st_mode))
+    return refuse(fd, "not-regular", quoted(path) + " is not a regular file (" + kind_of(in.st.st_mode) + ")").error();
+  std::uint64_t size = std::uint64_t(in.st.st_size);
+  if (rules.size && size != *rules.size)
+    return refuse(fd, "wrong-size", quoted(path) + " holds " + std::to_string(size) + " bytes, not " + std::to_string(*rules.size)).error();
+  if (size > rules.max_bytes)
+    return refuse(fd, "too-large", quoted(path) + " holds " + std::to_string(size) + " bytes, more than " +
+                                       std::to_string(rules.max_bytes)).error();
+  return in;
+}
+
 Result<std::string> read_bounded(int fd, const std::string& path, std::uint64_t max_bytes) {
   std::string content;
   struct stat st {};

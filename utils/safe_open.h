@@ -28,16 +28,23 @@
 //    wait for a writer), must be a regular file, and is read up to a bound
 //    (error "too-large"): /dev/zero or a runaway file end in the tool's own
 //    message, never an allocation failure.
+// 5. An input another user may have prepared (a capture someone copied,
+//    files a program wrote into a shared folder) is opened once, by
+//    open_input: O_NOFOLLOW as well (a link there is refused, not
+//    followed), the checks (a regular file, the size expected, the bound)
+//    made on that descriptor, and every byte read through it. Nothing is
+//    looked at by path first and opened again later: what was checked is
+//    what is read, even if the name is swapped for a FIFO in between.
 // Everything returns a descriptor with O_CLOEXEC set; the caller closes it.
 #pragma once
 
 #include "utils/result.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <sys/stat.h>
 #include <sys/types.h>
-
-struct stat;
 
 namespace ciq {
 
@@ -105,10 +112,38 @@ Result<int> open_own_fifo(const std::string& path, int flags);
 /// "unsafe", "io" (a FIFO nobody reads: ENXIO).
 Result<int> open_log_destination(const std::string& path);
 
-/// Opens `path` for reading (links followed: the user named it) if it is a
-/// regular file, with O_NONBLOCK and `flags` (O_RDONLY unless given), its
-/// stat in `*st` when given. Errors: "not-regular" (a FIFO, device or
-/// directory there), "io".
+/// What open_input checks on the descriptor it opened.
+struct InputRules {
+  /// Follow a symbolic link at `path` itself: only for a path the user
+  /// named (read_file); an input inside someone's folder is never
+  /// followed (contract 5).
+  bool follow_links = false;
+  std::optional<std::uint64_t> size;             ///< exactly this many bytes, when given
+  std::uint64_t max_bytes = default_read_limit;  ///< never more than this
+};
+
+/// An input opened and checked: read it through `fd` (O_CLOEXEC, still
+/// O_NONBLOCK, which a regular file ignores), which the caller closes; `st`
+/// is that descriptor's fstat.
+struct InputFile {
+  int fd = -1;
+  struct stat st {};
+};
+
+/// Opens `path` for reading under contract 5 (contract 4 when
+/// `rules.follow_links`): one open(O_RDONLY|O_NOFOLLOW|O_NONBLOCK|
+/// O_CLOEXEC), then fstat of that descriptor. Never blocks (a FIFO or
+/// device is refused, not waited on). Errors, each naming the path:
+/// "absent" (nothing there: "cannot open 'PATH': No such file or
+/// directory"), "not-regular" (a link, FIFO, device, socket
+/// or directory: says which), "wrong-size" (not `rules.size` bytes; says
+/// how many), "too-large" (more than `rules.max_bytes`), "io".
+Result<InputFile> open_input(const std::string& path, const InputRules& rules = {});
+
+/// Opens `path` (links followed) with `flags` (O_RDWR, O_CREAT, O_NOFOLLOW
+/// for a lock or counter file ciq keeps) if it is a regular file, with
+/// O_NONBLOCK, its stat in `*st` when given. Errors: "not-regular" (a FIFO,
+/// device or directory there), "io". To read an input, use open_input.
 Result<int> open_regular_file(const std::string& path, int flags, struct stat* st = nullptr);
 
 /// Reads `fd` (which it closes) to its end, but no more than `max_bytes`;

@@ -4,6 +4,7 @@
 #include "utils/files.h"
 #include "utils/log.h"
 #include "utils/process.h"
+#include "utils/real_tool.h"
 #include "utils/text.h"
 #include "wrapper/watchdog.h"
 
@@ -17,15 +18,13 @@ namespace {
 
 bool is_self(const std::string& path, const std::string& self) { return real_path(path) == self; }
 
-/// The real tool as the setting names it; fatal when that is no executable
-/// or is this wrapper.
-std::string from_setting(const WrappedTool& tool, const std::string& self) {
-  std::string setting = std::string(env_name(tool.real_setting)) + "=" + env(tool.real_setting);
-  auto found = find_program(env(tool.real_setting));
-  if (!found) fatal(tool.wrapper, setting + " is not an executable");
-  if (is_self(*found, self))
-    fatal(tool.wrapper, setting + " is this wrapper; point it at the real " + tool.tool);
-  return *found;
+/// The real tool of the user's configuration (utils/real_tool.h: the
+/// setting, else the tool on PATH, never this wrapper); fatal when there is
+/// none or the setting names this wrapper.
+std::string configured(const WrappedTool& tool, const std::string& self) {
+  auto found = find_real_tool(tool.tool, tool.real_setting, self);
+  if (!found) fatal(tool.wrapper, found.error().message);
+  return found->path;
 }
 
 /// The real tool as the caller's first argument names it: a path, used as
@@ -71,19 +70,8 @@ Started start_wrapper(const WrappedTool& tool, int argc, char** argv) {
     s.args.erase(s.args.begin());
   }
   bool has_setting = !env(tool.real_setting).empty();
-  if (has_setting && (tool.setting_first || !named)) {
-    s.real = from_setting(tool, s.self);
-  } else {
-    if (named) s.real = from_argument(tool, *named, s.self);
-    if (s.real.empty() && has_setting) s.real = from_setting(tool, s.self);
-    if (s.real.empty()) {
-      auto found = find_program(tool.tool, s.self);
-      if (!found)
-        fatal(tool.wrapper, std::string("cannot find the real ") + tool.tool + " on PATH (or set " +
-                                env_name(tool.real_setting) + ")");
-      s.real = *found;
-    }
-  }
+  if (named && !(has_setting && tool.setting_first)) s.real = from_argument(tool, *named, s.self);
+  if (s.real.empty()) s.real = configured(tool, s.self);
   guard_against_loops(tool, s.self, s.real);
   s.plain.reserve(s.args.size() + 1);
   s.plain.push_back(s.real);

@@ -238,3 +238,44 @@ TEST_F(SafeOpen, nothing_is_made_where_others_could_swap_it) {
   ASSERT_TRUE(stderr_log) << stderr_log.error().message;
   ::close(*stderr_log);
 }
+
+TEST_F(SafeOpen, open_input_checks_what_it_opened_and_reads_through_it) {
+  write("image", "12345678");
+  auto in = open_input(at("image"), InputRules{false, 8, 1024});
+  ASSERT_TRUE(in) << in.error().message;
+  EXPECT_EQ(in->st.st_size, 8);
+  // The name now means something else: the descriptor still reads what was checked.
+  ASSERT_EQ(::unlink(at("image").c_str()), 0);
+  ASSERT_EQ(::mkfifo(at("image").c_str(), 0600), 0);
+  auto text = read_bounded(in->fd, at("image"), 1024);
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(*text, "12345678");
+}
+
+TEST_F(SafeOpen, open_input_refuses_a_fifo_a_link_and_a_wrong_size_without_waiting) {
+  ASSERT_EQ(::mkfifo(at("fifo").c_str(), 0600), 0);
+  write("real", "abc");
+  ASSERT_EQ(::symlink(at("real").c_str(), at("link").c_str()), 0);
+  auto start = std::chrono::steady_clock::now();
+  auto fifo = open_input(at("fifo"));
+  ASSERT_FALSE(fifo);
+  EXPECT_EQ(fifo.error().code, "not-regular");
+  EXPECT_NE(fifo.error().message.find("(a FIFO)"), std::string::npos) << fifo.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  auto link = open_input(at("link"));
+  ASSERT_FALSE(link);
+  EXPECT_EQ(link.error().code, "not-regular");
+  EXPECT_NE(link.error().message.find("symbolic link"), std::string::npos) << link.error().message;
+  auto followed = open_input(at("link"), InputRules{true, std::nullopt, 1024});  // a path the user named
+  ASSERT_TRUE(followed) << followed.error().message;
+  ::close(followed->fd);
+  auto size = open_input(at("real"), InputRules{false, 4, 1024});
+  ASSERT_FALSE(size);
+  EXPECT_EQ(size.error().code, "wrong-size");
+  auto bound = open_input(at("real"), InputRules{false, std::nullopt, 2});
+  ASSERT_FALSE(bound);
+  EXPECT_EQ(bound.error().code, "too-large");
+  auto absent = open_input(at("none"));
+  ASSERT_FALSE(absent);
+  EXPECT_EQ(absent.error().code, "absent");
+}
