@@ -9,7 +9,8 @@
  * does p[i] = 2 * p[i] + ADD for i < n, in place (so a replay that does not
  * restore its inputs before each launch gives other outputs); the events
  * around it measure n * MS milliseconds. Anything else as a module is
- * CUDA_ERROR_INVALID_IMAGE with an error log. */
+ * CUDA_ERROR_INVALID_IMAGE with an error log. FAKE_CUDA_ON_INIT and
+ * FAKE_CUDA_COPIES: see cuInit and cuMemcpyDtoDAsync. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,14 @@ struct fake_module {
 };
 static float last_ms;
 
-CUresult cuInit(unsigned flags) { return 0; }
+/* With FAKE_CUDA_ON_INIT=COMMAND, cuInit runs COMMAND (sh -c) first: a
+ * test's way to change a capture between ciq-replay reading it and loading
+ * its memory, as another user could. */
+CUresult cuInit(unsigned flags) {
+  const char* hook = getenv("FAKE_CUDA_ON_INIT");
+  if (hook && system(hook) != 0) return 999;
+  return 0;
+}
 CUresult cuDriverGetVersion(int* v) { *v = 13000; return 0; }
 CUresult cuGetErrorName(CUresult e, const char** s) {
   *s = e == 200 ? "CUDA_ERROR_INVALID_IMAGE" : e == 500 ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_UNKNOWN";

@@ -1,14 +1,19 @@
 // Reading kernel captures (the format: capture.h). nlohmann/json directly:
-// device addresses and sizes need all 64 bits.
+// device addresses and sizes need all 64 bits. Every file of a capture is
+// opened once, by open_input, and read through that descriptor.
 #include "tuner/profile/capture.h"
 
 #include "tuner/profile/json_members.h"
 #include "utils/files.h"
+#include "utils/hash.h"
+#include "utils/safe_open.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
-#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ciq::profile {
 
@@ -49,8 +54,14 @@ bool read_address(const std::string& text, std::uint64_t& out) {
   return true;
 }
 
+/// A capture's text file (launch.json, compile.json, an index), read once
+/// through open_input: never through a link, never waiting on a FIFO.
+Result<std::string> read_capture_text(const std::string& path) {
+  return read_input(path, InputRules{/*follow_links=*/false, std::nullopt, max_json_bytes});
+}
+
 Result<json> read_json_file(const std::string& path) {
-  auto text = read_file(path, max_json_bytes);
+  auto text = read_capture_text(path);
   if (!text) return text.error();
   json doc = json::parse(*text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return make_error("parse", path + ": not a JSON object");
@@ -59,10 +70,28 @@ Result<json> read_json_file(const std::string& path) {
 
 Error bad(const std::string& path, const std::string& what) { return make_error("parse", path + ": " + what); }
 
+/// "" (not recorded) or an XXH3-128 digest in hex.
+bool is_digest(const std::string& text) {
+  return text.empty() || (text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) { return hex_digit(c) >= 0; }));
+}
+
+/// Checks that allocation `i`'s file is there as launch.json says: opened
+/// (open_input: a regular file, no link, exactly its size), then closed; it
+/// is read later, for use, by read_capture_image, opened and checked again.
+Result<void> check_image(const std::string& path, std::size_t i, const CaptureAllocation& a) {
+  std::string which = "allocation " + std::to_string(i) + "'s bytes";
+  auto in = open_input(a.file, InputRules{false, std::nullopt, UINT64_MAX});
+  if (!in && in.error().code == "absent") return bad(path, which + " are missing: " + a.file);
+  if (!in) return bad(path, which + " cannot be used: " + in.error().message);
+  ::close(in->fd);
+  if (std::uint64_t(in->st.st_size) != a.size)
+    return bad(path, a.file + " holds " + std::to_string(in->st.st_size) + " bytes, not the allocation's " + std::to_string(a.size));
+  return {};
+}
 Result<void> read_compile(const std::string& dir, Capture& c) {
   std::string path = join_path(dir, "compile.json");
-  if (!path_exists(path)) return {};
   auto doc = read_json_file(path);
+  if (!doc && doc.error().code == "absent") return {};
   if (!doc) return doc.error();
   CaptureCompile& k = c.compile;
   k.ptx = string_member(*doc, "ptx");
@@ -147,22 +176,18 @@ Result<Capture> read_capture(const std::string& dir_given) {
     if (file.empty() || file.find('/') != std::string::npos || file.find('\0') != std::string::npos || file[0] == '.')
       return bad(path, "an allocation's \"file\" must name a file in the capture's directory");
     alloc.file = join_path(dir, file);
-    struct stat st;
-    if (::lstat(alloc.file.c_str(), &st) != 0)
-      return bad(path, "allocation " + std::to_string(c.allocations.size()) + "'s bytes are missing: " + alloc.file);
-    if (!S_ISREG(st.st_mode))
-      return bad(path, "allocation " + std::to_string(c.allocations.size()) + "'s bytes are not a regular file (" +
-                           (S_ISLNK(st.st_mode) ? "a link" : S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket") +
-                           "): " + alloc.file);
-    if (std::uint64_t(st.st_size) != alloc.size)
-      return bad(path, alloc.file + " holds " + std::to_string(st.st_size) + " bytes, not the allocation's " + std::to_string(alloc.size));
+    if (auto there = check_image(path, c.allocations.size(), alloc); !there) return there.error();
     alloc.before_xxh128 = string_member(a, "before_xxh128");
     alloc.after_xxh128 = string_member(a, "after_xxh128");
+    if (!is_digest(alloc.before_xxh128) || !is_digest(alloc.after_xxh128))
+      return bad(path, "allocation " + std::to_string(c.allocations.size()) +
+                           "'s \"before_xxh128\" or \"after_xxh128\" is not a digest (32 hex digits, or \"\" for none)");
     c.allocations.push_back(std::move(alloc));
   }
   auto pointers = d.find("pointers");
   if (pointers != d.end()) {
     if (!pointers->is_array()) return bad(path, "\"pointers\" is not a list");
+    std::vector<bool> is_pointer(c.params.size(), false);  // each parameter listed once: one look each
     for (const auto& p : *pointers) {
       std::uint64_t param = 0, allocation = 0;
       CapturePointer ptr;
@@ -183,8 +208,8 @@ Result<Capture> read_capture(const std::string& dir_given) {
       if (value != c.allocations[allocation].base + ptr.offset)
         return bad(path, "pointer of parameter " + std::to_string(param) + " says allocation " + std::to_string(allocation) +
                              " + " + std::to_string(ptr.offset) + ", but \"param_bytes\" holds another address there");
-      if (std::any_of(c.pointers.begin(), c.pointers.end(), [&](const CapturePointer& p) { return p.param == param; }))
-        return bad(path, "parameter " + std::to_string(param) + " is listed as a pointer twice");
+      if (is_pointer[param]) return bad(path, "parameter " + std::to_string(param) + " is listed as a pointer twice");
+      is_pointer[param] = true;
       ptr.param = std::uint32_t(param);
       ptr.allocation = std::uint32_t(allocation);
       c.pointers.push_back(ptr);
@@ -202,7 +227,7 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
   for (const auto& name : *names) {
     std::string path = join_path(root, name);
     if (name.rfind("index-", 0) == 0 && name.size() > 12 && name.compare(name.size() - 6, 6, ".jsonl") == 0) {
-      auto text = read_file(path, max_json_bytes);
+      auto text = read_capture_text(path);
       if (!text) {
         set.problems.push_back(path + ": " + text.error().message);
         continue;
@@ -257,6 +282,37 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
 Result<void> write_capture_compile(const std::string& dir, const CaptureCompile& compile) {
   json j = {{"ptx", compile.ptx}, {"target", compile.target}, {"ptxas", compile.ptxas}, {"args", compile.args}, {"module_key", compile.module_key}};
   return write_file_atomic(join_path(dir, "compile.json"), j.dump(2) + "\n");
+}
+
+Result<void> read_capture_image(const CaptureAllocation& a, const ImageSink& sink, std::size_t chunk) {
+  auto in = open_input(a.file, InputRules{false, a.size, UINT64_MAX});
+  if (!in) return in.error();
+  int fd = in->fd;
+  std::vector<std::uint8_t> buffer(std::size_t(std::min<std::uint64_t>(std::max<std::size_t>(chunk, 1), std::max<std::uint64_t>(a.size, 1))));
+  Hasher digest;
+  std::uint64_t done = 0;
+  Result<void> outcome;
+  while (outcome && done < a.size) {
+    std::size_t want = std::size_t(std::min<std::uint64_t>(buffer.size(), a.size - done));
+    ssize_t got = ::read(fd, buffer.data(), want);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) outcome = make_error("io", "cannot read " + a.file + ": " + std::strerror(errno));
+    else if (got == 0) outcome = make_error("io", a.file + " ended after " + std::to_string(done) + " of its " + std::to_string(a.size) + " bytes (it changed while it was read)");
+    else {
+      digest.add(std::string_view(reinterpret_cast<const char*>(buffer.data()), std::size_t(got)));
+      outcome = sink(done, buffer.data(), std::size_t(got));
+      done += std::uint64_t(got);
+    }
+  }
+  ::close(fd);
+  if (!outcome) return outcome;
+  std::string recorded = a.before_xxh128;
+  std::transform(recorded.begin(), recorded.end(), recorded.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+  std::string actual = to_hex(digest.digest());
+  if (!recorded.empty() && recorded != actual)
+    return make_error("corrupt", a.file + " does not hold the bytes the capture recorded: its digest is " + actual +
+                                     ", launch.json records " + recorded + " (\"before_xxh128\"); capture the launch again");
+  return {};
 }
 
 } // namespace ciq::profile

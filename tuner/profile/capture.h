@@ -80,6 +80,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -155,10 +156,28 @@ struct CaptureIndex {
 
 /// Reads <dir>/launch.json (and compile.json when present), checking that
 /// it is well formed: parameters inside param_bytes, pointers naming a
-/// parameter of 8 bytes and an offset inside their allocation, every
-/// allocation's file present with exactly `size` bytes (not read here).
-/// Errors name the file and the member.
+/// parameter of 8 bytes (each parameter once) and an offset inside their
+/// allocation, digests of 32 hex digits or "", every allocation's file a
+/// regular file (not a link) with exactly `size` bytes (not read here).
+/// Every file is opened once through utils/safe_open.h's open_input (a
+/// capture is input another user may have written: a link, FIFO or device
+/// is refused, never followed or waited on). Linear in the size of
+/// launch.json. Errors name the file and the member.
 Result<Capture> read_capture(const std::string& dir);
+
+/// Reads allocation `a`'s bytes (its mem-<i>.bin) for use: opens the file
+/// once (open_input: a regular file, no link, exactly `a.size` bytes),
+/// hands its bytes to `sink` in order, in pieces of at most `chunk` bytes,
+/// and hashes them as they pass; at the end the digest must be the one the
+/// capture records for the bytes before the launch (before_xxh128; none to
+/// check when it records none). Everything is read through that one
+/// descriptor, once. Errors: open_input's (the file named), "io", the
+/// sink's own, and "corrupt" ("FILE does not hold the bytes the capture
+/// recorded: its digest is X, launch.json records Y"). On any error the
+/// bytes the sink saw must not be used.
+using ImageSink = std::function<Result<void>(std::uint64_t offset, const std::uint8_t* bytes, std::size_t size)>;
+Result<void> read_capture_image(const CaptureAllocation& a, const ImageSink& sink,
+                                std::size_t chunk = std::size_t(64) << 20);
 
 /// Reads every index-*.jsonl and every captured launch under `root`
 /// (CIQ_CAPTURE's directory). Launches whose launch.json cannot be read

@@ -1,6 +1,9 @@
 // The modes of ciq-replay (commands.h). Results go to stdout in lines a
 // program can read (`time_ms: X`, `wrong answer: ...`); progress and
-// errors to stderr as `ciq-replay: ...`.
+// errors to stderr as `ciq-replay: ...`. A capture is text anyone may have
+// written (its folder and kernel names, its files' names): everything
+// printed goes through printable(), so a newline in a folder name cannot
+// forge a `time_ms:` line and no terminal escape reaches the terminal.
 #include "tuner/replay/commands.h"
 
 #include "utils/text.h"
@@ -17,8 +20,10 @@ namespace ciq::replay {
 
 namespace {
 
-void error_line(const std::string& message) { std::fprintf(stderr, "ciq-replay: error: %s\n", message.c_str()); }
-void warning_line(const std::string& message) { std::fprintf(stderr, "ciq-replay: warning: %s\n", message.c_str()); }
+void error_line(const std::string& message) { std::fprintf(stderr, "ciq-replay: error: %s\n", printable(message).c_str()); }
+void warning_line(const std::string& message) { std::fprintf(stderr, "ciq-replay: warning: %s\n", printable(message).c_str()); }
+/// One result line on stdout.
+void result_line(const std::string& line) { std::printf("%s\n", printable(line).c_str()); }
 
 std::string ms_text(double ms) {
   char buf[64];
@@ -82,7 +87,7 @@ Result<std::string> check_outputs(Replayer& replayer, Replayer::Module& module, 
     if (auto replayed = replayer.outputs(i, module, buffers[i]); !replayed) return replayed.error();
     const auto& capture = replayer.captures()[i];
     if (auto d = first_difference(capture, mode, reference.per_capture[i], buffers[i]))
-      return wrong_answer_message(mode, *d) + " (capture " + capture.dir + ")";
+      return wrong_answer_message(mode, *d) + " (capture " + printable(capture.dir) + ")";
   }
   return std::string();
 }
@@ -96,7 +101,7 @@ Result<std::vector<std::string>> time_all(Replayer& replayer, Replayer::Module& 
     auto t = replayer.time(i, module, options.warmup, samples, options.max_seconds);
     if (!t) return make_error(t.error().code, capture.dir + ": " + t.error().message);
     auto [lo, hi] = std::minmax_element(t->samples_ms.begin(), t->samples_ms.end());
-    lines.push_back("capture " + capture.dir + ": median " + ms_text(t->median_ms) + " ms over " +
+    lines.push_back("capture " + printable(capture.dir) + ": median " + ms_text(t->median_ms) + " ms over " +
                     std::to_string(t->samples_ms.size()) + " samples (min " + ms_text(*lo) + ", max " + ms_text(*hi) +
                     "), weight " + std::to_string(capture_weight(capture)) + " launch(es)");
     medians.push_back(t->median_ms);
@@ -118,7 +123,7 @@ Result<std::unique_ptr<Replayer>> open_replayer(const Options& options) {
   auto replayer = Replayer::open(options.device, std::move(*captures));
   if (!replayer) return replayer.error();
   std::fprintf(stderr, "ciq-replay: %zu capture(s) loaded on %s\n", (*replayer)->captures().size(),
-               (*replayer)->device_description().c_str());
+               printable((*replayer)->device_description()).c_str());
   return replayer;
 }
 
@@ -196,10 +201,10 @@ int run_once(const Options& options) {
       return k_exit_error;
     }
     if (!wrong->empty()) {
-      std::printf("%s\n", wrong->c_str());
+      result_line(*wrong);
       return k_exit_wrong_answer;
     }
-    std::printf("outputs: same as the reference's (--compare %s)\n", compare_mode_text(options.compare).c_str());
+    result_line("outputs: same as the reference's (--compare " + compare_mode_text(options.compare) + ")");
   } else {
     // No reference: say whether the candidate reproduces the program's own
     // launch (the digests capture.h records), without judging it.
@@ -211,17 +216,17 @@ int run_once(const Options& options) {
       }
       const auto& allocations = r.captures()[i].allocations;
       if (std::none_of(allocations.begin(), allocations.end(), [](const auto& a) { return !a.after_xxh128.empty(); })) {
-        std::printf("outputs: not compared (the capture records no digest of the program's launch; capture %s)\n",
-                    r.captures()[i].dir.c_str());
+        result_line("outputs: not compared (the capture records no digest of the program's launch; capture " +
+                    r.captures()[i].dir + ")");
         continue;
       }
       auto differing = unfaithful_allocations(r.captures()[i], got);
       std::string which;
       for (auto a : differing) which += (which.empty() ? "" : ", ") + std::to_string(a);
-      std::printf("outputs: %s (capture %s)\n",
-                  differing.empty() ? "same as the program's launch"
-                                    : ("allocation(s) " + which + " differ from the program's launch").c_str(),
-                  r.captures()[i].dir.c_str());
+      result_line("outputs: " +
+                  (differing.empty() ? std::string("same as the program's launch")
+                                     : "allocation(s) " + which + " differ from the program's launch") +
+                  " (capture " + r.captures()[i].dir + ")");
     }
   }
   auto lines = time_all(r, **module, options, options.samples);
@@ -229,7 +234,7 @@ int run_once(const Options& options) {
     error_line(lines.error().message);
     return k_exit_error;
   }
-  for (const auto& l : *lines) std::printf("%s\n", l.c_str());
+  for (const auto& l : *lines) result_line(l);
   return k_exit_ok;
 }
 

@@ -164,7 +164,7 @@ std::optional<WireRequest> read_wire_request(std::FILE* in) {
 
 std::string format_answer(const std::vector<std::string>& lines, int status, const std::optional<std::string>& id) {
   std::string out;
-  for (const auto& l : lines) out += l + "\n";
+  for (const auto& l : lines) out += printable(l) + "\n";  // one line each, whatever a capture's names hold
   out += "ciq-status: " + (id ? printable(*id) + " " : std::string()) + std::to_string(status) + "\n";
   return out;
 }

@@ -61,8 +61,9 @@ struct WireRequest {
 /// The next request from `in`; std::nullopt at the end of input.
 std::optional<WireRequest> read_wire_request(std::FILE* in);
 
-/// The answer's text: `lines`, then `ciq-status: ID STATUS` (without ID
-/// for a request that had none).
+/// The answer's text: `lines` (each escaped by printable(): one line, no
+/// terminal control, whatever a capture's names hold), then `ciq-status:
+/// ID STATUS` (without ID for a request that had none).
 std::string format_answer(const std::vector<std::string>& lines, int status, const std::optional<std::string>& id);
 
 } // namespace ciq::replay

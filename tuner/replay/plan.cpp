@@ -61,11 +61,18 @@ std::string describe_plan(const profile::Capture& c) {
          ", sm_" + std::to_string(c.compute_capability[0]) + std::to_string(c.compute_capability[1]) + "\n";
   out += "weight: " + std::to_string(capture_weight(c)) + " launch(es) of this configuration\n";
   out += "params: " + std::to_string(c.params.size()) + " (" + std::to_string(c.param_bytes.size()) + " bytes)\n";
+  // Each parameter's pointer and each allocation's parameters, in one pass
+  // over the pointers: a capture may list hundreds of thousands.
+  std::vector<const profile::CapturePointer*> pointer_of(c.params.size(), nullptr);
+  std::vector<std::vector<std::uint32_t>> params_of(c.allocations.size());
+  for (const auto& q : c.pointers) {
+    if (q.param < pointer_of.size() && !pointer_of[q.param]) pointer_of[q.param] = &q;
+    if (q.allocation < params_of.size()) params_of[q.allocation].push_back(q.param);
+  }
   for (std::size_t i = 0; i < c.params.size(); ++i) {
     const auto& p = c.params[i];
     out += "  param " + std::to_string(i) + ": offset " + std::to_string(p.offset) + ", size " + std::to_string(p.size) + ": ";
-    auto ptr = std::find_if(c.pointers.begin(), c.pointers.end(), [&](const profile::CapturePointer& q) { return q.param == i; });
-    if (ptr != c.pointers.end()) {
+    if (const profile::CapturePointer* ptr = pointer_of[i]) {
       out += "pointer to allocation " + std::to_string(ptr->allocation) + " + " + std::to_string(ptr->offset) + " (was " +
              hex_address(c.allocations[ptr->allocation].base + ptr->offset) + ")\n";
     } else {
@@ -75,9 +82,12 @@ std::string describe_plan(const profile::Capture& c) {
   out += "allocations: " + std::to_string(c.allocations.size()) + "\n";
   for (std::size_t i = 0; i < c.allocations.size(); ++i) {
     const auto& a = c.allocations[i];
+    std::vector<std::uint32_t>& params = params_of[i];
+    std::sort(params.begin(), params.end());
+    params.erase(std::unique(params.begin(), params.end()), params.end());
     std::string users;
-    for (auto p : params_into(c, std::uint32_t(i))) users += (users.empty() ? "" : ", ") + std::to_string(p);
-    out += "  allocation " + std::to_string(i) + ": " + std::to_string(a.size) + " bytes from " + base_name(a.file) +
+    for (auto p : params) users += (users.empty() ? "" : ", ") + std::to_string(p);
+    out += "  allocation " + std::to_string(i) + ": " + std::to_string(a.size) + " bytes from " + printable(base_name(a.file)) +
            " (was " + hex_address(a.base) + "; param(s) " + (users.empty() ? "none" : users) + ")\n";
   }
   out += "device memory: " + std::to_string(2 * c.bytes()) + " bytes (each allocation twice: pristine and working copy)\n";

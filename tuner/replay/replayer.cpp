@@ -3,6 +3,7 @@
 
 #include "tuner/replay/plan.h"
 #include "utils/files.h"
+#include "utils/text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -80,10 +81,9 @@ Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<profil
   for (const auto& c : captures) {
     if (c.compute_capability[0] && (c.compute_capability[0] != major || c.compute_capability[1] != minor))
       std::fprintf(stderr, "ciq-replay: warning: %s was captured on sm_%d%d, this device is sm_%d%d: its timing may not transfer\n",
-                   c.dir.c_str(), c.compute_capability[0], c.compute_capability[1], major, minor);
+                   printable(c.dir).c_str(), c.compute_capability[0], c.compute_capability[1], major, minor);
   }
   r->captures_ = std::move(captures);
-  std::vector<std::uint8_t> chunk;
   for (const auto& c : r->captures_) {
     auto loaded = std::make_unique<Loaded>();
     for (std::size_t i = 0; i < c.allocations.size(); ++i) {
@@ -96,25 +96,19 @@ Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<profil
       if (auto e = r->check("cuMemAlloc", cu.cuMemAlloc(&working, a.size)); !e)
         return make_error("cuda", e.error().message + " for the working copy of " + what);
       loaded->working.push_back(working);
-      std::FILE* f = std::fopen(a.file.c_str(), "rb");
-      if (!f) return make_error("io", a.file + ": cannot be read");
-      std::uint64_t done = 0;
-      chunk.resize(std::min<std::uint64_t>(k_file_chunk, std::max<std::uint64_t>(a.size, 1)));
-      while (done < a.size) {
-        std::size_t want = std::size_t(std::min<std::uint64_t>(chunk.size(), a.size - done));
-        std::size_t got = std::fread(chunk.data(), 1, want, f);
-        if (got == 0) break;
-        if (auto e = r->check("cuMemcpyHtoD", cu.cuMemcpyHtoD(pristine + done, chunk.data(), got)); !e) {
-          std::fclose(f);
+      // Opened once, checked on that descriptor, hashed as it is loaded:
+      // an image swapped or changed since the capture was read is refused
+      // (capture.h, read_capture_image) before any output is compared.
+      auto load = [&](std::uint64_t offset, const std::uint8_t* bytes, std::size_t size) -> Result<void> {
+        if (auto e = r->check("cuMemcpyHtoD", cu.cuMemcpyHtoD(pristine + offset, bytes, size)); !e)
           return make_error("cuda", e.error().message + " loading " + a.file);
-        }
-        done += got;
+        return {};
+      };
+      if (auto loaded_image = profile::read_capture_image(a, load, k_file_chunk); !loaded_image) {
+        const Error& e = loaded_image.error();
+        if (e.code == "cuda" || e.code == "corrupt") return e;
+        return make_error("io", c.dir + ": allocation " + std::to_string(i) + " cannot be loaded: " + e.message);
       }
-      bool longer = std::fgetc(f) != EOF;
-      std::fclose(f);
-      if (done != a.size || longer)
-        return make_error("io", a.file + " no longer holds the allocation's " + std::to_string(a.size) +
-                                    " bytes (it changed after the capture was read)");
     }
     auto params = relocated_params(c, std::vector<std::uint64_t>(loaded->working.begin(), loaded->working.end()));
     if (!params) return params.error();
