@@ -83,6 +83,7 @@ std::string_view counter_name(Counter counter) {
   case Counter::memo_steps_reused: return "memo.steps-reused";
   case Counter::memo_fallback: return "memo.fallback";
   case Counter::memo_unsuitable: return "memo.unsuitable";
+  case Counter::deps_stamped: return "deps.stamped";
   case Counter::gpu_refused: return "gpu.refused";
   case Counter::gpu_other_model: return "gpu.other-model";
   }

@@ -29,6 +29,7 @@ enum class Counter {
   pack_hit, pack_refused, remote_hit, remote_error, remote_refused,
   lto_link, unit_user_prefix, unit_no_ciq_cicc, unit_unknown_toolkit, // ciq-nvcc's NVVM-stage routing
   memo_builds, memo_steps_reused, memo_fallback, memo_unsuitable,     // ciq-nvcc's step memo
+  deps_stamped,                                                       // ciq-nvcc: compiles whose dependency file names stamps
   gpu_refused, gpu_other_model,                                       // CIQ_GPU_POLICY (cache/gpu_policy.h), per entry
 };
 

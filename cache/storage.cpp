@@ -206,6 +206,8 @@ Result<void> LocalBackend::write(const std::vector<std::pair<Hash128, std::strin
 
 // ---- the tiers ----
 
+Result<std::optional<std::string>> Storage::local_text(const Hash128& key) { return backends_.front()->get(key); }
+
 Storage::Storage(std::string cache_dir) : cache_dir_(cache_dir) { add(std::make_unique<LocalBackend>(cache_dir)); }
 
 Storage Storage::from_environment(const std::string& cache_dir) {

@@ -106,6 +106,9 @@ public:
   /// checked under `rules` (kind and kernel filled in here). An error only
   /// when the local cache cannot be read.
   Result<std::optional<Hit>> find_module(const PtxModule& module, const KeyContext& context, EntryRules rules);
+  /// The record the local cache answers under `key` (quarantined: none),
+  /// whatever other tiers hold: what a build stamp follows (cache/stamps.h).
+  Result<std::optional<std::string>> local_text(const Hash128& key);
   /// The NVVM-stage entry of one translation unit.
   Result<std::optional<Hit>> find_unit(const Hash128& key, EntryRules rules);
   /// Marks those of `keys` that hold an entry quarantined where `hit` was

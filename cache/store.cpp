@@ -1,5 +1,7 @@
 #include "cache/store.h"
 
+#include "cache/stamps.h"
+
 #include "cache/writer_lock.h"
 #include "utils/files.h"
 
@@ -224,15 +226,17 @@ Result<std::optional<std::string>> Store::get(Table table, std::string_view key)
 
 Result<void> Store::put(Table table, std::string_view key, std::string_view value) {
   if (!writable_) return make_error("lmdb", "the cache was opened read-only");
-  return write(Writing{env_of(env_), dir_, write_wait_}, table, [&](MDB_txn* txn, MDB_dbi dbi) {
+  auto r = write(Writing{env_of(env_), dir_, write_wait_}, table, [&](MDB_txn* txn, MDB_dbi dbi) {
     MDB_val k = val(key), v = val(value);
     return mdb_put(txn, dbi, &k, &v, 0);
   });
+  if (r && table != Table::blobs) refresh_stamps(*this, {std::string(key)});
+  return r;
 }
 
 Result<void> Store::apply(const std::vector<Change>& changes) {
   if (!writable_) return make_error("lmdb", "the cache was opened read-only");
-  return write_tables(Writing{env_of(env_), dir_, write_wait_}, [&](MDB_txn* txn, const TableOf& table_of) {
+  auto r = write_tables(Writing{env_of(env_), dir_, write_wait_}, [&](MDB_txn* txn, const TableOf& table_of) {
     for (const auto& c : changes) {
       auto dbi = table_of(c.table);
       if (!dbi) return EINVAL;
@@ -249,6 +253,12 @@ Result<void> Store::apply(const std::vector<Change>& changes) {
     }
     return 0;
   });
+  if (!r) return r;
+  std::vector<std::string> keys;
+  for (const auto& c : changes)
+    if (c.table != Table::blobs) keys.push_back(c.key);
+  refresh_stamps(*this, keys);
+  return r;
 }
 
 Result<bool> Store::remove(Table table, std::string_view key) {
@@ -261,6 +271,7 @@ Result<bool> Store::remove(Table table, std::string_view key) {
     return rc == MDB_NOTFOUND ? 0 : rc;
   });
   if (!r) return r.error();
+  if (removed && table != Table::blobs) refresh_stamps(*this, {std::string(key)});
   return removed;
 }
 

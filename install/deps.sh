@@ -23,6 +23,7 @@ packages=(
   redis-server                  # the Redis team tier's tests (a real server on loopback)
   slurmctld slurmd slurm-client munge  # --executor slurm's tests (a one-node cluster on loopback)
   chromium                      # the report's test renders it headless
+  ccache                        # tuned results through a compiler cache (depend mode): the build tests
   clang-14 libclang-rt-14-dev   # the libFuzzer targets (test/fuzz), with ASan and UBSan
 )
 

@@ -14,6 +14,7 @@
 #include "utils/log.h"
 #include "utils/process.h"
 #include "utils/text.h"
+#include "wrapper/deps.h"
 #include "wrapper/lookup.h"
 #include "wrapper/start_up.h"
 #include "wrapper/trace.h"
@@ -92,7 +93,8 @@ std::optional<RunResult> CiccWrapper::run() {
     if (f == "-g" || f == "--debug_mode") return pass(cache::Pass::debug); // -G: optimisation is off on purpose
 
   bool tuning = !controls_file_.empty();
-  if (!tuning && trace_dir_.empty() && !storage_.anything_to_read()) return pass(cache::Pass::no_cache);
+  bool stamping = stamps_wanted();  // wrapper/deps.h: even with no cache yet
+  if (!tuning && trace_dir_.empty() && !stamping && !storage_.anything_to_read()) return pass(cache::Pass::no_cache);
 
   auto input = read_file(command_.input);
   if (!input) return pass(unread_input_pass(input.error()));
@@ -105,7 +107,10 @@ std::optional<RunResult> CiccWrapper::run() {
   key_hex_ = to_hex(key_);
   input->clear();
 
+  std::vector<std::string> seen;
+  if (stamping) seen = local_stamp_texts(storage_, {key_});
   auto controls = tuning ? controls_from_file() : controls_from_storage();
+  if (stamping) list_stamps({key_}, seen, local_stamp_texts(storage_, {key_}));
   if (!controls && trace_dir_.empty()) return pass(error_.empty() ? cache::Pass::no_entry : cache::Pass::rejected);
   return compile(controls);
 }

@@ -8,6 +8,7 @@
 #include "utils/log.h"
 #include "utils/process.h"
 #include "utils/text.h"
+#include "wrapper/deps.h"
 #include "wrapper/start_up.h"
 #include "wrapper/step_memo.h"
 #include "wrapper/watchdog.h"
@@ -71,7 +72,7 @@ static void write_memo_report(const MemoOutcome& outcome) {
 /// returns only when that was not possible, with this process's environment
 /// as it was, so that the caller runs nvcc itself.
 static void try_memoised_build(const std::vector<std::string>& nvcc_argv, const std::vector<std::string>& args,
-                               cache::Tally& counters) {
+                               cache::Tally& counters, const std::optional<std::string>& dep_file) {
   std::string memo_dir = env(Env::memo_dir);
   bool tuning = !env(Env::controls).empty() || !env(Env::trace).empty();
   if (memo_dir.empty() || !tuning) return;
@@ -85,6 +86,7 @@ static void try_memoised_build(const std::vector<std::string>& nvcc_argv, const 
     counters.add(cache::Counter::memo_builds);
     counters.add(cache::Counter::memo_steps_reused, outcome->steps_reused);
     write_memo_report(*outcome);
+    if (dep_file) mark_tuning_build(*dep_file);  // compiled with a candidate's controls: the next build compiles it again
     cache::bump_counters(cache_directory(), counters);
     std::exit(0);
   }
@@ -146,9 +148,18 @@ void run_ciq_nvcc(int argc, char** argv) {
     } else {
       argv_out.insert(argv_out.begin() + 2, "--cicc-prefix=" + shell_quote(ciq_cicc));
     }
+    auto dep_file = compile_dependency_file(args);
     pause_watchdog();
-    try_memoised_build(argv_out, args, counters);
+    try_memoised_build(argv_out, args, counters, dep_file);
     resume_watchdog();
+    if (dep_file) {
+      // nvcc runs as a child: its dependency file gets the stamps of the
+      // cache keys its steps looked up (wrapper/deps.h).
+      counters.add(cache::Counter::deps_stamped);
+      cache::bump_counters(cache_directory(), counters);
+      spdlog::debug("running: {} (dependency file {})", fmt::join(argv_out, " "), *dep_file);
+      run_nvcc_with_stamps(real, argv_out, *dep_file);
+    }
   }
   if (!ciq_disabled()) cache::bump_counters(cache_directory(), counters);
   spdlog::debug("running: {}", fmt::join(argv_out, " "));

@@ -15,6 +15,7 @@
 #include "utils/log.h"
 #include "utils/process.h"
 #include "utils/text.h"
+#include "wrapper/deps.h"
 #include "wrapper/lookup.h"
 #include "wrapper/start_up.h"
 #include "wrapper/trace.h"
@@ -233,12 +234,24 @@ PtxasWrapper::Step PtxasWrapper::check_controls() {
 Outcome PtxasWrapper::run() {
   if (auto pass = read_arguments()) return {pass, std::nullopt};
   bool tuning = !controls_file_.empty();
-  if (!tuning && trace_dir_.empty() && !storage_.anything_to_read()) {
+  // Asked for dependencies (wrapper/deps.h), a compile with no cache yet
+  // still names its keys' stamps: the first entry stored must reach it.
+  bool stamping = stamps_wanted();
+  if (!tuning && trace_dir_.empty() && !stamping && !storage_.anything_to_read()) {
     tally_.add(cache::Counter::miss);
     return {cache::Pass::no_cache, std::nullopt};
   }
   if (auto pass = identify()) return {pass, std::nullopt};
-  if (auto pass = tuning ? controls_from_file() : controls_from_storage()) return {pass, std::nullopt};
+  std::vector<Hash128> keys;
+  std::vector<std::string> seen;
+  if (stamping) {
+    keys.push_back(cache::module_key(module_, context_));
+    for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
+    seen = local_stamp_texts(storage_, keys);
+  }
+  auto pass = tuning ? controls_from_file() : controls_from_storage();
+  if (stamping) list_stamps(keys, seen, local_stamp_texts(storage_, keys));
+  if (pass) return {pass, std::nullopt};
   if (!controls_ && trace_dir_.empty()) return {cache::Pass::no_entry, std::nullopt};
   return compile();
 }
@@ -386,6 +399,7 @@ void PtxasWrapper::trace(const RunResult& run, bool applied, const std::string& 
   r.target = command_.target;
   r.ptxas_path = real_;
   r.ptxas_version = identity_.version;
+  r.ptxas_identity = cache::identity_digest(identity_);
   r.accepts_controls_file = identity_.accepts_controls_file;
   r.flags = context_.flags;
   r.module_key = to_hex(cache::module_key(module_, context_));

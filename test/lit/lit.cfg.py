@@ -85,6 +85,10 @@ if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")
 if shutil.which("cmake"):
     config.available_features.add("cmake")
+# Build tools the dependency-tracking tests drive (docs/builds.md).
+for tool in ("ninja", "make", "ccache"):
+    if shutil.which(tool):
+        config.available_features.add(tool)
 # Feature `slurm`: a one-node Slurm cluster can be started here
 # (test/tools/slurm_cluster.py); without it the Slurm tests are skipped, and
 # the reason is printed.
@@ -107,6 +111,14 @@ if os.geteuid() == 0 and shutil.which("mount"):
         subprocess.run(["umount", point], capture_output=True)
         config.available_features.add("tmpfs-mount")
     os.rmdir(point)
+# Feature `pid-namespace`: `unshare --pid --fork` runs a command as pid 1 of
+# a new PID namespace (root, util-linux): two such runs are two processes
+# with one pid, as in two containers that share a directory.
+if os.geteuid() == 0 and shutil.which("unshare") and \
+        subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True).returncode == 0:
+    config.available_features.add("pid-namespace")
+else:
+    lit_config.note("PID-namespace tests skipped: `unshare --pid --fork` needs root and util-linux")
 config.substitutions.append(("%slurm", config.python + " " + os.path.join(tools, "slurm_cluster.py")))
 # Feature `second-user`: the tests run as root and can act as another local
 # user (`nobody`, through setpriv), who prepares directories, links and

@@ -1,0 +1,82 @@
+// Build-dependency stamps (stamps.h).
+#include "cache/stamps.h"
+
+#include "utils/files.h"
+#include "utils/safe_open.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace ciq::cache {
+
+namespace {
+
+constexpr std::uint64_t k_stamp_bytes = 256;  // a stamp is one short line
+
+std::string stamps_dir(const std::string& cache_dir) { return join_path(cache_dir, "stamps"); }
+
+/// What the stamp at `path` holds; std::nullopt when it is absent or not
+/// a small regular file of ours (read_file opens without waiting).
+std::optional<std::string> read_stamp(const std::string& path) {
+  auto text = read_file(path, k_stamp_bytes);
+  if (!text) return std::nullopt;
+  return std::move(*text);
+}
+
+bool write_stamp(const std::string& path, const std::string& text) {
+  if (auto w = write_file_atomic(path, text); !w) {
+    spdlog::debug("cannot write the stamp {}: {}", path, w.error().message);
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string stamp_path(const std::string& cache_dir, const Hash128& key) {
+  return join_path(stamps_dir(cache_dir), to_hex(key));
+}
+
+std::string stamp_text(const std::optional<std::string>& record) {
+  return record ? "ciq entry " + to_hex(xxh128(*record)) + "\n" : std::string("ciq no entry\n");
+}
+
+std::string current_stamp_text(const Store& store, std::string_view raw_key) {
+  auto record = store.get(Table::records, raw_key);
+  if (!record || !*record) return stamp_text(std::nullopt);
+  auto mark = store.get(Table::quarantine, raw_key);
+  if (!mark || *mark) return stamp_text(std::nullopt);
+  return stamp_text(*record);
+}
+
+std::optional<std::string> stamp_for_lookup(const std::string& cache_dir, const Hash128& key, const std::string& text,
+                                            const std::string& current) {
+  std::string path = stamp_path(cache_dir, key);
+  if (auto held = read_stamp(path)) {
+    if (*held == text) return path;
+    return write_stamp(path, current) ? std::optional<std::string>(path) : std::nullopt;
+  }
+  if (!is_directory(stamps_dir(cache_dir)))
+    if (auto made = make_own_directory(stamps_dir(cache_dir)); !made) {
+      spdlog::debug("no build stamps: {}", made.error().message);
+      return std::nullopt;
+    }
+  return write_stamp(path, text) ? std::optional<std::string>(path) : std::nullopt;
+}
+
+void refresh_stamps(const Store& store, const std::vector<std::string>& raw_keys) {
+  std::string dir = stamps_dir(dir_name(store.directory()));
+  if (raw_keys.empty() || !is_directory(dir)) return;
+  for (const auto& raw : raw_keys) {
+    if (raw.size() != 16) continue;  // a blob's key: no stamp
+    std::string path = join_path(dir, bytes_to_hex(raw));
+    auto held = read_stamp(path);
+    if (!held) continue;  // never compiled with dependencies asked for
+    std::string now = current_stamp_text(store, raw);
+    if (*held == now) continue;
+    if (!write_stamp(path, now) && ::unlink(path.c_str()) != 0)
+      spdlog::warn("cannot update the build stamp {}: builds may keep objects compiled for the entry before", path);
+  }
+}
+
+} // namespace ciq::cache
