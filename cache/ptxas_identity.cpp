@@ -1,8 +1,10 @@
 #include "cache/ptxas_identity.h"
 
+#include "utils/config.h"
 #include "utils/files.h"
 #include "utils/hash.h"
 #include "utils/process.h"
+#include "utils/real_tool.h"
 #include "utils/text.h"
 
 #include <spdlog/spdlog.h>
@@ -83,6 +85,26 @@ Result<PtxasIdentity> identify_ptxas(const std::string& path, const std::string&
     }
   }
   return id;
+}
+
+std::string identity_digest(const PtxasIdentity& identity) { return to_hex(xxh128(identity.version_text)); }
+
+Result<UserPtxas> find_user_ptxas(const std::string& exclude, const std::string& cache_dir) {
+  auto found = find_real_tool("ptxas", Env::real_ptxas, exclude);
+  if (!found && found.error().code == "not-found" && env(Env::real_ptxas).empty()) {
+    std::string home = env_or_empty("CUDA_HOME");
+    for (const std::string& dir : {home.empty() ? std::string() : join_path(home, "bin"), std::string("/usr/local/cuda/bin")}) {
+      std::string path = join_path(dir, "ptxas");
+      if (!dir.empty() && is_executable_file(path) && real_path(path) != exclude) {
+        found = FoundTool{path, "the CUDA toolkit"};
+        break;
+      }
+    }
+  }
+  if (!found) return found.error();
+  auto identity = identify_ptxas(found->path, cache_dir);
+  if (!identity) return identity.error();
+  return UserPtxas{found->path, found->from, std::move(*identity)};
 }
 
 } // namespace ciq::cache

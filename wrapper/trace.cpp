@@ -36,6 +36,7 @@ void write_trace(const std::string& dir, const TraceRecord& r) {
   field("target", r.target);
   field("ptxas_path", r.ptxas_path);
   field("ptxas_version", r.ptxas_version);
+  field("ptxas_identity", r.ptxas_identity);
   field("flags", r.flags);
   raw("args", string_array(r.args));
   field("ptx_copy", r.ptx_copy);

@@ -25,6 +25,7 @@ struct TraceRecord {
   std::string target;
   std::string ptxas_path;
   std::string ptxas_version;
+  std::string ptxas_identity;  // hex digest of its --version text, as cache keys hold it (cache::identity_digest)
   bool accepts_controls_file = false; // this ptxas takes --apply-controls (ACF files)
   std::string flags;
   std::vector<std::string> args;  // ptxas' arguments as given, without the input and -o: how to compile it again

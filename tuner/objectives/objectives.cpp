@@ -128,6 +128,7 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
     for (const auto& a : j["args"].array) m.args.push_back(a.string_or(""));
     m.ptx_copy = j["ptx_copy"].string_or("");
     m.ptxas_path = j["ptxas_path"].string_or("");
+    m.ptxas_identity = j["ptxas_identity"].string_or("");
     m.controls = j["controls"].string_or("");
     m.controls_error = j["controls_error"].string_or("");
     m.code_digest = j["code_digest"].string_or("");

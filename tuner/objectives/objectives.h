@@ -95,6 +95,7 @@ struct TracedModule {
   std::vector<std::string> warnings; // ptxas' warnings, normalised ("ptxas warning : ...")
   std::vector<std::string> args;     // ptxas' arguments without the input and -o (how to compile it again)
   std::string ptxas_path;            // the real ptxas that compiled it
+  std::string ptxas_identity;        // its identity (cache::identity_digest); "" in traces of older ciq
   std::string ptx_copy;              // the module's PTX kept with CIQ_TRACE_PTX=1, relative to the trace dir; or ""
 };
 

@@ -1,5 +1,6 @@
 #include "tuner/orchestrate/captures.h"
 
+#include "cache/ptxas_identity.h"
 #include "tuner/measure/command.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace ciq::tuner {
 
@@ -26,6 +28,14 @@ namespace {
 bool target_runs_on(const std::string& target, const std::array<int, 2>& cc) {
   std::string plain = "sm_" + std::to_string(cc[0]) + std::to_string(cc[1]);
   return target == plain || target == plain + "a" || target == plain + "f";
+}
+
+/// "13.0" of a ptxas version "13.0.88" (the release its knob space is
+/// chosen by); the version itself when it has no second dot.
+std::string release_of(const std::string& version) {
+  std::size_t first = version.find('.');
+  std::size_t second = first == std::string::npos ? first : version.find('.', first + 1);
+  return version.substr(0, second);
 }
 
 std::string words(const std::vector<std::string>& argv) {
@@ -106,7 +116,15 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
     auto text = read_file(join_path(found_dir, found->ptx_copy));
     if (!text) return text.error();
     if (auto w = write_file_atomic(ptx, *text); !w) return w.error();
-    profile::CaptureCompile compile{"module.ptx", found->ptxas_path, found->target, found->args, found->module_key};
+    profile::CaptureCompile compile;
+    compile.ptx = "module.ptx";
+    compile.ptxas = found->ptxas_path;
+    compile.ptxas_version = found->ptxas_version;
+    compile.ptxas_release = release_of(found->ptxas_version);
+    compile.ptxas_identity = found->ptxas_identity;
+    compile.target = found->target;
+    compile.args = found->args;
+    compile.module_key = found->module_key;
     if (auto w = profile::write_capture_compile(c.dir, compile); !w) return w.error();
     out.ready.push_back(c.dir);
   }
@@ -192,12 +210,12 @@ Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, c
   return chosen;
 }
 
-ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const std::string& reference_cubin,
-                         const std::string& compare, const std::string& tool_dir) {
+ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const std::string& ptxas_path,
+                         const std::string& reference_cubin, const std::string& compare, const std::string& tool_dir) {
   const profile::CaptureCompile& k = captures.front().compile;
   ReplaySteps s;
   s.kernel = captures.front().kernel;
-  std::vector<std::string> ptxas{k.ptxas};
+  std::vector<std::string> ptxas{ptxas_path};
   ptxas.insert(ptxas.end(), k.args.begin(), k.args.end());
   ptxas.push_back(k.ptx);
   std::vector<std::string> build{join_path(tool_dir, "ciq-ptxas")};
@@ -220,7 +238,7 @@ ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const st
 namespace {
 
 /// The modification time of the regular file at `path` (not followed); -1
-/// for anything else.
+/// for anything else (then the reference is compiled again).
 std::int64_t mtime_ns(const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
@@ -240,22 +258,56 @@ bool valid_compare(const std::string& mode) {
   return !tolerance.empty() && end && *end == '\0' && std::isfinite(v) && v >= 0;
 }
 
-/// A capture the tuner will act on: compile its module.ptx with the ptxas
-/// its compile.json names, write reference.cubin beside it. Only the
-/// user's own directory, closed to others, is trusted for that (another
-/// user could name any program as "ptxas", or plant a link where the
-/// reference is written); and the ptxas must be a ptxas, the PTX a file of
-/// the capture's.
-Result<void> check_trusted(const profile::Capture& c) {
+/// A capture the tuner will act on: ptxas compiles its module.ptx, and
+/// reference.cubin is written beside it. Only the user's own directory,
+/// closed to others, is trusted for that (nobody else may swap the PTX
+/// between this check and ptxas' open, or plant a link where the reference
+/// is written); the PTX must be a regular file of the capture's, not a
+/// link (opened once, checked on the descriptor). Returns the PTX's
+/// modification time (ns). The ptxas compile.json names is never run
+/// (check_same_ptxas compares it).
+Result<std::int64_t> check_trusted(const profile::Capture& c) {
   if (auto own = check_own_directory(c.dir); !own)
-    return make_error("unsafe", "not using the capture " + c.dir + ": " + own.error().message +
-                                    " (its compile.json names the program the tuner runs; copy the capture into a directory of your own)");
-  if (base_name(c.compile.ptxas) != "ptxas")
-    return make_error("invalid", c.dir + "/compile.json: \"ptxas\" must name a ptxas, not '" + printable(c.compile.ptxas) + "'");
+    return make_error("unsafe", "not using the capture " + printable(c.dir) + ": " + own.error().message +
+                                    " (the tuner compiles its module.ptx and writes reference.cubin there; copy the "
+                                    "capture into a directory of your own)");
   if (dir_name(c.compile.ptx) != c.dir)
-    return make_error("invalid", c.dir + "/compile.json: \"ptx\" must name a file in the capture's directory, not '" +
+    return make_error("invalid", printable(c.dir) + "/compile.json: \"ptx\" must name a file in the capture's directory, not '" +
                                      printable(c.compile.ptx) + "'");
-  return {};
+  auto ptx = open_input(c.compile.ptx);
+  if (!ptx) return make_error("invalid", printable(c.dir) + "/compile.json: the module's PTX: " + ptx.error().message);
+  ::close(ptx->fd);
+  return std::int64_t(ptx->st.st_mtim.tv_sec) * 1000000000 + ptx->st.st_mtim.tv_nsec;
+}
+
+/// Whether `mine`, the ptxas of the user's configuration, is the one that
+/// compiled the capture's module (compile.json records its identity): a
+/// different ptxas makes different cache keys, so what the tuner found
+/// would be filed where the program's build never looks it up. A
+/// compile.json of an older ciq records none: then `mine` is used, and
+/// `noted` says so once.
+Result<void> check_same_ptxas(const profile::Capture& c, const cache::UserPtxas& mine, bool& noted) {
+  const profile::CaptureCompile& k = c.compile;
+  std::string my_identity = cache::identity_digest(mine.identity);
+  std::string yours = "ptxas " + mine.identity.version + " (identity " + my_identity + "; " + printable(mine.path) +
+                      ", from " + mine.from + ")";
+  if (k.ptxas_identity.empty()) {
+    if (!noted)
+      std::fprintf(stderr,
+                   "ciq-tuner: note: %s/compile.json does not record which ptxas compiled the module (written by an "
+                   "older ciq): compiling it with the ptxas of your configuration, %s, not the '%s' it names\n",
+                   printable(c.dir).c_str(), yours.c_str(), printable(k.ptxas).c_str());
+    noted = true;
+    return {};
+  }
+  if (k.ptxas_identity == my_identity) return {};
+  return make_error("invalid", printable(c.dir) + "/compile.json: the captured module was compiled by ptxas " +
+                                   printable(k.ptxas_version.empty() ? "(version not recorded)" : k.ptxas_version) +
+                                   " (identity " + k.ptxas_identity + "; '" + printable(k.ptxas) +
+                                   "' where it was captured), but the ptxas of your configuration is " + yours +
+                                   ": ptxas' identity is part of every cache key, so what the tuner found with yours "
+                                   "would be filed under keys the program's build never looks up. Set CIQ_REAL_PTXAS "
+                                   "to the ptxas the program's build runs, or capture again with this one");
 }
 
 /// Compiles the reference (`argv` ends in `-o reference`) into a private
@@ -292,13 +344,24 @@ Result<void> use_capture(GivenOptions& given, const std::string& dir, const std:
                                                                   "(TOL a number >= 0)");
   auto captures = captures_for_run(dir, given.kernels);
   if (!captures) return captures.error();
+  std::int64_t ptx_mtime = -1;  // the first capture's, whose directory holds the reference
+  for (const auto& c : *captures) {
+    auto trusted = check_trusted(c);
+    if (!trusted) return trusted.error();
+    if (ptx_mtime < 0) ptx_mtime = *trusted;
+  }
+  // The ptxas that runs is the user's own (as ciq-ptxas finds it), never
+  // the one a capture names: that one is only compared.
+  std::string tool_dir = dir_name(self_executable());
+  auto ptxas = cache::find_user_ptxas(real_path(join_path(tool_dir, "ciq-ptxas")).value_or(""), cache_directory());
+  if (!ptxas) return make_error(ptxas.error().code, "--capture: no ptxas to compile the captured module with: " + ptxas.error().message);
+  bool noted = false;
   for (const auto& c : *captures)
-    if (auto trusted = check_trusted(c); !trusted) return trusted.error();
+    if (auto same = check_same_ptxas(c, *ptxas, noted); !same) return same.error();
   const profile::Capture& first = captures->front();
   std::string reference = join_path(first.dir, "reference.cubin");
-  std::string tool_dir = dir_name(self_executable());
-  ReplaySteps steps = replay_steps(*captures, reference, compare, tool_dir);
-  if (mtime_ns(reference) < mtime_ns(first.compile.ptx))
+  ReplaySteps steps = replay_steps(*captures, ptxas->path, reference, compare, tool_dir);
+  if (mtime_ns(reference) < ptx_mtime)
     if (auto compiled = compile_reference(steps.reference, reference); !compiled) return compiled.error();
   given.build = steps.build;
   given.bench_server = steps.bench_server;

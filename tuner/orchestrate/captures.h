@@ -59,17 +59,22 @@ struct ReplaySteps {
 /// on stderr). Errors say what DIR holds instead.
 Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, const std::string& kernels);
 
-/// `tool_dir`: where ciq-ptxas and ciq-replay are (beside ciq-tuner).
-ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const std::string& reference_cubin,
-                         const std::string& compare, const std::string& tool_dir);
+/// `ptxas`: the real ptxas of the user's configuration
+/// (cache::find_user_ptxas), never the one a capture names; `tool_dir`:
+/// where ciq-ptxas and ciq-replay are (beside ciq-tuner).
+ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const std::string& ptxas,
+                         const std::string& reference_cubin, const std::string& compare, const std::string& tool_dir);
 
 /// `ciq-tuner run --capture DIR [--compare MODE]`: fills `given`'s build,
 /// benchmark server, requests, metric (unless an objective is given) and
 /// kernels from the captures (replay_steps), after compiling the reference
 /// code into the first capture's directory (reference.cubin, redone when
-/// module.ptx is newer). Fails when `given` already has a --build,
-/// --bench, --check or --bench-server (the capture replaces them), or the
-/// reference does not compile (ptxas' message).
+/// module.ptx is newer). The ptxas is the user's own (CIQ_REAL_PTXAS,
+/// PATH, the toolkit), compared with the identity compile.json records.
+/// Fails when `given` already has a --build, --bench, --check or
+/// --bench-server (the capture replaces them), when no ptxas is found or
+/// it is not the one that compiled the captured module (both named), or
+/// the reference does not compile (ptxas' message).
 Result<void> use_capture(GivenOptions& given, const std::string& dir, const std::string& compare);
 
 } // namespace ciq::tuner

@@ -98,7 +98,11 @@ Result<void> read_compile(const std::string& dir, Capture& c) {
   k.target = string_member(*doc, "target");
   k.module_key = string_member(*doc, "module_key");
   k.ptxas = string_member(*doc, "ptxas");
+  k.ptxas_version = string_member(*doc, "ptxas_version");
+  k.ptxas_release = string_member(*doc, "ptxas_release");
+  k.ptxas_identity = string_member(*doc, "ptxas_identity");
   if (k.ptx.empty() || k.target.empty()) return bad(path, "\"ptx\" and \"target\" are required");
+  if (!is_digest(k.ptxas_identity)) return bad(path, "\"ptxas_identity\" is not a digest (32 hex digits)");
   // A ptxas target, sm_90 or sm_90a: it is shown, and compared with GPUs.
   bool target_ok = k.target.size() > 3 && k.target.size() < 12 && k.target.compare(0, 3, "sm_") == 0;
   for (std::size_t i = 3; target_ok && i < k.target.size(); ++i)
@@ -280,7 +284,14 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
 }
 
 Result<void> write_capture_compile(const std::string& dir, const CaptureCompile& compile) {
-  json j = {{"ptx", compile.ptx}, {"target", compile.target}, {"ptxas", compile.ptxas}, {"args", compile.args}, {"module_key", compile.module_key}};
+  json j = {{"ptx", compile.ptx},
+            {"target", compile.target},
+            {"ptxas", compile.ptxas},
+            {"ptxas_version", compile.ptxas_version},
+            {"ptxas_release", compile.ptxas_release},
+            {"ptxas_identity", compile.ptxas_identity},
+            {"args", compile.args},
+            {"module_key", compile.module_key}};
   return write_file_atomic(join_path(dir, "compile.json"), j.dump(2) + "\n");
 }
 

@@ -46,16 +46,25 @@
 //
 // compile.json (written by `ciq-tuner profile` from the build trace):
 //   {"ptx": "module.ptx", "ptxas": "/usr/local/cuda/bin/ptxas",
+//    "ptxas_version": "13.0.88", "ptxas_release": "13.0",
+//    "ptxas_identity": "hex",
 //    "target": "sm_90a", "args": ["-arch=sm_90a", "-O3", ...],
 //    "module_key": "hex"}
 //   ptx: the module's PTX, a file in the capture's directory (a relative
-//   name; the reader makes it absolute); ptxas: the real ptxas the
-//   program's build ran (its version is part of the cache key); args: that
-//   ptxas' arguments other than the input and -o. `ciq-tuner run --capture`
-//   runs that ptxas (through ciq-ptxas) on that PTX, and writes
-//   reference.cubin into the capture's directory: so it uses only a capture
-//   in the user's own directory, closed to others, whose ptxas is named
-//   `ptxas` and whose PTX is its own file.
+//   name; the reader makes it absolute); args: the ptxas arguments of the
+//   program's build other than the input and -o. ptxas: the path of the
+//   real ptxas the program's build ran, and its identity: its version, its
+//   release and ptxas_identity, the digest of its --version text that is
+//   part of every cache key (cache::identity_digest; members absent in
+//   compile.json of older ciq). The path is a record, never a program to
+//   run: a capture is a file anyone may have written. `ciq-tuner run
+//   --capture` compiles that PTX with the ptxas of the user's own
+//   configuration (cache::find_user_ptxas: CIQ_REAL_PTXAS, PATH, the
+//   toolkit) through ciq-ptxas, after comparing its identity with the one
+//   recorded here (another ptxas makes other keys: the program's build
+//   would never look up what the tuner found), and writes reference.cubin
+//   into the capture's directory: so it uses only a capture in the user's
+//   own directory, closed to others, whose PTX is its own regular file.
 //
 // index-<pid>.jsonl: a first line {"ciq_capture_index": 1, "pid": N,
 // "exe": "...", "status": "ok" | why nothing could be captured
@@ -108,7 +117,10 @@ struct CaptureAllocation {
 /// under the same key the program's build used.
 struct CaptureCompile {
   std::string ptx;                // absolute path of module.ptx
-  std::string ptxas;              // the real ptxas the program's build ran (its version is in the key)
+  std::string ptxas;              // the path of the real ptxas the program's build ran: shown, never run
+  std::string ptxas_version;      // its version, 13.0.88 ("" when not recorded)
+  std::string ptxas_release;      // its release, 13.0 ("" when not recorded)
+  std::string ptxas_identity;     // cache::identity_digest of it, 32 hex digits ("" when not recorded)
   std::string target;             // sm_90a
   std::vector<std::string> args;  // ptxas arguments other than input and -o
   std::string module_key;         // hex, as the build trace named it
