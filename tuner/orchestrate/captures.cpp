@@ -184,7 +184,7 @@ Result<std::vector<profile::Capture>> captures_for_run(const std::string& dir, c
   std::map<std::string, std::uint64_t> launches;  // per module key
   for (const auto& c : chosen) {
     if (!c.has_compile)
-      return make_error("invalid", c.dir + " has no compile.json: the capture is not tied to a module of a traced build "
+      return make_error("invalid", printable(c.dir) + " has no compile.json: the capture is not tied to a module of a traced build "
                                            "(capture with `ciq-tuner profile --build CMD --capture KERNEL`)");
     launches[c.compile.module_key] += std::max<std::uint64_t>(c.config_launches, 1);
   }
