@@ -3,6 +3,9 @@
 #include "utils/hash.h"
 #include "utils/text.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace ciq::spaces {
 
 ControlSet ControlSet::for_kernel(const std::string& kernel) const {
@@ -108,6 +111,20 @@ std::string format_control_set(const ControlSet& set) {
   if (!set.nvcc_space.empty()) out += format_key_value("nvcc-space", set.nvcc_space) + "\n";
   for (const auto& [knob, value] : set.nvcc) out += format_key_value(std::string(k_nvcc_prefix) + knob, value) + "\n";
   return out;
+}
+
+std::string control_set_digest(const ControlSet& set) {
+  if (set.empty()) return "default";
+  std::vector<std::string> lines;
+  for (const auto& [knob, value] : set.options) lines.push_back("o " + knob + "=" + value);
+  for (const auto& [kernel, knobs] : set.kernels)
+    for (const auto& [knob, value] : knobs) lines.push_back("d " + kernel + ":" + knob + "=" + value);
+  for (const auto& [knob, value] : set.nvcc) lines.push_back("n " + knob + "=" + value);
+  if (set.acf) lines.push_back("a sha256:" + to_hex(*set.acf));
+  std::sort(lines.begin(), lines.end());  // std::string compares as unsigned bytes (char_traits<char>)
+  std::string joined;
+  for (const auto& line : lines) joined += (joined.empty() ? "" : "\n") + line;
+  return to_hex(sha256(joined)).substr(0, 16);
 }
 
 std::string summarise_control_set(const ControlSet& set) {

@@ -64,6 +64,15 @@ Result<ControlSet> parse_control_set(std::string_view text, std::string_view ori
 /// Canonical text form: sorted, so equal sets print equal bytes.
 std::string format_control_set(const ControlSet& set);
 
+/// The short name ciq's Python package gives these controls
+/// (ciq.controls.ControlSet.digest: what its JIT cache layers key compiled
+/// kernels by, and what a server's `ciq-built:` line says): "default" for a
+/// set that sets nothing, else the first 16 hex digits of the SHA-256 of
+/// the lines `o KNOB=V`, `d KERNEL:KNOB=V`, `n KNOB=V` and `a sha256:HEX`,
+/// sorted by their bytes and joined by newlines. The space names are not
+/// in it. test/vectors/cpp_python.json holds both sides to the same digests.
+std::string control_set_digest(const ControlSet& set);
+
 /// One line for listings: `maxrregcount=64 k:maxnreg=128 acf=ab12..`.
 std::string summarise_control_set(const ControlSet& set);
 
