@@ -1,11 +1,15 @@
 #include "utils/safe_open.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace ciq {
@@ -163,6 +167,41 @@ Result<int> create_new_file(const std::string& path, int flags, mode_t mode) {
   if (fd >= 0) return fd;
   if (errno == EEXIST) return make_error("exists", quoted(path) + " already exists");
   return io_error("cannot create", path);
+}
+
+std::string new_process_tag() {
+  std::uint64_t bits = 0;
+  bool drawn = ::getrandom(&bits, sizeof bits, GRND_NONBLOCK) == ssize_t(sizeof bits);
+  if (!drawn) {
+    int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    drawn = fd >= 0 && ::read(fd, &bits, sizeof bits) == ssize_t(sizeof bits);
+    if (fd >= 0) ::close(fd);
+  }
+  if (!drawn) {  // no entropy source: the clock and an address still part two processes of one pid
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    bits = std::uint64_t(now.tv_sec) * 1000000007u ^ std::uint64_t(now.tv_nsec) ^ std::uint64_t(std::uintptr_t(&now)) << 20;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, "%ld-%016llx", long(::getpid()), static_cast<unsigned long long>(bits));
+  return text;
+}
+
+Result<void> rename_new(const std::string& temporary, const std::string& path) {
+#ifdef SYS_renameat2
+  constexpr unsigned rename_noreplace = 1;  // <linux/fs.h>'s RENAME_NOREPLACE; a system call: glibc before 2.28 has no wrapper
+  if (::syscall(SYS_renameat2, AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str(), rename_noreplace) == 0) return {};
+  if (errno == EEXIST) return make_error("exists", quoted(path) + " already exists");
+  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return io_error("cannot rename a file onto", path);
+#endif
+  // A file system (or kernel) without RENAME_NOREPLACE: a hard link fails
+  // on anything already there, a dangling link included.
+  if (::link(temporary.c_str(), path.c_str()) != 0) {
+    if (errno == EEXIST) return make_error("exists", quoted(path) + " already exists");
+    return io_error("cannot link a file to", path);
+  }
+  ::unlink(temporary.c_str());
+  return {};
 }
 
 Result<int> open_own_file(const std::string& path, int flags, mode_t mode) {

@@ -90,6 +90,24 @@ Result<void> make_own_directory(const std::string& dir, mode_t mode = 0755);
 /// link included) or "io".
 Result<int> create_new_file(const std::string& path, int flags, mode_t mode = 0644);
 
+/// A name part for the files and directories that several processes create
+/// in one shared directory (a kernel trace, a capture index, a wrapper's
+/// trace record): "<pid>-<16 hex digits>", the digits drawn from
+/// getrandom(2) (/dev/urandom, else the clock, where it is missing). A pid
+/// alone is not unique: processes in different PID namespaces (containers)
+/// that share a directory can have the same one. Each call draws anew: a
+/// process draws its tag once, at start, and keeps it (so that its files
+/// share one), and a name that is taken all the same is never replaced
+/// (create_new_file, rename_new).
+std::string new_process_tag();
+
+/// Gives the finished file at `temporary` the name `path` unless anything
+/// (a file, a link, a directory) is there already: never replaces, unlike
+/// rename(2) (renameat2's RENAME_NOREPLACE, or link(2) then unlink(2) on a
+/// file system without it). `temporary` is gone on success and left to the
+/// caller otherwise. Errors: "exists", "io".
+Result<void> rename_new(const std::string& temporary, const std::string& path);
+
 /// Opens `path` for writing or appending under contract 3; `flags` may
 /// hold O_CREAT (then a missing file is created, never through a link) and
 /// O_APPEND/O_RDWR/O_WRONLY. The descriptor is blocking again on return.

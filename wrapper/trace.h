@@ -42,7 +42,8 @@ struct TraceRecord {
   double seconds = 0;           // wall time of the ptxas run that produced the output
 };
 
-/// Writes `record` as <dir>/<time>-<pid>-<n>.json; failures are logged only.
+/// Writes `record` as <dir>/<time>-<pid>-<random>-<n>.json (utils/safe_open.h,
+/// new_process_tag), never replacing a file; failures are logged only.
 void write_trace(const std::string& dir, const TraceRecord& record);
 /// Whether `dir` is (or can be made) a directory this process can write.
 bool trace_dir_usable(const std::string& dir);
@@ -63,7 +64,7 @@ struct UnitTraceRecord {
   double seconds = 0;
 };
 
-/// Writes `record` as <dir>/units/<time>-<pid>-<n>.json (apart from the
+/// Writes `record` as <dir>/units/<time>-<pid>-<random>-<n>.json (apart from the
 /// ptxas records, which readers of the trace take from <dir> itself).
 void write_unit_trace(const std::string& dir, const UnitTraceRecord& record);
 

@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::size_t chunk_bytes = std::size_t(64) << 20;  // host memory a copy holds at once
 constexpr std::size_t max_params = 32768;                    // the parameter space is 32 KiB
-constexpr std::uint32_t max_directory_tries = 1000;          // <pid>-<n> left by an earlier process of this pid
+constexpr std::uint32_t max_name_tries = 1000;               // <tag>-<n>, index-<tag>-<k> taken already
 
 /// Set while this thread is inside capture: our own driver calls, and
 /// anything they trigger, are not the program's launches.
@@ -80,14 +80,14 @@ struct LaunchCapture::Launch {
 
 /// A capture between API enter and exit.
 struct LaunchCapture::InFlight {
-  std::string name;  // <pid>-<n>
-  std::string path;  // <dir>/<pid>-<n>
+  std::string name;  // <tag>-<n>
+  std::string path;  // <dir>/<tag>-<n>
   LaunchRecord record;
   std::vector<std::string> files_made;
 };
 
-LaunchCapture::LaunchCapture(std::string dir, std::int64_t pid, std::string exe, Logger say)
-    : dir_(std::move(dir)), pid_(pid), exe_(std::move(exe)), say_(std::move(say)),
+LaunchCapture::LaunchCapture(std::string dir, std::int64_t pid, std::string tag, std::string exe, Logger say)
+    : dir_(std::move(dir)), pid_(pid), tag_(std::move(tag)), exe_(std::move(exe)), say_(std::move(say)),
       table_(std::make_unique<CaptureTable>(CaptureSettings())) {}
 
 bool LaunchCapture::start() {
@@ -378,10 +378,10 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
     return nullptr;
   }
   for (std::uint32_t tries = 0;; ++tries) {
-    flight->name = std::to_string(pid_) + "-" + std::to_string(next_capture_++);
+    flight->name = tag_ + "-" + std::to_string(next_capture_++);
     flight->path = dir_ + "/" + flight->name;
-    if (::mkdir(flight->path.c_str(), 0755) == 0) break;
-    if (errno != EEXIST || tries >= max_directory_tries) {
+    if (::mkdir(flight->path.c_str(), 0755) == 0) break;  // never an existing directory: another's stays theirs
+    if (errno != EEXIST || tries >= max_name_tries) {
       why = "cannot make " + flight->path + ": " + std::strerror(errno);
       return nullptr;
     }
@@ -467,7 +467,7 @@ void LaunchCapture::on_exit(const CUpti_CallbackData& data) {
       r.after_xxh128.push_back(digest.hex());
     }
   }
-  if (why.empty()) why = write_atomically(flight->path, "launch.json", render_launch(r));
+  if (why.empty()) why = write_atomically(flight->path, "launch.json", render_launch(r), Replace::own_file);
   std::lock_guard<std::timed_mutex> hold(lock_);
   LaunchConfig config = r.config;
   if (!why.empty()) {
@@ -482,18 +482,44 @@ void LaunchCapture::on_exit(const CUpti_CallbackData& data) {
   say_("captured " + written_.back().record.kernel + " in " + flight->path);
 }
 
-std::string LaunchCapture::write_atomically(const std::string& dir, const std::string& name, const std::string& text) {
+std::string LaunchCapture::write_atomically(const std::string& dir, const std::string& name, const std::string& text,
+                                            Replace replace, std::string* written) {
   auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-  std::string temporary = dir + "/." + name + "." + std::to_string(pid_) + "-" + std::to_string(stamp);
+  std::string temporary = dir + "/." + name + "." + tag_ + "-" + std::to_string(stamp);
   std::string path = dir + "/" + name;
   auto fd = create_new_file(temporary, O_WRONLY);
   if (!fd) return "cannot write " + path + ": " + fd.error().message;
   bool ok = write_all(*fd, text.data(), text.size());
   ok = ::close(*fd) == 0 && ok;
-  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) return "";
-  std::string why = "cannot write " + path + ": " + std::strerror(errno);
-  ::unlink(temporary.c_str());
-  return why;
+  if (!ok) {
+    std::string why = "cannot write " + path + ": " + std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return why;
+  }
+  if (replace == Replace::own_file) {  // launch.json in this process' own capture directory
+    if (::rename(temporary.c_str(), path.c_str()) == 0) {
+      if (written) *written = path;
+      return "";
+    }
+    std::string why = "cannot write " + path + ": " + std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return why;
+  }
+  // A name in the shared directory: "<stem>-<k><extension>" when it is taken.
+  std::size_t dot = name.rfind('.');
+  std::string stem = name.substr(0, dot), extension = dot == std::string::npos ? "" : name.substr(dot);
+  for (std::uint32_t taken = 0;; ++taken) {
+    if (taken) path = dir + "/" + stem + "-" + std::to_string(taken) + extension;
+    auto renamed = rename_new(temporary, path);
+    if (renamed) {
+      if (written) *written = path;
+      return "";
+    }
+    if (renamed.error().code != "exists" || taken >= max_name_tries) {
+      ::unlink(temporary.c_str());
+      return "cannot write " + path + ": " + renamed.error().message;
+    }
+  }
 }
 
 void LaunchCapture::remove_capture(const InFlight& flight) {
@@ -510,19 +536,20 @@ void LaunchCapture::finish() {
       const CaptureTable::Entry* e = table_->entry(w.record.kernel, w.record.config);
       if (!e || e->launches == w.record.config_launches) continue;
       w.record.config_launches = e->launches;
-      if (std::string why = write_atomically(w.dir, "launch.json", render_launch(w.record)); !why.empty()) say_(why);
+      if (std::string why = write_atomically(w.dir, "launch.json", render_launch(w.record), Replace::own_file); !why.empty())
+        say_(why);
     }
     text = table_->render_index(pid_, exe_, status_, reason_);
   } else {
     text = CaptureTable(CaptureSettings()).render_index(
         pid_, exe_, "interrupted", "a signal arrived while a launch was being captured; the index of this process is lost");
   }
-  std::string path = dir_ + "/index-" + std::to_string(pid_) + ".jsonl";
+  std::string name = "index-" + tag_ + ".jsonl", path = dir_ + "/" + name;
   if (auto made = make_own_directory(dir_); !made) {
     say_("not writing " + path + ": " + made.error().message);
     return;
   }
-  if (std::string why = write_atomically(dir_, "index-" + std::to_string(pid_) + ".jsonl", text); !why.empty()) say_(why);
+  if (std::string why = write_atomically(dir_, name, text, Replace::never, &path); !why.empty()) say_(why);
   else say_("wrote " + path);
 }
 

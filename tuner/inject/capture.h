@@ -9,7 +9,7 @@
 // launch ids launch_callback_ids() names. At API enter of a launch to
 // capture it checks what can be checked without waiting (stream capture,
 // the parameters, the memory and its size), then synchronises the context,
-// copies each allocation to <dir>/<pid>-<n>/mem-<i>.bin in 64 MiB chunks
+// copies each allocation to <dir>/<tag>-<n>/mem-<i>.bin in 64 MiB chunks
 // (its XXH3-128 digest taken on the way); at API exit it synchronises
 // again, digests the allocations anew and writes launch.json atomically.
 // The kernel's code is named too (code_xxh128): the module loads are
@@ -21,8 +21,11 @@
 // ran. Runtime launches (CUkernel handles) leave it unknown ("").
 // Every launch of a kernel asked for is counted by configuration; at exit
 // (or a fatal signal, through inject.cpp) launch.json's config_launches is
-// brought up to date and index-<pid>.jsonl says what was captured and why
-// anything was not.
+// brought up to date and index-<tag>.jsonl says what was captured and why
+// anything was not. <tag> is the process' "<pid>-<random>" (inject.cpp): a
+// directory is made with mkdir and the index renamed into place without
+// replacing (rename_new), so no name another process (another PID
+// namespace's process of the same pid) took is ever reused.
 //
 // Promises (inject.cpp's): the program's output, exit status and memory are
 // its own: this only reads device memory and adds synchronisations around
@@ -56,8 +59,9 @@ public:
   using Logger = std::function<void(const std::string&)>;
 
   /// `dir` is absolute; nothing is made there until a launch is captured or
-  /// the index is written.
-  LaunchCapture(std::string dir, std::int64_t pid, std::string exe, Logger say);
+  /// the index is written. `pid` is the process' (launch.json, the index);
+  /// `tag` begins every name this process makes in `dir` (new_process_tag).
+  LaunchCapture(std::string dir, std::int64_t pid, std::string tag, std::string exe, Logger say);
 
   /// Reads CIQ_CAPTURE_* and loads the driver's calls; the index's status
   /// says what failed ("bad-setting", "no-driver"). True when capturing.
@@ -75,7 +79,8 @@ public:
   void on_module_loaded(std::string_view image);
 
   /// Writes launch counts into the captured launch.json files and
-  /// index-<pid>.jsonl; once (later calls do nothing).
+  /// index-<tag>.jsonl (index-<tag>-<k>.jsonl if that is taken); once (later
+  /// calls do nothing).
   void finish();
 
 private:
@@ -87,11 +92,17 @@ private:
   std::string code_of(const Launch& launch, bool as_kernel);
   std::unique_ptr<InFlight> prepare(const Launch& launch, std::string& why);
   bool copy_allocations(InFlight& flight, std::string& why);
-  std::string write_atomically(const std::string& dir, const std::string& name, const std::string& text);
+  /// `own_file`: a file of this process' own capture directory, replaced
+  /// when there; `never`: a name in the shared directory, which becomes
+  /// <stem>-<k>.<extension> while taken. `*written`: the path it got.
+  enum class Replace { own_file, never };
+  std::string write_atomically(const std::string& dir, const std::string& name, const std::string& text, Replace replace,
+                               std::string* written = nullptr);
   void remove_capture(const InFlight& flight);
 
   std::string dir_;
   std::int64_t pid_;
+  std::string tag_;
   std::string exe_;
   Logger say_;
   std::string status_ = "ok", reason_;

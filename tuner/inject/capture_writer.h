@@ -2,7 +2,7 @@
 // CUPTI, so that the unit tests drive them: the parameter buffer assembled
 // from a launch's arguments, the device allocations its pointer parameters
 // point into, the policy (which kernels, which launch configurations, the
-// caps) and the text of launch.json and index-<pid>.jsonl. The format is
+// caps) and the text of launch.json and index-<tag>.jsonl. The format is
 // tuner/profile/capture.h's; tuner/inject/capture.cpp does the driver calls
 // and the files. Not thread-safe: capture.cpp holds one lock around the table.
 #pragma once
@@ -164,7 +164,7 @@ public:
   };
   /// The entry of a configuration; null when never counted.
   const Entry* entry(std::string_view kernel, const LaunchConfig& config) const;
-  /// Every captured launch: (kernel, config, "<pid>-<n>"), in order of capture.
+  /// Every captured launch: (kernel, config, "<tag>-<n>"), in order of capture.
   struct Captured {
     std::string kernel;
     LaunchConfig config;
@@ -172,7 +172,7 @@ public:
   };
   const std::vector<Captured>& captures() const { return captures_; }
 
-  /// index-<pid>.jsonl's text: the first line with `status` and `reason`,
+  /// index-<tag>.jsonl's text: the first line with `status` and `reason`,
   /// then one line per kernel and configuration, sorted.
   std::string render_index(std::int64_t pid, const std::string& exe, const std::string& status,
                            const std::string& reason) const;

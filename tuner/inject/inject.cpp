@@ -5,11 +5,15 @@
 // CIQ_KERNEL_TRACE=<dir> set, this records every kernel execution through
 // CUPTI's activity API (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: the kind that
 // does not serialise kernels) and, at the end, writes
-// <dir>/kernels-<pid>.jsonl (format: tuner/profile/kernel_trace.h). With
+// <dir>/kernels-<tag>.jsonl (format: tuner/profile/kernel_trace.h). With
 // CIQ_CAPTURE=<dir> set (alone or as well), it captures launches of the
 // kernels named in CIQ_CAPTURE_KERNELS for replay (capture.h: the format is
-// tuner/profile/capture.h) and writes <dir>/index-<pid>.jsonl at the same
-// moments as the trace. CUPTI allows one callback subscriber per process:
+// tuner/profile/capture.h) and writes <dir>/index-<tag>.jsonl at the same
+// moments as the trace. <tag> is "<pid>-<16 random hex digits>", drawn once
+// at start (utils/safe_open.h, new_process_tag): processes in different PID
+// namespaces (containers) can share a pid and a directory, and no file or
+// directory of one process ever replaces another's; a name that is taken
+// all the same gets "-1", "-2", ... added, never overwritten. CUPTI allows one callback subscriber per process:
 // this file's on_callback() is it, and hands modules loaded to the trace
 // and driver-API launch calls to capture. Without either variable, nothing
 // happens.
@@ -31,13 +35,13 @@
 //   signal is re-raised with the default action, so the exit status is the
 //   signal's). A program that handles a signal itself exits through exit()
 //   and atexit. Written atomically: a hidden temporary file in <dir>, then
-//   rename.
+//   a rename that never replaces (rename_new).
 //
 // A resident program (a --bench-server: one process, many requests) is
 // timed per request: with CIQ_KERNEL_CONTROL=<fifo> also set, a thread of
 // this library reads commands from that FIFO, one a line:
 //   cut DIR   flush CUPTI's buffers, write the launches since the last cut
-//             to DIR/kernels-<pid>.jsonl (same format, same atomic write;
+//             to DIR/kernels-<tag>.jsonl (same format, same atomic write;
 //             the modules loaded so far are in every cut), forget them
 // The file's appearance is the answer. Only the first process to start
 // CUDA with the variable set takes the channel (an flock on <fifo>.lock,
@@ -79,6 +83,7 @@ namespace {
 
 constexpr std::size_t buffer_bytes = std::size_t(4) << 20;
 constexpr std::size_t max_command_bytes = 8192;  // a `cut DIR` line: a path
+constexpr unsigned max_name_tries = 1000;         // kernels-<tag>-<n>.jsonl taken before giving up
 constexpr int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 /// Everything the library knows. Allocated once and never freed: CUPTI may
@@ -87,6 +92,7 @@ struct Injection {
   std::string dir;  // absolute; empty without CIQ_KERNEL_TRACE (then no timing is recorded)
   bool verbose = false;
   pid_t pid = 0;
+  std::string tag;  // "<pid>-<random>": this process' file names (new_process_tag)
   Cupti cupti;
   bool cupti_loaded = false;
   std::timed_mutex lock;  // guards table, facts and closed
@@ -200,25 +206,39 @@ void flush_cupti(Injection& in) {
   if (flushed != CUPTI_SUCCESS) say(in.cupti.describe("cuptiActivityFlushAll", flushed));
 }
 
-/// Writes `text` as <dir>/kernels-<pid>.jsonl: a new private temporary
-/// file, then rename (safe_open.h: <dir> must be the user's own, made here
-/// or not writable by anyone else; nothing there is followed or opened).
+/// Writes `text` as <dir>/kernels-<tag>.jsonl: a new private temporary
+/// file, then a rename that never replaces (safe_open.h: <dir> must be the
+/// user's own, made here or not writable by anyone else; nothing there is
+/// followed or opened). A name already taken (another process' trace, or an
+/// earlier cut of this one into the same DIR) gets "-1", "-2", ... added.
 /// When it cannot write safely it writes nothing, and says why when verbose.
-void write_file(const std::string& dir, pid_t pid, const std::string& text) {
-  std::string path = dir + "/kernels-" + std::to_string(pid) + ".jsonl";
+void write_file(const std::string& dir, const std::string& tag, const std::string& text) {
+  std::string path = dir + "/kernels-" + tag + ".jsonl";
   if (auto made = ciq::make_own_directory(dir); !made) {
     say("not writing " + path + ": " + made.error().message);
     return;
   }
-  std::string temporary = dir + "/.kernels-" + std::to_string(pid) + ".XXXXXX";
+  std::string temporary = dir + "/.kernels-" + tag + ".XXXXXX";
   int fd = ::mkstemp(temporary.data());  // O_CREAT|O_EXCL: never a planted link or FIFO
   bool ok = fd >= 0 && ::fchmod(fd, 0644) == 0 && write_all(fd, text);
   if (fd >= 0) ok = ::close(fd) == 0 && ok;
-  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) {
-    say("wrote " + path);
-  } else {
+  if (!ok) {
     say("cannot write " + path + ": " + std::strerror(errno));
     if (fd >= 0) ::unlink(temporary.c_str());
+    return;
+  }
+  for (unsigned taken = 0;; ++taken) {
+    if (taken) path = dir + "/kernels-" + tag + "-" + std::to_string(taken) + ".jsonl";
+    auto renamed = ciq::rename_new(temporary, path);
+    if (renamed) {
+      say("wrote " + path);
+      return;
+    }
+    if (renamed.error().code != "exists" || taken >= max_name_tries) {
+      say("cannot write " + path + ": " + renamed.error().message);
+      ::unlink(temporary.c_str());
+      return;
+    }
   }
 }
 
@@ -239,7 +259,7 @@ void write_trace() {
     facts.reason = "a signal arrived while the kernel table was being updated; its kernels are lost";
     text = KernelTable().render(facts);
   }
-  write_file(in.dir, in.pid, text);
+  write_file(in.dir, in.tag, text);
 }
 
 /// `cut DIR`: the launches since the last cut, written to DIR, then forgotten.
@@ -253,7 +273,7 @@ void cut(const std::string& dir) {
     text = in.table.render(in.facts);
     in.table.clear_launches();
   }
-  write_file(dir, in.pid, text);
+  write_file(dir, in.tag, text);
 }
 
 /// The control thread: reads commands from the FIFO until the process ends.
@@ -432,10 +452,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     in->verbose = [] { const char* v = std::getenv("CIQ_KERNEL_TRACE_VERBOSE"); return v && std::strcmp(v, "1") == 0; }();
     if (tracing) in->dir = absolute(dir);
     in->pid = ::getpid();
+    in->tag = ciq::new_process_tag();
     in->facts.pid = in->pid;
     in->facts.exe = self_exe();
     injection = in;
-    if (capturing) in->capture = new LaunchCapture(absolute(capture_dir), in->pid, in->facts.exe, say);
+    if (capturing) in->capture = new LaunchCapture(absolute(capture_dir), in->pid, in->tag, in->facts.exe, say);
     std::atexit(write_at_exit);
     for (int signal : fatal_signals) {
       struct sigaction current;

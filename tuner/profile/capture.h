@@ -6,16 +6,24 @@
 //
 // Directory layout (<dir> as CIQ_CAPTURE names it):
 //
-//   <dir>/index-<pid>.jsonl         written once per process at exit (like
+//   <dir>/index-<tag>.jsonl         written once per process at exit (like
 //                                   the kernel trace): what was captured,
 //                                   what was not and why
-//   <dir>/<pid>-<n>/launch.json     one captured launch (n = 0, 1, ...)
-//   <dir>/<pid>-<n>/mem-<i>.bin     allocation i's bytes just before the
+//   <dir>/<tag>-<n>/launch.json     one captured launch (n = 0, 1, ...)
+//   <dir>/<tag>-<n>/mem-<i>.bin     allocation i's bytes just before the
 //                                   launch, exactly `size` bytes
-//   <dir>/<pid>-<n>/compile.json    added by `ciq-tuner profile` (not by the
+//   <dir>/<tag>-<n>/compile.json    added by `ciq-tuner profile` (not by the
 //                                   library): how the kernel's module was
 //                                   compiled, for ciq-replay's candidates
-//   <dir>/<pid>-<n>/module.ptx      ... and that module's PTX
+//   <dir>/<tag>-<n>/module.ptx      ... and that module's PTX
+//
+// <tag> is "<pid>-<16 hex digits>", random, drawn once per process
+// (utils/safe_open.h, new_process_tag): processes in different PID
+// namespaces (containers) can share a pid and a directory, and none
+// replaces another's files. A name found taken is never overwritten: the
+// index then becomes index-<tag>-<k>.jsonl, a capture the next <n>.
+// Readers take any index-*.jsonl and any directory holding a launch.json,
+// so captures of earlier versions (index-<pid>.jsonl, <pid>-<n>) still read.
 //
 // launch.json (one JSON object):
 //   {"ciq_capture": 1,
@@ -66,7 +74,7 @@
 //   into the capture's directory: so it uses only a capture in the user's
 //   own directory, closed to others, whose PTX is its own regular file.
 //
-// index-<pid>.jsonl: a first line {"ciq_capture_index": 1, "pid": N,
+// index-<tag>.jsonl: a first line {"ciq_capture_index": 1, "pid": N,
 // "exe": "...", "status": "ok" | why nothing could be captured
 // ("bad-setting", "no-driver", "no-cupti", "cupti-version", "cupti-error",
 // "interrupted"), "reason": "...", "untracked_launches": N (launches of
@@ -75,7 +83,7 @@
 // not seen)}, then one line per kernel and launch configuration the
 // library saw and was asked to capture:
 //   {"kernel": "mangled", "grid": [..], "block": [..], "dynamic_smem": b,
-//    "launches": N, "captured": "<pid>-<n>" | "", "refused": "why not" | ""}
+//    "launches": N, "captured": "<tag>-<n>" | "", "refused": "why not" | ""}
 // A refusal names the reason a person can act on: a pointer inside a
 // structure parameter, managed or host memory, a launch during stream
 // capture (a CUDA graph), a cooperative launch, a tensor-map parameter, a
@@ -127,7 +135,7 @@ struct CaptureCompile {
 };
 
 struct Capture {
-  std::string dir;  // absolute path of <dir>/<pid>-<n>
+  std::string dir;  // absolute path of <dir>/<tag>-<n>
   std::string kernel;
   std::int64_t pid = 0;
   std::string exe;
@@ -155,7 +163,7 @@ struct CaptureIndexEntry {
   std::array<std::uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   std::uint32_t dynamic_smem = 0;
   std::uint64_t launches = 0;
-  std::string captured;  // "<pid>-<n>" or ""
+  std::string captured;  // "<tag>-<n>" or ""
   std::string refused;   // why not, or ""
 };
 

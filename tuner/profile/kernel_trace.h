@@ -2,7 +2,12 @@
 // program's own run, and how the tuner reads it back.
 //
 // Format (JSON lines, one file per process, written once, atomically, at
-// exit or on a fatal signal: `<dir>/kernels-<pid>.jsonl`):
+// exit or on a fatal signal: `<dir>/kernels-<tag>.jsonl`, <tag> the
+// process' "<pid>-<16 random hex digits>" (utils/safe_open.h,
+// new_process_tag), so that processes of one pid in different PID
+// namespaces never replace each other's; a name found taken becomes
+// kernels-<tag>-<k>.jsonl. Earlier versions wrote kernels-<pid>.jsonl: the
+// reader takes any kernels-*.jsonl):
 //
 //   line 1, the process:
 //     {"ciq_kernel_trace": 1, "pid": N, "exe": "/proc/self/exe target",
