@@ -14,9 +14,9 @@ Standard library only; nothing here imports torch or Triton.
 """
 from ._version import __version__
 from .candidate import Candidate
-from .controls import ControlSet, parse_control_set, render_options
+from .controls import ControlSet, ControlSetError, parse_control_set, render_options
 from .jit import KernelCache
 from .tune import Choice, Literal, ParamSpec, Range, TuneError, TuneResult, tune
 
-__all__ = ["Candidate", "Choice", "ControlSet", "KernelCache", "Literal", "ParamSpec", "Range", "TuneError", "TuneResult",
-           "parse_control_set", "render_options", "tune"]
+__all__ = ["Candidate", "Choice", "ControlSet", "ControlSetError", "KernelCache", "Literal", "ParamSpec", "Range",
+           "TuneError", "TuneResult", "parse_control_set", "render_options", "tune"]
