@@ -2,8 +2,8 @@
 the same readings (test/vectors/cpp_python.json; the C++ half is
 test/unit/cpp_python_test.cpp): control sets (refused, or their digest),
 sets checked and rendered against spaces/ptxas-13.space as ciq-ptxas does
-(refused, or the options it appends), and the bench server's status lines
-(garbled, or the status)."""
+(refused, or the options it appends), and the bench server protocol: status
+lines (garbled, or the status) and requests (refused, or their text)."""
 import json
 import os
 import unittest
@@ -55,6 +55,16 @@ class CppPythonTest(unittest.TestCase):
                         protocol.read_status(e["rest"], e["id"])
                 else:
                     self.assertEqual(protocol.read_status(e["rest"], e["id"]), e["status"])
+
+    def test_requests_are_refused_or_encoded_alike(self):
+        self.assertGreaterEqual(len(VECTORS["requests"]), 5)
+        for e in VECTORS["requests"]:
+            with self.subTest(e["words"]):
+                if e.get("refused"):
+                    with self.assertRaises(protocol.ProtocolError):
+                        protocol.encode_request(e["words"], int(e["id"]))
+                else:
+                    self.assertEqual(protocol.encode_request(e["words"], int(e["id"])), e["encoded"])
 
 
 if __name__ == "__main__":

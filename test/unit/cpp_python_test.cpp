@@ -3,7 +3,8 @@
 // half is test/python/test_cpp_python.py): control sets (refused, or their
 // digest), control sets checked and rendered against spaces/ptxas-13.space
 // as ciq-ptxas does (refused, or the options it appends), and the bench
-// server's status lines (garbled, or the status).
+// server protocol: status lines (garbled, or the status) and requests
+// (refused, or their text).
 #include "spaces/control_set.h"
 #include "spaces/render.h"
 #include "spaces/space.h"
@@ -99,6 +100,23 @@ TEST(CppPython, status_lines_are_garbled_or_read_alike) {
       ADD_FAILURE() << "'" << rest << "': " << status.error().message;
     } else {
       EXPECT_EQ(*status, int(e["status"].number)) << "'" << rest << "'";
+    }
+  }
+}
+
+TEST(CppPython, requests_are_refused_or_encoded_alike) {
+  const auto& entries = vectors()["requests"].array;
+  ASSERT_GE(entries.size(), 5u);
+  for (const auto& e : entries) {
+    std::vector<std::string> words;
+    for (const auto& w : e["words"].array) words.push_back(w.string);
+    auto encoded = tuner::encode_request(std::stoull(e["id"].string), words);
+    if (e["refused"].boolean) {
+      EXPECT_FALSE(encoded.ok()) << "request " << e["id"].string << ": encoded as " << *encoded;
+    } else if (!encoded.ok()) {
+      ADD_FAILURE() << "request " << e["id"].string << ": " << encoded.error().message;
+    } else {
+      EXPECT_EQ(*encoded, e["encoded"].string) << "request " << e["id"].string;
     }
   }
 }
