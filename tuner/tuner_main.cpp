@@ -16,6 +16,7 @@
 #include "tuner/orchestrate/reverify.h"
 #include "tuner/orchestrate/run.h"
 #include "tuner/orchestrate/space_setup.h"
+#include "tuner/profile/compare_mode.h"
 #include "tuner/rundir/command_line.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
@@ -68,7 +69,7 @@ static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its outp
 static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see docs/tuning.md, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN);
 static cl::opt<std::string> capture("capture", cl::desc("Run: tune one kernel by replaying its launch captured inside the program (`ciq-tuner profile --capture`): DIR holds the captures (with --kernels naming the kernel) or is one launch's; replaces --build, --bench, --check and --bench-server"), cl::value_desc("dir"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
-static cl::opt<std::string> compare("compare", cl::desc("Run --capture: how a candidate's outputs must match the reference code's: bitwise (default), or f32:TOL, f64:TOL, f16:TOL, bf16:TOL (elements within TOL, relative and absolute)"), cl::value_desc("mode"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
+static cl::opt<std::string> compare("compare", cl::desc("Run --capture: how a candidate's outputs must match the reference code's: bitwise (default); close (floating-point outputs, by the kernel's signature, within their type's default tolerance; others bitwise); or rtol=R,atol=A (|got - expected| <= A + R * |expected|); ciq-replay --help has the rest"), cl::value_desc("mode"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
 static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
 static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
@@ -464,8 +465,10 @@ int main(int argc, char** argv) {
   if (run_cmd && !capture.empty() && separately)
     return fail("--separately tunes several kernels in program runs; --capture replays one kernel", 2);
   if (run_cmd && !capture.empty()) {
+    // An empty --compare= is refused as ciq-replay refuses it, not taken for "not given".
+    if (compare.getNumOccurrences() > 0 && compare.empty()) return tn::fail(ciq::profile::parse_compare_mode("").error());
     if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
-  } else if (!compare.empty()) {
+  } else if (compare.getNumOccurrences() > 0) {
     return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
   }
   if (run_cmd && !verify_controls.empty()) {

@@ -79,7 +79,7 @@ ciq-replay run --cubin o0.cubin --reference ref.cubin cap
 echo "exit $? (expect 0)"
 ciq-replay run --cubin wrong.cubin --reference ref.cubin cap
 echo "exit $? (expect 1: wrong answer)"
-ciq-replay run --cubin o0.cubin --reference ref.cubin --compare f32:1e-6 --samples 100 cap
+ciq-replay run --cubin o0.cubin --reference ref.cubin --compare close --samples 100 cap
 echo "exit $? (expect 0)"
 
 echo "== 5. serve"

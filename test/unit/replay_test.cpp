@@ -102,23 +102,6 @@ TEST(ReplayPlan, median_of_odd_and_even_counts) {
   EXPECT_DOUBLE_EQ(median({}), 0);
 }
 
-TEST(ReplayCompare, parses_modes_and_refuses_others) {
-  EXPECT_EQ(mode("bitwise").type, ElementType::bytes);
-  auto f = mode("f32:1e-5");
-  EXPECT_EQ(f.type, ElementType::f32);
-  EXPECT_DOUBLE_EQ(f.tolerance, 1e-5);
-  EXPECT_EQ(mode("bf16:0.01").type, ElementType::bf16);
-  EXPECT_EQ(mode("f64:0").type, ElementType::f64);
-  for (const char* bad : {"f32", "f32:", "f32:-1", "f32:nan", "f32:inf", "f32:1x", "int:1", "", "BITWISE"}) {
-    auto m = parse_compare_mode(bad);
-    EXPECT_FALSE(m.ok()) << bad;
-    if (!m.ok()) {
-      EXPECT_EQ(m.error().code, "usage");
-    }
-  }
-  EXPECT_EQ(compare_mode_text(mode("f16:0.5")), "f16:0.5");
-}
-
 TEST(ReplayCompare, bitwise_names_the_first_differing_byte) {
   auto c = saxpy_capture();
   std::vector<HostBytes> expected = {HostBytes(64, 0), HostBytes(64, 7)};
@@ -136,53 +119,135 @@ TEST(ReplayCompare, bitwise_names_the_first_differing_byte) {
             "wrong answer: allocation 1 (parameter 3) differs at byte 40: expected 0x07, got 0x09; 2 byte(s) differ");
 }
 
-TEST(ReplayCompare, tolerance_is_absolute_below_one_and_relative_above) {
-  auto c = saxpy_capture();
+TEST(ReplayCompare, tolerance_is_relative_plus_absolute) {
+  auto c = saxpy_capture();  // saxpy(float*, int, float, float const*): both allocations f32
   c.allocations.resize(1);
-  auto m = mode("f32:1e-3");
-  EXPECT_FALSE(first_difference(c, m, {floats({1000.0f, 0.5f})}, {floats({1000.5f, 0.5009f})}));
-  auto d = first_difference(c, m, {floats({1000.0f, 0.5f, 2.0f})}, {floats({1000.5f, 0.502f, 2.1f})});
+  auto m = mode("rtol=1e-3,atol=1e-3");
+  // |got - expected| <= atol + rtol * |expected|: 1.5e-3 off 1 is within
+  // 1e-3 + 1e-3 (the old max(1, |expected|) rule allowed only 1e-3).
+  EXPECT_FALSE(first_difference(c, m, {floats({1000.0f, 1.0f})}, {floats({1000.9f, 1.0015f})}));
+  auto d = first_difference(c, m, {floats({1000.0f, 0.5f, 2.0f})}, {floats({1002.5f, 0.502f, 2.1f})});
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->element, 1u);
-  EXPECT_EQ(d->byte_offset, 4u);
-  EXPECT_EQ(d->differing, 2u);
-  EXPECT_EQ(d->expected, "0.5 (0x3f000000)");
+  EXPECT_EQ(d->type, ElementType::f32);
+  EXPECT_EQ(d->element, 0u);
+  EXPECT_EQ(d->differing, 3u);
+  EXPECT_EQ(d->expected, "1000 (0x447a0000)");
   std::string message = wrong_answer_message(m, *d);
-  EXPECT_EQ(message.rfind("wrong answer: allocation 0 (parameter 0) differs at f32 element 1 (byte 4): expected 0.5 (0x3f000000), got 0.50199", 0), 0u) << message;
-  EXPECT_NE(message.find("2 element(s) differ beyond the tolerance (--compare f32:0.001"), std::string::npos) << message;
+  EXPECT_EQ(message, "wrong answer: allocation 0 (parameter 0) differs at f32 element 0 (byte 0): expected 1000 (0x447a0000), "
+                     "got 1002.5 (0x447aa000); 3 element(s) differ beyond the tolerance (--compare rtol=0.001,atol=0.001: "
+                     "f32 elements agree when |got - expected| <= 0.001 + 0.001 * |expected|)");
 }
 
-TEST(ReplayCompare, nan_agrees_only_with_the_same_bits) {
+TEST(ReplayCompare, small_outputs_replaced_by_zeros_differ) {
+  // Issue 46, 4: with the old f32:1e-3 (absolute below 1), outputs of
+  // about 1e-4 replaced by zeros were "the same".
   auto c = saxpy_capture();
   c.allocations.resize(1);
-  auto m = mode("f32:0.5");
+  HostBytes expected = floats({1e-4f, 2e-4f, 0.5e-4f}), zeros = floats({0, 0, 0});
+  for (const char* m : {"close", "rtol=1e-3,atol=1e-6"}) {
+    auto d = first_difference(c, mode(m), {expected}, {zeros});
+    ASSERT_TRUE(d) << m;
+    EXPECT_EQ(d->differing, 3u) << m;
+  }
+  // Differences of fmad's size (a few ulps) stay within the default.
+  HostBytes near = floats({1.00001e-4f, 2e-4f, 0.5e-4f});
+  EXPECT_FALSE(first_difference(c, mode("close"), {expected}, {near}));
+}
+
+TEST(ReplayCompare, integer_outputs_compare_bitwise_whatever_the_tolerance) {
+  // Issue 46, 3: int32 1,2,3,4 against 7,100,99999,0 are f32 denormals and
+  // were "the same" under any f32 tolerance.
+  auto c = saxpy_capture();
+  c.kernel = "_Z5countPiiiPKi";  // count(int*, int, int, int const*)
+  c.allocations.resize(1);
+  auto ints = [](std::initializer_list<std::int32_t> values) {
+    HostBytes out(values.size() * 4);
+    std::size_t i = 0;
+    for (auto v : values) std::memcpy(out.data() + 4 * i++, &v, 4);
+    return out;
+  };
+  auto m = mode("rtol=1,atol=1e30");
+  auto d = first_difference(c, m, {ints({1, 2, 3, 4})}, {ints({7, 100, 99999, 0})});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->type, ElementType::bytes);
+  EXPECT_EQ(wrong_answer_message(m, *d),
+            "wrong answer: allocation 0 (parameter 0) differs at byte 0: expected 0x01, got 0x07; 6 byte(s) differ "
+            "(compared bitwise under --compare rtol=1,atol=1e+30: parameter 0 is int*)");
+  EXPECT_FALSE(first_difference(c, m, {ints({1, 2})}, {ints({1, 2})}));
+}
+
+TEST(ReplayCompare, an_allocation_of_disputed_or_unknown_type_compares_bitwise) {
+  auto c = saxpy_capture();
+  HostBytes one = floats({1.0f}), near = floats({1.000001f});
+  std::vector<HostBytes> expected = {one, one}, got = {near, one};
+  // Both f32: within the default.
+  EXPECT_FALSE(first_difference(c, mode("close"), expected, got));
+  // A Triton kernel: no C++ signature, so no element type.
+  c.kernel = "triton_poi_fused_add_0";
+  auto d = first_difference(c, mode("close"), expected, got);
+  ASSERT_TRUE(d);
+  EXPECT_NE(wrong_answer_message(mode("close"), *d).find("no C++ signature"), std::string::npos);
+  // float* and int* into one allocation: bitwise.
+  c = saxpy_capture();
+  c.kernel = "_Z5saxpyPfifPKi";
+  c.pointers.push_back({3, 0, 0});
+  d = first_difference(c, mode("close"), expected, got);
+  ASSERT_TRUE(d);
+  EXPECT_NE(wrong_answer_message(mode("close"), *d).find("parameters 0 and 3 disagree: float*, int const*"), std::string::npos)
+      << wrong_answer_message(mode("close"), *d);
+}
+
+TEST(ReplayCompare, nan_agrees_with_nan_and_infinity_with_itself) {
+  auto c = saxpy_capture();
+  c.allocations.resize(1);
+  auto m = mode("rtol=0.5,atol=0.5");
   float quiet = std::nanf("");
   std::uint32_t other_bits = 0x7fc00001;
   float other;
   std::memcpy(&other, &other_bits, 4);
   EXPECT_FALSE(first_difference(c, m, {floats({quiet})}, {floats({quiet})}));
-  EXPECT_TRUE(first_difference(c, m, {floats({quiet})}, {floats({other})}));
+  EXPECT_FALSE(first_difference(c, m, {floats({quiet})}, {floats({other})}));  // a NaN's payload is the code's
   EXPECT_TRUE(first_difference(c, m, {floats({quiet})}, {floats({1.0f})}));
   EXPECT_TRUE(first_difference(c, m, {floats({1.0f})}, {floats({quiet})}));
   EXPECT_TRUE(first_difference(c, m, {floats({INFINITY})}, {floats({1e30f})}));
+  EXPECT_TRUE(first_difference(c, m, {floats({INFINITY})}, {floats({-INFINITY})}));
+  EXPECT_TRUE(first_difference(c, m, {floats({1e30f})}, {floats({INFINITY})}));
   EXPECT_FALSE(first_difference(c, m, {floats({INFINITY})}, {floats({INFINITY})}));
   EXPECT_FALSE(first_difference(c, m, {floats({0.0f})}, {floats({-0.0f})}));
   EXPECT_TRUE(first_difference(c, mode("bitwise"), {floats({0.0f})}, {floats({-0.0f})}));
+  EXPECT_TRUE(first_difference(c, mode("bitwise"), {floats({quiet})}, {floats({other})}));
 }
 
-TEST(ReplayCompare, half_and_bfloat16_elements) {
+TEST(ReplayCompare, each_allocation_is_compared_as_its_own_type) {
   auto c = saxpy_capture();
   c.allocations.resize(1);
-  HostBytes one = {0x00, 0x3c}, next = {0x01, 0x3c};  // f16 1.0 and 1.0009766
-  EXPECT_FALSE(first_difference(c, mode("f16:1e-2"), {one}, {next}));
-  auto d = first_difference(c, mode("f16:1e-4"), {one}, {next});
+  c.kernel = "_Z4halfP6__halfifPKS_";  // half(__half*, int, float, __half const*)
+  HostBytes one = {0x00, 0x3c}, next = {0x01, 0x3c}, far = {0x08, 0x3c};  // f16 1.0, 1.0009766, 1.0078125
+  EXPECT_FALSE(first_difference(c, mode("close"), {one}, {next}));  // one ulp: within f16's default
+  auto d = first_difference(c, mode("close"), {one}, {far});
   ASSERT_TRUE(d);
+  EXPECT_EQ(d->type, ElementType::f16);
   EXPECT_EQ(d->expected, "1 (0x3c00)");
-  HostBytes bf_one = {0x80, 0x3f}, bf_two = {0x00, 0x40};  // bf16 1.0 and 2.0
-  EXPECT_FALSE(first_difference(c, mode("bf16:1"), {bf_one}, {bf_two}));
-  d = first_difference(c, mode("bf16:0.5"), {bf_one}, {bf_two});
+  EXPECT_NE(wrong_answer_message(mode("close"), *d).find("f16 elements agree when |got - expected| <= 1e-05 + 0.002 * |expected|"),
+            std::string::npos)
+      << wrong_answer_message(mode("close"), *d);
+  c.kernel = "_Z4bf16P13__nv_bfloat16ifPKS_";
+  HostBytes bf_one = {0x80, 0x3f}, bf_next = {0x81, 0x3f}, bf_two = {0x00, 0x40};  // bf16 1.0, 1.0078125, 2.0
+  EXPECT_FALSE(first_difference(c, mode("close"), {bf_one}, {bf_next}));  // one ulp of bf16: within its default
+  EXPECT_TRUE(first_difference(c, mode("rtol=1e-3,atol=0"), {bf_one}, {bf_next}));
+  EXPECT_FALSE(first_difference(c, mode("rtol=1,atol=0"), {bf_one}, {bf_two}));
+  d = first_difference(c, mode("rtol=0.5,atol=0"), {bf_one}, {bf_two});
   ASSERT_TRUE(d);
   EXPECT_EQ(d->got, "2 (0x4000)");
+  c.kernel = "_Z3dblPdifPKd";
+  EXPECT_FALSE(first_difference(c, mode("close"), {HostBytes(8, 0)}, {HostBytes(8, 0)}));
+  double x = 1.0, y = 1.0 + 1e-14, z = 1.0 + 1e-12;
+  HostBytes bx(8), by(8), bz(8);
+  std::memcpy(bx.data(), &x, 8);
+  std::memcpy(by.data(), &y, 8);
+  std::memcpy(bz.data(), &z, 8);
+  EXPECT_FALSE(first_difference(c, mode("close"), {bx}, {by}));
+  EXPECT_TRUE(first_difference(c, mode("close"), {bx}, {bz}));
 }
 
 TEST(ReplayCompare, bytes_past_the_last_element_compare_bitwise) {
@@ -193,11 +258,12 @@ TEST(ReplayCompare, bytes_past_the_last_element_compare_bitwise) {
   expected.push_back(2);
   got = expected;
   got[5] = 3;
-  auto d = first_difference(c, mode("f32:1"), {expected}, {got});
+  auto d = first_difference(c, mode("rtol=1,atol=1"), {expected}, {got});
   ASSERT_TRUE(d);
   EXPECT_TRUE(d->trailing_byte);
   EXPECT_EQ(d->byte_offset, 5u);
-  EXPECT_NE(wrong_answer_message(mode("f32:1"), *d).find("differs at trailing byte 5: expected 0x02, got 0x03"), std::string::npos);
+  EXPECT_NE(wrong_answer_message(mode("rtol=1,atol=1"), *d).find("differs at trailing byte 5: expected 0x02, got 0x03"),
+            std::string::npos);
 }
 
 TEST(ReplayCompare, a_size_difference_is_named) {
@@ -222,12 +288,14 @@ TEST(ReplayCompare, faithfulness_compares_after_digests) {
 }
 
 TEST(ReplayOptions, run_needs_a_cubin_and_a_capture) {
-  auto o = parse_command_line({"run", "--cubin=k.cubin", "--samples", "5", "--compare", "f32:1e-4", "cap"});
+  auto o = parse_command_line({"run", "--cubin=k.cubin", "--samples", "5", "--compare", "rtol=1e-4,atol=0", "cap"});
   ASSERT_TRUE(o.ok()) << o.error().message;
   EXPECT_EQ(o->mode, Mode::run);
   EXPECT_EQ(o->cubin, "k.cubin");
   EXPECT_EQ(o->samples, 5);
-  EXPECT_EQ(o->compare.type, ElementType::f32);
+  EXPECT_EQ(o->compare.kind, CompareKind::close);
+  EXPECT_DOUBLE_EQ(o->compare.tolerance.rtol, 1e-4);
+  EXPECT_FALSE(parse_command_line({"run", "--cubin", "k", "--compare", "f32:1e-4", "cap"}).ok());
   EXPECT_EQ(o->captures, (std::vector<std::string>{"cap"}));
   EXPECT_FALSE(parse_command_line({"run", "cap"}).ok());
   EXPECT_FALSE(parse_command_line({"run", "--cubin", "k.cubin"}).ok());

@@ -2,6 +2,7 @@
 
 #include "cache/ptxas_identity.h"
 #include "tuner/measure/command.h"
+#include "tuner/profile/compare_mode.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
@@ -245,19 +246,6 @@ std::int64_t mtime_ns(const std::string& path) {
   return std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-/// `--compare`'s forms, as ciq-replay takes them: checked before anything
-/// is built.
-bool valid_compare(const std::string& mode) {
-  if (mode.empty() || mode == "bitwise") return true;
-  auto colon = mode.find(':');
-  if (colon == std::string::npos) return false;
-  std::string type = mode.substr(0, colon), tolerance = mode.substr(colon + 1);
-  if (type != "f32" && type != "f64" && type != "f16" && type != "bf16") return false;
-  char* end = nullptr;
-  double v = std::strtod(tolerance.c_str(), &end);
-  return !tolerance.empty() && end && *end == '\0' && std::isfinite(v) && v >= 0;
-}
-
 /// A capture the tuner will act on: ptxas compiles its module.ptx, and
 /// reference.cubin is written beside it. Only the user's own directory,
 /// closed to others, is trusted for that (nobody else may swap the PTX
@@ -339,9 +327,8 @@ Result<void> use_capture(GivenOptions& given, const std::string& dir, const std:
   if (!given.build.empty() || !given.bench.empty() || !given.check.empty() || !given.bench_server.empty())
     return make_error("usage", "--capture replaces --build, --bench, --check and --bench-server (the build is one ptxas "
                                "compile of the captured kernel's module, the benchmark its replay): give none of them");
-  if (!valid_compare(compare))
-    return make_error("usage", "--compare " + printable(compare) + ": give bitwise, or f32:TOL, f64:TOL, f16:TOL or bf16:TOL "
-                                                                  "(TOL a number >= 0)");
+  if (!compare.empty())  // read as ciq-replay reads it, before anything is built
+    if (auto mode = profile::parse_compare_mode(compare); !mode) return mode.error();
   auto captures = captures_for_run(dir, given.kernels);
   if (!captures) return captures.error();
   std::int64_t ptx_mtime = -1;  // the first capture's, whose directory holds the reference

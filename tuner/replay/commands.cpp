@@ -61,9 +61,9 @@ int replay_reference(Replayer& replayer, const Options& options, ReferenceOutput
     }
     for (auto allocation : unfaithful_allocations(capture, outputs)) {
       std::string message = capture.dir + ": " + faithfulness_message(allocation);
-      if (options.compare.type == ElementType::bytes) {
+      if (options.compare.kind == CompareKind::bitwise) {
         error_line(message + "; a bitwise comparison cannot judge candidates by it (tune this kernel by whole-program runs, "
-                             "or compare with a tolerance: --compare f32:TOL)");
+                             "or compare floating-point outputs within a tolerance: --compare close)");
         return k_exit_unfaithful;
       }
       warning_line(message + "; --compare " + compare_mode_text(options.compare) +

@@ -1,6 +1,7 @@
 // Output comparison (compare.h).
 #include "tuner/replay/compare.h"
 
+#include "tuner/replay/param_types.h"
 #include "tuner/replay/plan.h"
 
 #include "utils/hash.h"
@@ -16,22 +17,6 @@
 namespace ciq::replay {
 
 namespace {
-
-struct TypeName {
-  ElementType type;
-  const char* name;
-  std::size_t size;
-};
-constexpr TypeName k_types[] = {
-    {ElementType::bytes, "bitwise", 1}, {ElementType::f16, "f16", 2}, {ElementType::bf16, "bf16", 2},
-    {ElementType::f32, "f32", 4},       {ElementType::f64, "f64", 8},
-};
-
-const TypeName& type_info(ElementType t) {
-  for (const auto& info : k_types)
-    if (info.type == t) return info;
-  return k_types[0];
-}
 
 std::uint64_t load_bits(const std::uint8_t* p, std::size_t size) {
   std::uint64_t v = 0;
@@ -73,15 +58,17 @@ double to_double(ElementType t, std::uint64_t bits) {
   return double(bits);
 }
 
-bool elements_agree(const CompareMode& mode, std::uint64_t expected_bits, std::uint64_t got_bits) {
-  if (expected_bits == got_bits) return true;  // also the same NaN, the same infinity
-  if (mode.type == ElementType::bytes) return false;
-  double a = to_double(mode.type, expected_bits), b = to_double(mode.type, got_bits);
-  // Bits differ: a NaN or an infinity agrees with nothing else (an
-  // expected infinity would otherwise allow an infinite difference).
-  if (!std::isfinite(a) || !std::isfinite(b)) return false;
-  double allowed = mode.tolerance * std::max(1.0, std::fabs(a));
-  return std::fabs(a - b) <= allowed;
+/// Whether elements of `type` agree under `tolerance` (compare.h's rule).
+bool elements_agree(ElementType type, const profile::Tolerance& tolerance, std::uint64_t expected_bits,
+                    std::uint64_t got_bits) {
+  if (expected_bits == got_bits) return true;  // also the same infinity
+  if (type == ElementType::bytes) return false;
+  double a = to_double(type, expected_bits), b = to_double(type, got_bits);
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);  // a NaN's payload is the code's choice
+  // Bits differ: an infinity agrees with nothing else (an expected
+  // infinity would otherwise allow an infinite difference).
+  if (std::isinf(a) || std::isinf(b)) return false;
+  return std::fabs(b - a) <= tolerance.atol + tolerance.rtol * std::fabs(a);
 }
 
 std::string value_text(ElementType t, std::uint64_t bits, std::size_t size) {
@@ -89,58 +76,43 @@ std::string value_text(ElementType t, std::uint64_t bits, std::size_t size) {
   std::snprintf(hex, sizeof hex, "0x%0*llx", int(2 * size), static_cast<unsigned long long>(bits));
   if (t == ElementType::bytes) return hex;
   char value[64];
-  std::snprintf(value, sizeof value, "%.9g", to_double(t, bits));
+  std::snprintf(value, sizeof value, "%.*g", t == ElementType::f64 ? 17 : 9, to_double(t, bits));
   return std::string(value) + " (" + hex + ")";
 }
 
 } // namespace
 
-Result<CompareMode> parse_compare_mode(std::string_view text) {
-  if (text == "bitwise") return CompareMode{};
-  auto colon = text.find(':');
-  std::string_view name = text.substr(0, colon);
-  for (const auto& info : k_types) {
-    if (info.type == ElementType::bytes || name != info.name || colon == std::string_view::npos) continue;
-    std::string tol(text.substr(colon + 1));
-    char* end = nullptr;
-    double value = tol.empty() ? -1 : std::strtod(tol.c_str(), &end);
-    if (tol.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
-      return make_error("usage", "--compare " + std::string(text) + ": the tolerance '" + tol +
-                                     "' is not a finite number >= 0 (e.g. " + info.name + ":1e-5)");
-    return CompareMode{info.type, value};
-  }
-  return make_error("usage", "--compare " + std::string(text) +
-                                 ": expected bitwise, or TYPE:TOL with TYPE one of f16, bf16, f32, f64 (e.g. f32:1e-5)");
-}
-
-std::string compare_mode_text(const CompareMode& mode) {
-  if (mode.type == ElementType::bytes) return "bitwise";
-  return std::string(type_info(mode.type).name) + ":" + format_number(mode.tolerance);
-}
-
 std::optional<Difference> first_difference(const profile::Capture& capture, const CompareMode& mode,
                                            const std::vector<HostBytes>& expected, const std::vector<HostBytes>& got) {
   std::size_t count = std::min(expected.size(), got.size());
+  std::vector<AllocationType> types;
+  if (mode.kind == CompareKind::close) types = allocation_types(capture);
   for (std::size_t a = 0; a < count; ++a) {
     const HostBytes& x = expected[a];
     const HostBytes& y = got[a];
     Difference d;
     d.allocation = std::uint32_t(a);
-    d.params = params_into(capture, std::uint32_t(a));
     if (x.size() != y.size()) {
+      d.params = params_into(capture, std::uint32_t(a));
       d.size_differs = true;
       d.expected = std::to_string(x.size()) + " bytes";
       d.got = std::to_string(y.size()) + " bytes";
       return d;
     }
-    std::size_t size = type_info(mode.type).size;
+    if (a < types.size()) {
+      d.type = types[a].element;
+      d.why_bitwise = types[a].why_bitwise;
+    }
+    const ElementType type = d.type;
+    const profile::Tolerance tolerance = type == ElementType::bytes ? profile::Tolerance{} : tolerance_for(mode, type);
+    std::size_t size = profile::element_size(type);
     std::uint64_t whole = x.size() / size;
     bool found = false;
     auto note = [&](std::uint64_t element, std::uint64_t offset, std::size_t width, ElementType t) {
       ++d.differing;
       if (found) return;
       found = true;
-      d.trailing_byte = t != mode.type;
+      d.trailing_byte = t != type;
       d.element = element;
       d.byte_offset = offset;
       d.expected = value_text(t, load_bits(x.data() + offset, width), width);
@@ -149,12 +121,15 @@ std::optional<Difference> first_difference(const profile::Capture& capture, cons
     if (std::memcmp(x.data(), y.data(), x.size()) == 0) continue;
     for (std::uint64_t e = 0; e < whole; ++e) {
       std::uint64_t off = e * size;
-      if (!elements_agree(mode, load_bits(x.data() + off, size), load_bits(y.data() + off, size)))
-        note(e, off, size, mode.type);
+      if (!elements_agree(type, tolerance, load_bits(x.data() + off, size), load_bits(y.data() + off, size)))
+        note(e, off, size, type);
     }
     for (std::uint64_t off = whole * size; off < x.size(); ++off)  // bytes past the last whole element
       if (x[off] != y[off]) note(whole + (off - whole * size), off, 1, ElementType::bytes);
-    if (found) return d;
+    if (found) {
+      d.params = params_into(capture, std::uint32_t(a));  // only here: it walks every pointer
+      return d;
+    }
   }
   if (expected.size() != got.size()) {
     Difference d;
@@ -175,16 +150,21 @@ std::string wrong_answer_message(const CompareMode& mode, const Difference& d) {
     where += ")";
   }
   if (d.size_differs) return "wrong answer: " + where + " has " + d.got + ", not the reference's " + d.expected;
-  std::string what = mode.type == ElementType::bytes || d.trailing_byte
+  bool bitwise = d.type == ElementType::bytes;
+  std::string what = bitwise || d.trailing_byte
                          ? (d.trailing_byte ? "trailing byte " : "byte ") + std::to_string(d.byte_offset)
-                                                      : std::string(type_info(mode.type).name) + " element " +
-                                                            std::to_string(d.element) + " (byte " +
-                                                            std::to_string(d.byte_offset) + ")";
+                         : std::string(profile::element_type_name(d.type)) + " element " + std::to_string(d.element) +
+                               " (byte " + std::to_string(d.byte_offset) + ")";
   std::string message = "wrong answer: " + where + " differs at " + what + ": expected " + d.expected + ", got " + d.got;
-  message += "; " + std::to_string(d.differing) + (mode.type == ElementType::bytes ? " byte(s)" : " element(s)") + " differ";
-  if (mode.type != ElementType::bytes)
-    message += " beyond the tolerance (--compare " + compare_mode_text(mode) + ": |got - expected| <= " +
-               format_number(mode.tolerance) + " * max(1, |expected|))";
+  message += "; " + std::to_string(d.differing) + (bitwise ? " byte(s)" : " element(s)") + " differ";
+  if (!bitwise) {
+    auto t = tolerance_for(mode, d.type);
+    message += " beyond the tolerance (--compare " + compare_mode_text(mode) + ": " + profile::element_type_name(d.type) +
+               " elements agree when |got - expected| <= " + format_number(t.atol) + " + " + format_number(t.rtol) +
+               " * |expected|)";
+  } else if (mode.kind == CompareKind::close && !d.why_bitwise.empty()) {
+    message += " (compared bitwise under --compare " + compare_mode_text(mode) + ": " + d.why_bitwise + ")";
+  }
   return message;
 }
 

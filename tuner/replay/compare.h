@@ -1,13 +1,18 @@
 // Comparing a replay's outputs with the reference's: every allocation of
-// the capture, after the launch, bitwise by default, or as floating-point
-// elements within a tolerance for kernels whose results may legitimately
-// differ with the code (a different FMA contraction, a reordered sum). The
-// first differing element is named the way a person finds it again: the
+// the capture, after the launch, bitwise by default; with `--compare
+// close` or `rtol=R,atol=A` (tuner/profile/compare_mode.h), an allocation
+// that the kernel's signature says holds floating-point elements
+// (param_types.h) is compared element by element within a tolerance, for
+// kernels whose results may legitimately differ with the code (a different
+// FMA contraction, approximate division); every other allocation
+// (integers, booleans, unknown or disputed types) stays bitwise. The first
+// differing element is named the way a person finds it again: the
 // allocation, the parameter(s) pointing into it, the element and byte, and
 // both values.
 #pragma once
 
 #include "tuner/profile/capture.h"
+#include "tuner/profile/compare_mode.h"
 #include "utils/result.h"
 
 #include <cstdint>
@@ -20,36 +25,32 @@ namespace ciq::replay {
 
 using HostBytes = std::vector<std::uint8_t>;
 
-enum class ElementType { bytes, f16, bf16, f32, f64 };
-
-/// How outputs compare (`--compare`): `bitwise` (every byte equal), or
-/// `TYPE:TOL` with TYPE one of f16, bf16, f32, f64 and TOL a finite number
-/// >= 0: elements a (expected) and b (got) agree when |a - b| <= TOL *
-/// max(1, |a|), i.e. TOL is an absolute tolerance for values below 1 in
-/// magnitude and a relative one above. NaN agrees only with a NaN of the
-/// same bits, an infinity only with itself. Bytes past the last whole
-/// element compare bitwise.
-struct CompareMode {
-  ElementType type = ElementType::bytes;
-  double tolerance = 0;
-};
-
-/// Reads `bitwise` or `TYPE:TOL`; fails ("usage") naming the accepted forms.
-Result<CompareMode> parse_compare_mode(std::string_view text);
-/// The mode as `--compare` spells it.
-std::string compare_mode_text(const CompareMode& mode);
+// The --compare spelling is shared with ciq-tuner (compare_mode.h). Under a
+// tolerance, floating-point elements a (expected) and b (got) agree when
+// |b - a| <= atol + rtol * |a| (numpy/torch allclose); a NaN agrees with
+// any NaN in the same place and with nothing else, an infinity only with
+// the same infinity; +0 and -0 agree. Bytes past the last whole element
+// compare bitwise.
+using profile::CompareKind;
+using profile::CompareMode;
+using profile::compare_mode_text;
+using profile::ElementType;
+using profile::parse_compare_mode;
 
 /// The first element where `got` differs from `expected` (one HostBytes
-/// per allocation of `capture`, in its order).
+/// per allocation of `capture`, in its order), each allocation compared as
+/// its element type (param_types.h) under a tolerance, bitwise otherwise.
 struct Difference {
   std::uint32_t allocation = 0;
-  std::vector<std::uint32_t> params;  // the parameters that point into it
-  std::uint64_t element = 0;          // index in the allocation, in elements of the mode's type
-  std::uint64_t byte_offset = 0;      // of that element, from the allocation's start
-  std::string expected, got;          // the values as text
-  std::uint64_t differing = 0;        // elements of that allocation that differ
-  bool trailing_byte = false;         // a byte past the last whole element (compared bitwise)
-  bool size_differs = false;          // the copies have different sizes (nothing else is set)
+  std::vector<std::uint32_t> params;      // the parameters that point into it
+  ElementType type = ElementType::bytes;  // how the allocation was compared
+  std::string why_bitwise;                // under a tolerance: why a `bytes` allocation was compared bitwise
+  std::uint64_t element = 0;              // index in the allocation, in elements of `type`
+  std::uint64_t byte_offset = 0;          // of that element, from the allocation's start
+  std::string expected, got;              // the values as text
+  std::uint64_t differing = 0;            // elements of that allocation that differ
+  bool trailing_byte = false;             // a byte past the last whole element (compared bitwise)
+  bool size_differs = false;              // the copies have different sizes (nothing else is set)
 };
 
 /// std::nullopt when every allocation agrees under `mode`.

@@ -60,10 +60,22 @@ OPTIONS
                      capture is not faithful (results depend on timing or on
                      memory outside the captured allocations), which is fatal
                      (exit 3) with a bitwise comparison and a warning otherwise
-  --compare MODE     bitwise (default), or TYPE:TOL with TYPE f16, bf16, f32,
-                     f64: elements agree when |got - expected| <= TOL *
-                     max(1, |expected|) (absolute below 1, relative above);
-                     a NaN agrees only with a NaN of the same bits
+  --compare MODE     how outputs must match the reference's:
+                       bitwise        every byte equal (default)
+                       close          floating-point elements within their
+                                      type's default tolerance: bf16
+                                      rtol=1.6e-2,atol=1e-5; f16 rtol=2e-3,
+                                      atol=1e-5; f32 rtol=1e-5,atol=1e-5;
+                                      f64 rtol=1e-13,atol=1e-13
+                       rtol=R,atol=A  floating-point elements within
+                                      |got - expected| <= A + R * |expected|
+                     An allocation is floating-point when the kernel's C++
+                     signature says so of every pointer parameter into it
+                     (float*, double*, __half*, __nv_bfloat16*, ...); all
+                     others (integers, bool, Triton kernels' unknown types)
+                     are compared bitwise. A NaN agrees with a NaN, an
+                     infinity only with the same infinity. The old TYPE:TOL
+                     form is refused with the words to use instead.
   --samples N        timed launches per capture (default 30)
   --max-time S       stop sampling a capture after S seconds (default 10)
   --warmup N         untimed launches first (default 3)
