@@ -1,6 +1,9 @@
 // Build-dependency stamps (stamps.h).
 #include "cache/stamps.h"
 
+#include "cache/record.h"
+#include "cache/tuned_on.h"
+#include "spaces/control_set.h"
 #include "utils/files.h"
 #include "utils/safe_open.h"
 
@@ -38,7 +41,15 @@ std::string stamp_path(const std::string& cache_dir, const Hash128& key) {
 }
 
 std::string stamp_text(const std::optional<std::string>& record) {
-  return record ? "ciq entry " + to_hex(xxh128(*record)) + "\n" : std::string("ciq no entry\n");
+  if (!record) return "ciq no entry\n";
+  // What the lookup acts on: the kind (a module entry answers for its
+  // kernels), the controls, and the GPU model CIQ_GPU_POLICY compares; not
+  // when or by what the entry was made, so storing the same controls again
+  // rebuilds nothing.
+  std::string applied = *record;
+  if (auto r = parse_record(*record, "stamp"))
+    applied = r->kind + "\n" + spaces::control_set_digest(r->controls) + "\n" + tuned_on(*r).gpu_model;
+  return "ciq entry " + to_hex(xxh128(applied)) + "\n";
 }
 
 std::string current_stamp_text(const Store& store, std::string_view raw_key) {

@@ -55,48 +55,49 @@ std::string escaped_dependency(const std::string& path) {
   return out;
 }
 
-/// The target of the first rule of a dependency file, as written there:
-/// `sub/a.o` of nvcc's `sub/a.o : a.cu \`; "" when there is none.
-std::string first_target(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  for (std::size_t i = 0; i < line.size(); ++i)
-    if (line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ' || line[i + 1] == '\t')) {
-      std::string target(trim(line.substr(0, i)));
-      return target;
-    }
-  return "";
+/// Where the first rule of a dependency file ends: the first line end
+/// that no backslash continues; std::string::npos when there is no rule.
+std::size_t first_rule_end(const std::string& text) {
+  if (text.find(':') == std::string::npos) return std::string::npos;
+  for (std::size_t i = text.find('\n'); i != std::string::npos; i = text.find('\n', i + 1)) {
+    std::size_t j = i;
+    if (j > 0 && text[j - 1] == '\r') --j;
+    if (j == 0 || text[j - 1] != '\\') return i;
+  }
+  return text.size();
 }
 
-/// Appends a rule `target : deps` and an empty rule per dependency to
-/// `dep_file`; false when it cannot (nvcc's file is then left as it was).
-bool append_dependencies(const std::string& dep_file, const std::vector<std::string>& paths) {
+/// Adds `paths` to the prerequisites of the first rule of `dep_file` (the
+/// object's: CMake's Makefile generator reads that rule only), and an empty
+/// rule for each after it; false when it cannot (nvcc's file is then left
+/// as it was). The file is replaced, never written through a link.
+bool add_dependencies(const std::string& dep_file, const std::vector<std::string>& paths) {
   auto text = read_file(dep_file, k_dep_file_bytes);
   if (!text) {
     spdlog::debug("cannot read the dependency file: {}", text.error().message);
     return false;
   }
-  std::string target = first_target(*text);
-  if (target.empty()) {
-    spdlog::debug("{} names no target; not adding ciq's stamps", dep_file);
+  std::size_t end = first_rule_end(*text);
+  if (end == std::string::npos) {
+    spdlog::debug("{} holds no rule; not adding ciq's stamps", dep_file);
     return false;
   }
-  std::string rule = (text->empty() || text->back() == '\n' ? "" : "\n") + target + " :";
-  std::string empty_rules;
+  std::string more, empty_rules;
   for (const auto& p : paths) {
     std::string e = escaped_dependency(p);
     if (e.empty()) continue;
-    rule += " " + e;
+    more += " \\\n    " + e;
     empty_rules += e + " :\n";
   }
-  rule += "\n" + empty_rules;
-  auto fd = open_own_file(dep_file, O_WRONLY | O_APPEND);
-  if (!fd) {
-    spdlog::debug("cannot append to the dependency file: {}", fd.error().message);
+  if (more.empty()) return true;
+  std::string out = text->substr(0, end) + more + "\n" + (end < text->size() ? text->substr(end + 1) : std::string());
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  out += empty_rules;
+  if (auto w = write_file_atomic(dep_file, out); !w) {
+    spdlog::debug("cannot rewrite the dependency file: {}", w.error().message);
     return false;
   }
-  bool written = write_all(*fd, rule);
-  ::close(*fd);
-  return written;
+  return true;
 }
 
 /// One line of a stamp list: what the lookup saw (empty for a pack, whose
@@ -181,7 +182,7 @@ void list_stamps(const std::vector<Hash128>& keys, const std::vector<std::string
   ::close(*fd);
 }
 
-void mark_tuning_build(const std::string& dep_file) { append_dependencies(dep_file, {never_made()}); }
+void mark_tuning_build(const std::string& dep_file) { add_dependencies(dep_file, {never_made()}); }
 
 void run_nvcc_with_stamps(const std::string& real, const std::vector<std::string>& argv, const std::string& dep_file) {
   bool tuning = !env(Env::controls).empty();
@@ -231,7 +232,7 @@ void run_nvcc_with_stamps(const std::string& real, const std::vector<std::string
     std::vector<std::string> paths;
     if (tuning || !consistent) paths.push_back(never_made());
     for (const auto& l : listed) paths.push_back(l.path);
-    if (!paths.empty()) append_dependencies(dep_file, paths);
+    if (!paths.empty()) add_dependencies(dep_file, paths);
   }
   exit_like(*ran);
 }

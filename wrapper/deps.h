@@ -6,9 +6,9 @@
 // it looked up, with what the lookup saw. After nvcc succeeded, ciq-nvcc
 // checks that no stamp changed while it compiled (if one did, the entry
 // changed under the compile: nvcc runs again, at most twice more), then
-// appends to the dependency file a rule naming the stamps (and a pack file
-// for a lookup that reached CIQ_PACKS), and an empty rule for each, as -MP
-// does, so make does not stop when a stamp is gone. make and ninja then
+// adds the stamps (and the pack files, for lookups that may reach
+// CIQ_PACKS) to the object's rule in the dependency file, and an empty
+// rule for each, as -MP does, so make does not stop when a stamp is gone. make and ninja then
 // rebuild exactly the units whose entries changed; ccache in depend mode
 // hashes the stamps' contents with the headers.
 //
