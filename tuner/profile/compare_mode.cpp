@@ -84,6 +84,15 @@ Tolerance default_tolerance(ElementType type) {
   return {0, 0};
 }
 
+std::vector<std::string> default_tolerance_lines() {
+  std::vector<std::string> lines;
+  for (ElementType type : {ElementType::bf16, ElementType::f16, ElementType::f32, ElementType::f64}) {
+    Tolerance t = default_tolerance(type);
+    lines.push_back(std::string(element_type_name(type)) + " rtol=" + round_trip_text(t.rtol) + ",atol=" + round_trip_text(t.atol));
+  }
+  return lines;
+}
+
 Tolerance tolerance_for(const CompareMode& mode, ElementType type) {
   return mode.given_tolerance ? mode.tolerance : default_tolerance(type);
 }

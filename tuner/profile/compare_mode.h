@@ -27,6 +27,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ciq::profile {
 
@@ -59,6 +60,9 @@ struct CompareMode {
 /// the differences fmad, approximate division/sqrt and a reordered sum
 /// make in llm.c-like kernels with about 2x to 10x to spare.
 Tolerance default_tolerance(ElementType type);
+
+/// The defaults for people, one type a line: "bf16 rtol=0.016,atol=1e-05".
+std::vector<std::string> default_tolerance_lines();
 
 /// The tolerance `mode` applies to elements of `type` (a floating-point type).
 Tolerance tolerance_for(const CompareMode& mode, ElementType type);

@@ -7,6 +7,7 @@
 // The statistic is the median of the timed launches: robust to the
 // occasional launch that was preempted or ran while the clocks changed,
 // which would pull a mean.
+#include "tuner/profile/compare_mode.h"
 #include "tuner/replay/commands.h"
 #include "tuner/replay/options.h"
 
@@ -63,10 +64,8 @@ OPTIONS
   --compare MODE     how outputs must match the reference's:
                        bitwise        every byte equal (default)
                        close          floating-point elements within their
-                                      type's default tolerance: bf16
-                                      rtol=1.6e-2,atol=1e-5; f16 rtol=2e-3,
-                                      atol=1e-5; f32 rtol=1e-5,atol=1e-5;
-                                      f64 rtol=1e-13,atol=1e-13
+                                      type's default tolerance:
+{close-defaults}
                        rtol=R,atol=A  floating-point elements within
                                       |got - expected| <= A + R * |expected|
                      An allocation is floating-point when the kernel's C++
@@ -112,7 +111,18 @@ int main(int argc, char** argv) {
     return k_exit_error;
   }
   switch (options->mode) {
-  case Mode::help: std::fputs(k_help, stdout); return k_exit_ok;
+  case Mode::help: {
+    // The defaults of `close` come from the table the comparison uses, not
+    // from a copy here.
+    std::string help = k_help;
+    std::string defaults;
+    for (const auto& line : ciq::profile::default_tolerance_lines())
+      defaults += (defaults.empty() ? "" : "\n") + std::string(38, ' ') + line;
+    const std::string marker = "{close-defaults}";
+    help.replace(help.find(marker), marker.size(), defaults);
+    std::fputs(help.c_str(), stdout);
+    return k_exit_ok;
+  }
   case Mode::plan: return run_plan(*options);
   case Mode::run: return run_once(*options);
   case Mode::serve: return run_server(*options, stdin, stdout);
