@@ -2,6 +2,7 @@
 // is in commands.cpp.
 #include "cache/cli/cache_dir.h"
 #include "cache/cli/commands.h"
+#include "cache/cli/doctor.h"
 #include "cache/cli/packs.h"
 #include "cache/cli/stale.h"
 #include "utils/cli/parse.h"
@@ -33,6 +34,7 @@ static cl::SubCommand merge_cmd("merge", "Merge two pack files into a third");
 static cl::SubCommand import_acfs_cmd("import-acfs", "Store the ACFs of a zip or directory (checked against its manifest) as a named candidate set for ciq-tuner --acf-candidates");
 static cl::SubCommand env_cmd("env", "List every CIQ_* environment variable, what it does, and its value here");
 static cl::SubCommand stale_cmd("stale", "List the entries a toolkit or GPU change left behind: made for another ptxas/nvcc than the one found now, or verified on another GPU model");
+static cl::SubCommand doctor_cmd("doctor", "Check a build directory: is it compiled through ciq-nvcc, can its compiler cache return objects compiled with other controls, which objects are stale now");
 static cl::SubCommand push_cmd("push", "Upload the cache's entries to a team Redis (redis://host:port/db); a better remote result stays");
 
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache directory (default: $CIQ_CACHE_DIR, else $XDG_CACHE_HOME/ciq or ~/.cache/ciq)"),
@@ -53,6 +55,7 @@ static cl::opt<std::string> stale_gpu("gpu", cl::desc("The GPU model to compare 
                                       cl::value_desc("name"), cl::cat(category), cl::sub(stale_cmd));
 static cl::opt<std::string> export_since("since", cl::desc("Only entries created on or after this date (YYYY-MM-DD)"),
                                          cl::value_desc("date"), cl::cat(category), cl::sub(export_cmd));
+static cl::opt<std::string> doctor_dir(cl::Positional, cl::desc("<build directory>"), cl::Required, cl::sub(doctor_cmd));
 static cl::opt<std::string> import_file(cl::Positional, cl::desc("<pack file>"), cl::Required, cl::sub(import_cmd));
 static cl::opt<bool> dry_run("dry-run", cl::desc("Report what would change; write nothing"), cl::cat(category), cl::sub(import_cmd));
 static cl::list<std::string> merge_inputs(cl::Positional, cl::desc("<pack A> <pack B>"), cl::sub(merge_cmd));
@@ -109,6 +112,7 @@ Examples:
   ciq-cache merge mine.ciqpack theirs.ciqpack -o team.ciqpack
   ciq-cache import-acfs booster-pack.zip --name booster
   ciq-cache push redis://ciq.example.internal:6379/0
+  ciq-cache doctor build
 
 Run 'ciq-cache <subcommand> --help' for a subcommand's options.
 Environment: CIQ_CACHE_DIR, CIQ_REAL_PTXAS, CIQ_REAL_NVCC, CIQ_SPACES_DIR, CIQ_LOG_LEVEL, CIQ_GPU_MODEL (stale),
@@ -149,6 +153,14 @@ int main(int argc, char** argv) {
     // the directory is unusable: reported below, nothing runs
   } else if (stats_cmd) result = cli::show_stats(dir, json, zero, std::cout);
   else if (env_cmd) result = cli::show_environment(json, std::cout);
+  else if (doctor_cmd) {
+    auto problem = cli::diagnose_build(dir, doctor_dir, json, std::cout);
+    if (!problem) result = problem.error();
+    else if (*problem) {
+      std::cout.flush();
+      return 1;  // a problem found: as a linter says so
+    }
+  }
   else if (list_cmd) result = cli::list_records(dir, kernels, json, std::cout);
   else if (stale_cmd) result = cli::list_stale(dir, {stale_gpu}, json, std::cout);
   else if (show_cmd) result = cli::show_record(dir, show_key, json, std::cout);
