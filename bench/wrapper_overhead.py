@@ -81,11 +81,16 @@ def main():
 
     args = ["-arch=sm_90a", "-m64", a.ptx, "-o", out]
     cu_args = ["-arch=sm_90a", "-c", a.cu, "-o", os.path.join(work, "k.o")]
+    md_args = cu_args + ["-MD", "-MF", os.path.join(work, "k.d")]  # a dependency file: ciq-nvcc adds the stamps
+    stamps_list = os.path.join(work, "stamps.list")
+    open(stamps_list, "w").close()
+    stamps_env = dict(hit_env, CIQ_STAMPS_OUT=stamps_list)  # as ciq-nvcc sets it for its ptxas steps
     variants = {
         "ptxas plain": ([ptxas] + args, env),
         "ptxas plain + --maxrregcount=32": ([ptxas] + args + ["--maxrregcount=32"], env),
         "ciq-ptxas miss": ([ciq_ptxas] + args, miss_env),
         "ciq-ptxas hit (maxrregcount=32)": ([ciq_ptxas] + args, hit_env),
+        "ciq-ptxas hit, stamps listed": ([ciq_ptxas] + args, stamps_env),
         "cicc plain": (cicc_cmd, env),
         "ciq-cicc miss": ([ciq_cicc] + cicc_cmd, miss_env),
         "cicc plain -fmad=0": (cicc_fmad0, env),
@@ -94,6 +99,8 @@ def main():
         "nvcc -c plain -Xptxas --maxrregcount=32": ([nvcc] + cu_args + ["-Xptxas", "--maxrregcount=32"], env),
         "ciq-nvcc -c miss": ([ciq_nvcc] + cu_args, miss_env),
         "ciq-nvcc -c hit": ([ciq_nvcc] + cu_args, hit_env),
+        "nvcc -c -MD plain -Xptxas --maxrregcount=32": ([nvcc] + md_args + ["-Xptxas", "--maxrregcount=32"], env),
+        "ciq-nvcc -c -MD hit (stamps added)": ([ciq_nvcc] + md_args, hit_env),
     }
     for cmd, e in variants.values():  # warm caches, and check the hit really hits
         timed(cmd, e)
@@ -125,6 +132,9 @@ def main():
     print(row("ciq-nvcc -c miss", "nvcc -c plain"))
     print(row("nvcc -c plain -Xptxas --maxrregcount=32", "nvcc -c plain -Xptxas --maxrregcount=32"))
     print(row("ciq-nvcc -c hit", "nvcc -c plain -Xptxas --maxrregcount=32"))
+    print(row("ciq-ptxas hit, stamps listed", "ptxas plain + --maxrregcount=32"))
+    print(row("nvcc -c -MD plain -Xptxas --maxrregcount=32", "nvcc -c -MD plain -Xptxas --maxrregcount=32"))
+    print(row("ciq-nvcc -c -MD hit (stamps added)", "nvcc -c -MD plain -Xptxas --maxrregcount=32"))
     shutil.rmtree(work, ignore_errors=True)
 
 
