@@ -1,8 +1,10 @@
 #include "utils/cli/parse.h"
 
+#include "utils/cli/help.h"
 #include "utils/text.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <unistd.h>
 #include <llvm/Support/CommandLine.h>
@@ -11,6 +13,15 @@
 namespace ciq::cli {
 
 std::optional<std::string> parse_command_line(int argc, const char* const* argv, const char* overview) {
+  if (print_subcommand_help(argc, argv)) {
+    std::fflush(stdout);
+    std::exit(0); // as LLVM's own --help
+  }
+  // The overview is the tool's, for `<tool> --help`: LLVM would print it
+  // before a subcommand's --help-list too.
+  bool subcommand = argc > 1 && argv[1][0] != '-';
+  for (const llvm::cl::SubCommand* sub : llvm::cl::getRegisteredSubcommands())
+    if (subcommand && sub->getName() == argv[1]) overview = "";
   std::string said;
   llvm::raw_string_ostream errs(said);
   // Some of LLVM's messages (a bad option value) go to llvm::errs() whatever

@@ -12,7 +12,9 @@ namespace ciq::cli {
 
 /// Parses argv with llvm::cl. On a mistake returns what LLVM said (also
 /// what it writes straight to llvm::errs(), caught meanwhile) instead of
-/// its exit(1); std::nullopt when the command line was good.
+/// its exit(1); std::nullopt when the command line was good. `<tool> SUB
+/// --help` prints SUB's own help (help.h) and exits 0; `overview` is
+/// printed by `<tool> --help` only.
 std::optional<std::string> parse_command_line(int argc, const char* const* argv, const char* overview);
 
 /// Writes LLVM's words in ciq's form: the first line as "<tool>: error:",
