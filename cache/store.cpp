@@ -1,5 +1,6 @@
 #include "cache/store.h"
 
+#include "cache/generation.h"
 #include "cache/stamps.h"
 
 #include "cache/writer_lock.h"
@@ -224,13 +225,18 @@ Result<std::optional<std::string>> Store::get(Table table, std::string_view key)
   return out;
 }
 
+void Store::after_commit(const std::vector<std::string>& raw_keys) {
+  refresh_stamps(*this, raw_keys);
+  new_generation(dir_name(dir_));
+}
+
 Result<void> Store::put(Table table, std::string_view key, std::string_view value) {
   if (!writable_) return make_error("lmdb", "the cache was opened read-only");
   auto r = write(Writing{env_of(env_), dir_, write_wait_}, table, [&](MDB_txn* txn, MDB_dbi dbi) {
     MDB_val k = val(key), v = val(value);
     return mdb_put(txn, dbi, &k, &v, 0);
   });
-  if (r && table != Table::blobs) refresh_stamps(*this, {std::string(key)});
+  if (r && table != Table::blobs) after_commit({std::string(key)});
   return r;
 }
 
@@ -257,7 +263,7 @@ Result<void> Store::apply(const std::vector<Change>& changes) {
   std::vector<std::string> keys;
   for (const auto& c : changes)
     if (c.table != Table::blobs) keys.push_back(c.key);
-  refresh_stamps(*this, keys);
+  if (!keys.empty()) after_commit(keys);
   return r;
 }
 
@@ -271,7 +277,7 @@ Result<bool> Store::remove(Table table, std::string_view key) {
     return rc == MDB_NOTFOUND ? 0 : rc;
   });
   if (!r) return r.error();
-  if (removed && table != Table::blobs) refresh_stamps(*this, {std::string(key)});
+  if (removed && table != Table::blobs) after_commit({std::string(key)});
   return removed;
 }
 

@@ -67,6 +67,10 @@ public:
   const std::string& directory() const { return dir_; }
 
 private:
+  /// After a committed write to the records or quarantine tables under
+  /// `raw_keys`: the keys' build stamps (cache/stamps.h) and the cache's
+  /// generation (cache/generation.h) follow it.
+  void after_commit(const std::vector<std::string>& raw_keys);
   Store(void* env, std::string dir, bool writable) : env_(env), dir_(std::move(dir)), writable_(writable) {}
   void* env_;
   std::string dir_;

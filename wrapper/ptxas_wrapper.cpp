@@ -19,6 +19,7 @@
 #include "wrapper/lookup.h"
 #include "wrapper/start_up.h"
 #include "wrapper/trace.h"
+#include "wrapper/version_line.h"
 #include "wrapper/watchdog.h"
 
 #include <algorithm>
@@ -454,6 +455,15 @@ void run_ciq_ptxas(int argc, char** argv) {
   Outcome outcome;
   cache::Tally tally(cache::Tool::ptxas);
   tally.add(cache::Counter::calls);
+  if (asks_version(started.args)) {
+    // Counted as before (a pass for an information-only call); the text
+    // gets a line naming what ciq would apply (version_line.h).
+    tally.passed(cache::Pass::info);
+    cache::bump_counters(cache_directory(), tally);
+    std::string line = version_state_line(cache_directory());
+    if (line.empty()) exec_real(k_ptxas, real, started.plain);
+    print_version_with(k_ptxas, real, started.plain, line);
+  }
   {
     PtxasWrapper wrapper(real, started.args);
     outcome = wrapper.run();
