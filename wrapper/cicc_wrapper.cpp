@@ -111,7 +111,12 @@ std::optional<RunResult> CiccWrapper::run() {
   if (stamping) seen = local_stamp_texts(storage_, {key_});
   auto controls = tuning ? controls_from_file() : controls_from_storage();
   if (stamping) list_stamps({key_}, seen, local_stamp_texts(storage_, {key_}));
-  if (!controls && trace_dir_.empty()) return pass(error_.empty() ? cache::Pass::no_entry : cache::Pass::rejected);
+  if (!controls && trace_dir_.empty()) {
+    // A hit with no controls (tuned, the default won) is counted as ptxas
+    // counts it: compiled unchanged on purpose, not for want of an entry.
+    if (hit_) return pass(cache::Pass::tuned_default);
+    return pass(error_.empty() ? cache::Pass::no_entry : cache::Pass::rejected);
+  }
   return compile(controls);
 }
 
