@@ -218,6 +218,42 @@ Result<PtxasCommand> scan_ptxas_args(const std::vector<std::string>& args) {
   return cmd;
 }
 
+Result<std::vector<std::string>> capture_ptxas_args(const std::vector<std::string>& args) {
+  auto refused = [](const std::string& word, const std::string& why) {
+    return make_error("invalid", "\"args\" may hold only ptxas' code generation options; '" + printable(word) + "' " + why);
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') return refused(arg, "names an input file");
+    std::string_view body(arg);
+    body.remove_prefix(body.size() > 2 && body[1] == '-' ? 2 : 1);
+    bool attached = body.find('=') != std::string_view::npos;
+    if (attached) body = body.substr(0, body.find('='));
+    const OptionInfo* info = find_option(body);
+    if (!info && body.size() > 1 && !attached)
+      if (const OptionInfo* one = find_option(body.substr(0, 1)); one && one->takes_value && one->short_name.size() == 1) info = one;
+    if (!info) return refused(arg, "is not an option ptxas lists");
+    switch (info->role) {
+    case Role::codegen: case Role::target: case Role::verbose: break;
+    case Role::ignore:
+      if (info->long_name == "query-controls") return refused(arg, "writes a file");
+      break;
+    case Role::output: return refused(arg, "names an output file");
+    case Role::options_file: return refused(arg, "reads an options file");
+    case Role::input_string: return refused(arg, "gives ptxas its input");
+    case Role::user_controls: return refused(arg, "reads a controls file");
+    case Role::info: return refused(arg, "asks ptxas for information, not code");
+    }
+    if (info->takes_value && !attached && !(info->short_name.size() == 1 && body.size() > 1)) ++i;  // its value
+  }
+  PtxasCommand cmd;
+  if (auto r = scan_into(cmd, args, true, 0); !r) return r.error();
+  if (cmd.target.empty()) return make_error("invalid", "\"args\" names no target (-arch=sm_XX)");
+  std::vector<std::string> out{"--gpu-name=" + cmd.target};
+  for (const auto& [name, value] : cmd.codegen_flags) out.push_back("--" + name + (value.empty() ? "" : "=" + value));
+  return out;
+}
+
 Result<std::map<std::string, std::string>> parse_codegen_flags(const std::string& flags) {
   PtxasCommand cmd;
   auto words = words_of(flags);

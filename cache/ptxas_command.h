@@ -43,6 +43,16 @@ struct PtxasCommand {
 /// callers in wrapper/ then run ptxas unchanged.
 Result<PtxasCommand> scan_ptxas_args(const std::vector<std::string>& args);
 
+/// The arguments a capture's compile.json gives for ptxas (another user's
+/// text: tuner/profile/capture.h), rebuilt from what they mean for code
+/// generation: the target and the codegen flags, each as `--name=value`, so
+/// the same module key results. Refused ("invalid", naming the word): an
+/// input file, -o, an options file, --input-as-string, --apply-controls,
+/// --query-controls or any other option that names a file, and options
+/// ptxas does not list. Options that do not change code (diagnostics) are
+/// dropped.
+Result<std::vector<std::string>> capture_ptxas_args(const std::vector<std::string>& args);
+
 /// Parses codegen flags given as one string ("-O2 --fmad=false") for
 /// `ciq-cache put --flags`; inputs or -o in it are an error.
 Result<std::map<std::string, std::string>> parse_codegen_flags(const std::string& flags);

@@ -1,5 +1,6 @@
 #include "tuner/orchestrate/captures.h"
 
+#include "cache/ptxas_command.h"
 #include "cache/ptxas_identity.h"
 #include "tuner/measure/command.h"
 #include "tuner/profile/compare_mode.h"
@@ -238,34 +239,31 @@ ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const st
 
 namespace {
 
-/// The modification time of the regular file at `path` (not followed); -1
-/// for anything else (then the reference is compiled again).
-std::int64_t mtime_ns(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
-  return std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
 /// A capture the tuner will act on: ptxas compiles its module.ptx, and
 /// reference.cubin is written beside it. Only the user's own directory,
 /// closed to others, is trusted for that (nobody else may swap the PTX
 /// between this check and ptxas' open, or plant a link where the reference
 /// is written); the PTX must be a regular file of the capture's, not a
-/// link (opened once, checked on the descriptor). Returns the PTX's
-/// modification time (ns). The ptxas compile.json names is never run
-/// (check_same_ptxas compares it).
-Result<std::int64_t> check_trusted(const profile::Capture& c) {
+/// link (opened once, checked on the descriptor). The ptxas compile.json
+/// names is never run (check_same_ptxas compares it).
+Result<void> check_trusted(const profile::Capture& c) {
   if (auto own = check_own_directory(c.dir); !own)
     return make_error("unsafe", "not using the capture " + printable(c.dir) + ": " + own.error().message +
                                     " (the tuner compiles its module.ptx and writes reference.cubin there; copy the "
                                     "capture into a directory of your own)");
+  // The capture's path goes into the tuner's build and server commands,
+  // where {workdir}, {gpu} and {controls} are filled in: a folder named
+  // 'x{gpu}' would make them read another, unchecked path.
+  if (c.dir.find_first_of("{}") != std::string::npos)
+    return make_error("invalid", "not using the capture " + printable(c.dir) + ": its path holds '{' or '}', which the "
+                                 "tuner's commands read as placeholders; copy or rename it to a path without them");
   if (dir_name(c.compile.ptx) != c.dir)
     return make_error("invalid", printable(c.dir) + "/compile.json: \"ptx\" must name a file in the capture's directory, not '" +
                                      printable(c.compile.ptx) + "'");
   auto ptx = open_input(c.compile.ptx);
   if (!ptx) return make_error("invalid", printable(c.dir) + "/compile.json: the module's PTX: " + ptx.error().message);
   ::close(ptx->fd);
-  return std::int64_t(ptx->st.st_mtim.tv_sec) * 1000000000 + ptx->st.st_mtim.tv_nsec;
+  return {};
 }
 
 /// Whether `mine`, the ptxas of the user's configuration, is the one that
@@ -331,11 +329,13 @@ Result<void> use_capture(GivenOptions& given, const std::string& dir, const std:
     if (auto mode = profile::parse_compare_mode(compare); !mode) return mode.error();
   auto captures = captures_for_run(dir, given.kernels);
   if (!captures) return captures.error();
-  std::int64_t ptx_mtime = -1;  // the first capture's, whose directory holds the reference
-  for (const auto& c : *captures) {
-    auto trusted = check_trusted(c);
-    if (!trusted) return trusted.error();
-    if (ptx_mtime < 0) ptx_mtime = *trusted;
+  for (auto& c : *captures) {
+    if (auto trusted = check_trusted(c); !trusted) return trusted.error();
+    // Its ptxas arguments are another user's text: only what they mean for
+    // code generation is passed on, never a file to read or write.
+    auto args = cache::capture_ptxas_args(c.compile.args);
+    if (!args) return make_error("invalid", printable(c.dir) + "/compile.json: " + args.error().message);
+    c.compile.args = std::move(*args);
   }
   // The ptxas that runs is the user's own (as ciq-ptxas finds it), never
   // the one a capture names: that one is only compared.
@@ -347,9 +347,13 @@ Result<void> use_capture(GivenOptions& given, const std::string& dir, const std:
     if (auto same = check_same_ptxas(c, *ptxas, noted); !same) return same.error();
   const profile::Capture& first = captures->front();
   std::string reference = join_path(first.dir, "reference.cubin");
+  if (tool_dir.find_first_of("{}") != std::string::npos || ptxas->path.find_first_of("{}") != std::string::npos)
+    return make_error("invalid", "--capture: the path of ciq-ptxas or of your ptxas holds '{' or '}', which the tuner's "
+                                 "commands read as placeholders: install them where the path has none");
   ReplaySteps steps = replay_steps(*captures, ptxas->path, reference, compare, tool_dir);
-  if (mtime_ns(reference) < ptx_mtime)
-    if (auto compiled = compile_reference(steps.reference, reference); !compiled) return compiled.error();
+  // Always compiled afresh by your ptxas: a reference.cubin that came with a
+  // copied capture (cp -a keeps its time) is the copier's, not a reference.
+  if (auto compiled = compile_reference(steps.reference, reference); !compiled) return compiled.error();
   given.build = steps.build;
   given.bench_server = steps.bench_server;
   given.bench = steps.bench;

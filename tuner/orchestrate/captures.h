@@ -68,13 +68,17 @@ ReplaySteps replay_steps(const std::vector<profile::Capture>& captures, const st
 /// `ciq-tuner run --capture DIR [--compare MODE]`: fills `given`'s build,
 /// benchmark server, requests, metric (unless an objective is given) and
 /// kernels from the captures (replay_steps), after compiling the reference
-/// code into the first capture's directory (reference.cubin, redone when
-/// module.ptx is newer). The ptxas is the user's own (CIQ_REAL_PTXAS,
-/// PATH, the toolkit), compared with the identity compile.json records.
-/// Fails when `given` already has a --build, --bench, --check or
-/// --bench-server (the capture replaces them), when no ptxas is found or
-/// it is not the one that compiled the captured module (both named), or
-/// the reference does not compile (ptxas' message).
+/// code into the first capture's directory (reference.cubin, compiled
+/// afresh every time: one that came with a copied capture is not trusted).
+/// The ptxas is the user's own (CIQ_REAL_PTXAS, PATH, the toolkit),
+/// compared with the identity compile.json records; compile.json's "args"
+/// pass only as the code generation options they hold
+/// (cache::capture_ptxas_args). Fails when `given` already has a --build,
+/// --bench, --check or --bench-server (the capture replaces them), when a
+/// capture's path holds a placeholder brace, its args name a file or an
+/// option ptxas does not list, no ptxas is found or it is not the one that
+/// compiled the captured module (both named), or the reference does not
+/// compile (ptxas' message).
 Result<void> use_capture(GivenOptions& given, const std::string& dir, const std::string& compare);
 
 } // namespace ciq::tuner
