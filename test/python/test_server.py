@@ -230,6 +230,33 @@ class BenchServerTest(unittest.TestCase):
                     self.assertEqual(once.returncode, 2)
                     self.assertIn(f"ciq.relay: error: the answer's status line is '{line}'", once.stderr)
 
+    def test_output_after_an_answer_fails_the_relay(self):
+        # The second outside attack (issue 46): in stream mode a line the
+        # server wrote after its status line became the start of the next
+        # request's answer; the C++ tuner calls it garbled ("wrote more
+        # after its answer"), and so must the relay.
+        path = os.path.join(self.dir.name, "extra.sock")
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listening.bind(path)
+        listening.listen(1)
+        self.addCleanup(listening.close)
+
+        def answer():
+            conn, _ = listening.accept()
+            with conn, conn.makefile("rb") as requests:
+                while requests.readline() not in (b"\n", b""):
+                    pass
+                conn.sendall(b"time_ms: 5\nciq-status: 1 0\ntime_ms: 0.001\n")
+                requests.readline()
+        threading.Thread(target=answer, daemon=True).start()
+        env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+        stream = protocol.encode_request(["bench"], 1) + protocol.encode_request(["bench"], 2)
+        run = subprocess.run([sys.executable, "-m", "ciq.relay", path], input=stream, capture_output=True, text=True,
+                             env=env, timeout=60)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("ciq.relay: error: the server wrote more after its answer to request 1", run.stderr)
+        self.assertNotIn("ciq-status: 2", run.stdout)
+
 
 class ServeMainTest(unittest.TestCase):
     """python3 -m ciq.serve as the tuner runs it: requests on stdin, answers alone on stdout."""

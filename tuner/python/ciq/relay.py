@@ -12,6 +12,7 @@ import of your code) and the requests reach the process that called
 ciq.tune. A socket that cannot be reached, or closes mid-answer, ends the
 relay with status 2 and the reason on stderr; the tuner records it.
 """
+import select
 import socket
 import sys
 
@@ -24,16 +25,49 @@ def _connect(path):
     return s
 
 
-def _read_answer(reader, request_id):
-    """(output lines, status) of the answer to request `request_id`;
-    ConnectionError if it ends early, ProtocolError for another request's."""
-    lines = []
-    for line in reader:
-        line = line.rstrip("\n")
-        if line.startswith(protocol.STATUS_PREFIX):
-            return lines, protocol.read_status(line[len(protocol.STATUS_PREFIX):], request_id)
-        lines.append(line)
-    raise ConnectionError("the ciq server closed the connection before answering")
+class _Answers:
+    """A server's answers, read from the socket as bytes (the C++ tuner reads
+    them so too): lines up to a status line, and whatever the server wrote
+    beyond it."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.pending = b""
+
+    def _line(self):
+        while b"\n" not in self.pending:
+            chunk = self.conn.recv(65536)
+            if not chunk:
+                raise ConnectionError("the ciq server closed the connection before answering")
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line.decode("utf-8", errors="surrogateescape")
+
+    def read(self, request_id):
+        """(output lines, status) of the answer to request `request_id`;
+        ConnectionError if it ends early, ProtocolError for another
+        request's, or for output after the answer (as the C++ tuner: an
+        answer must be the server's only output)."""
+        lines = []
+        while True:
+            line = self._line()
+            if line.startswith(protocol.STATUS_PREFIX):
+                status = protocol.read_status(line[len(protocol.STATUS_PREFIX):], request_id)
+                break
+            lines.append(line)
+        extra = len(self.pending)
+        if not extra and select.select([self.conn], [], [], 0)[0]:
+            self.conn.setblocking(False)
+            try:
+                extra = len(self.conn.recv(65536, socket.MSG_PEEK))
+            except BlockingIOError:
+                extra = 0
+            finally:
+                self.conn.setblocking(True)
+        if extra:
+            raise protocol.ProtocolError(f"the server wrote more after its answer to request {request_id} "
+                                         f"({extra} bytes or more)")
+        return lines, status
 
 
 def main(argv):
@@ -42,11 +76,10 @@ def main(argv):
         return 2
     try:
         conn = _connect(argv[0])
-        # Any bytes: the C++ tuner reads a server's answer as bytes too.
-        reader = conn.makefile("r", encoding="utf-8", errors="surrogateescape", newline="\n")
+        answers = _Answers(conn)
         if len(argv) > 1:
             conn.sendall(protocol.encode_request(argv[1:], 1).encode())
-            lines, status = _read_answer(reader, 1)
+            lines, status = answers.read(1)
             for line in lines:
                 print(line)
             return status
@@ -59,7 +92,7 @@ def main(argv):
                 sys.stdout.write(protocol.error_answer(protocol.NO_REQUEST_ID, None))
             else:
                 conn.sendall(protocol.encode_request(words, request_id).encode())
-                sys.stdout.write(protocol.format_answer(*_read_answer(reader, request_id), request_id))
+                sys.stdout.write(protocol.format_answer(*answers.read(request_id), request_id))
             sys.stdout.flush()
     except (OSError, ConnectionError, protocol.ProtocolError) as e:
         sys.stderr.write(f"ciq.relay: error: {e} (socket {argv[0]})\n")
