@@ -7,11 +7,17 @@
 # Feature `cuda`: the real nvcc and ptxas exist (no GPU is needed).
 import os
 import shutil
-
-import lit.formats
+import sys
 
 config.name = "ciq"
-config.test_format = lit.formats.ShTest(execute_external=False)
+
+# Each test in its own HOME, cache and temporary folders, checked after it
+# runs (test/lit/isolated_format.py); a module, so lit's workers can load it.
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(__file__))
+from isolated_format import IsolatedShTest  # noqa: E402
+
+config.test_format = IsolatedShTest(execute_external=False)
 config.suffixes = [".test"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
@@ -28,8 +34,17 @@ for var in list(os.environ):
 config.environment["PATH"] = os.pathsep.join(
     [config.ciq_bin_dir, config.llvm_tools_dir, os.path.join(config.cuda_home, "bin"), os.environ.get("PATH", "")])
 config.environment["CIQ_SPACES_DIR"] = os.path.join(config.ciq_share_dir, "spaces")
-config.environment["HOME"] = os.environ.get("HOME", "/tmp")
-config.environment["TMPDIR"] = os.environ.get("TMPDIR", "/tmp")
+# HOME, XDG_CACHE_HOME and TMPDIR: the test's own folders (IsolatedShTest).
+for var in ("XDG_CACHE_HOME", "TMP", "TEMP", "TEMPDIR"):
+    config.environment.pop(var, None)
+# Toolchains that rustup installed under the user's HOME stay found (pip
+# runs `rustc --version` for its user agent; in a fresh HOME rustup's proxy
+# would write ~/.rustup/settings.toml).
+for var, folder in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+    elif os.path.isdir(os.path.join(os.path.expanduser("~"), folder)):
+        config.environment[var] = os.path.join(os.path.expanduser("~"), folder)
 # The test tools and bench scripts are run from the source tree: no bytecode there.
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 
@@ -101,7 +116,8 @@ else:
 # Feature `chromium`: Debian's headless Chromium, to render tuning reports.
 if shutil.which("chromium"):
     config.available_features.add("chromium")
-    config.substitutions.append(("%chromium_dom", "chromium --headless --no-sandbox --disable-gpu --user-data-dir=/tmp/ciq-chromium-profile --dump-dom"))
+    # Its profile and its crash reports ($XDG_CONFIG_HOME/chromium) beside the test's %t, not in HOME.
+    config.substitutions.append(("%chromium_dom", "env XDG_CONFIG_HOME=%t.chromium/config chromium --headless --no-sandbox --disable-gpu --user-data-dir=%t.chromium/profile --dump-dom"))
 # Feature `tmpfs-mount`: a small tmpfs can be mounted here (root in a
 # container that allows it): the disk-full tests fill one.
 if os.geteuid() == 0 and shutil.which("mount"):
