@@ -49,7 +49,7 @@ static cl::opt<std::string> output("o", cl::desc("Output pack file ('-' for stdo
                                    cl::sub(export_cmd), cl::sub(merge_cmd));
 static cl::opt<std::string> export_space("space", cl::desc("Only entries of this knob space"), cl::value_desc("name"),
                                          cl::cat(category), cl::sub(export_cmd));
-static cl::opt<std::string> export_gpu("gpu", cl::desc("Only entries tuned on a GPU whose name contains this"), cl::value_desc("text"),
+static cl::opt<std::string> export_gpu("gpu", cl::desc("Only entries tuned on this GPU model, as `stale --gpu` compares it (case and a leading \"NVIDIA \" ignored), e.g. \"H100 80GB HBM3\""), cl::value_desc("model"),
                                        cl::cat(category), cl::sub(export_cmd));
 static cl::opt<std::string> stale_gpu("gpu", cl::desc("The GPU model to compare with, as NVML names it, e.g. \"NVIDIA H100 80GB HBM3\" (default: $CIQ_GPU_MODEL, else the first GPU here)"),
                                       cl::value_desc("name"), cl::cat(category), cl::sub(stale_cmd));

@@ -16,8 +16,10 @@
 #include "utils/text.h"
 
 #include <cmath>
+#include <iostream>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 
 namespace ciq::cache::cli {
 
@@ -93,6 +95,7 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
   auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   Pack pack;
+  std::map<std::string, long> gpu_models; // with --gpu: the models the other filters let through, and how many
   if (*store) {
     Result<void> bad;
     auto r = (*store)->for_each(Table::records, [&](std::string_view k, std::string_view v) {
@@ -107,8 +110,13 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
         if (!match) return true;
       }
       if (!f.space.empty() && rec->controls.space != f.space) return true;
-      // The model as tuned_on() reads it: NVML's name where nvidia-smi gave none.
-      if (!f.gpu.empty() && tuned_on(*rec).gpu_model.find(f.gpu) == std::string::npos) return true;
+      if (!f.gpu.empty()) {
+        // The model as tuned_on() reads it (NVML's name where nvidia-smi gave
+        // none), compared as `stale --gpu` compares it.
+        std::string model = tuned_on(*rec).gpu_model;
+        ++gpu_models[model];
+        if (!same_gpu_model(model, f.gpu)) return true;
+      }
       if (!f.since.empty() && rec->created < f.since) return true;
       Hash128 key;
       std::copy(k.begin(), k.end(), key.begin());
@@ -123,12 +131,34 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
     if (!bad) return bad;
   }
   if (auto w = write_output(output, format_pack(pack), out); !w) return w;
-  if (json)
-    out << "{\"exported\":" << pack.entries.size() << ",\"blobs\":" << pack.blobs.size() << ",\"file\":" << json_string(output)
-        << "}\n";
-  else if (output != "-")
+  // With --gpu, how many entries were tuned on that model, and, when none
+  // was, the models the cache does hold: an empty pack says why.
+  long considered = 0;
+  for (const auto& [model, n] : gpu_models) considered += n;
+  std::string gpu_note;
+  if (!f.gpu.empty()) {
+    gpu_note = std::to_string(pack.entries.size()) + " of " + std::to_string(considered) + " entries tuned on " + printable(f.gpu);
+    if (pack.entries.empty() && !gpu_models.empty()) {
+      std::string seen;
+      for (const auto& [model, n] : gpu_models)
+        seen += (seen.empty() ? "" : ", ") + (model.empty() ? std::string("none recorded") : printable(model)) + " (" +
+                std::to_string(n) + ")";
+      gpu_note += "; the entries' GPUs: " + seen;
+    }
+  }
+  if (json) {
+    nlohmann::ordered_json j{{"exported", pack.entries.size()}, {"blobs", pack.blobs.size()}, {"file", output}};
+    if (!f.gpu.empty()) {
+      j["gpu_matched"] = pack.entries.size();
+      j["gpu_considered"] = considered;
+    }
+    out << j.dump() << "\n";
+  } else if (output != "-") {
     out << "exported " << pack.entries.size() << " entr" << (pack.entries.size() == 1 ? "y" : "ies") << " and "
-        << pack.blobs.size() << " blob(s) to " << output << "\n";
+        << pack.blobs.size() << " blob(s) to " << output << (gpu_note.empty() ? "" : " (" + gpu_note + ")") << "\n";
+  } else if (!gpu_note.empty()) {
+    std::cerr << "ciq-cache: exported " << gpu_note << "\n";
+  }
   return {};
 }
 

@@ -16,7 +16,7 @@ namespace ciq::cache::cli {
 struct ExportFilter {
   std::string kernels; // glob over kernel names (kernel entries, and module entries naming one)
   std::string space;   // control-set space name
-  std::string gpu;     // substring of the provenance's gpu
+  std::string gpu;     // a GPU model: entries tuned on it (tuned_on.h same_gpu_model: case and a leading "NVIDIA " ignored)
   std::string since;   // entries created on or after this date: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z] (UTC)
 };
 
