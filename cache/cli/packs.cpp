@@ -171,9 +171,14 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
   struct Action { std::string key, what; };
   std::vector<Action> actions;
   std::vector<std::pair<Hash128, std::string>> writes;
+  std::vector<std::string> refused; // every key's reason: the pack is refused as a whole
   for (const auto& [key, text] : pack->entries) {
     auto incoming = checked_record(key, text, pack->blobs, local, shelf);
-    if (!incoming) return make_error("invalid", "refusing " + file + ": " + incoming.error().message);
+    if (!incoming) {
+      refused.push_back(incoming.error().message);
+      continue;
+    }
+    if (!refused.empty()) continue;
     std::optional<std::string> existing;
     if (local) {
       auto e = local->get(Table::records, digest_bytes(key));
@@ -192,6 +197,16 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
     } else {
       actions.push_back({hex, "kept (the local result is better)"});
     }
+  }
+  if (refused.size() == 1) return make_error("invalid", "refusing " + file + ": " + refused.front());
+  if (!refused.empty()) {
+    // Each refused key with its reason, up to a screenful.
+    constexpr std::size_t k_listed = 10;
+    std::string message = "refusing " + file + ": " + std::to_string(refused.size()) + " of " +
+                          std::to_string(pack->entries.size()) + " entries are refused; nothing written:";
+    for (std::size_t i = 0; i < refused.size() && i < k_listed; ++i) message += "\n  " + refused[i];
+    if (refused.size() > k_listed) message += "\n  (and " + std::to_string(refused.size() - k_listed) + " more)";
+    return make_error("invalid", message);
   }
   if (!dry_run && !writes.empty()) {
     local.reset();
