@@ -34,6 +34,22 @@ for var in list(os.environ):
 config.environment["PATH"] = os.pathsep.join(
     [config.ciq_bin_dir, config.llvm_tools_dir, os.path.join(config.cuda_home, "bin"), os.environ.get("PATH", "")])
 config.environment["CIQ_SPACES_DIR"] = os.path.join(config.ciq_share_dir, "spaces")
+# Python itself, not a launcher in front of it: pyenv's shim (a bash script
+# that runs `pyenv exec`) costs ~80 ms a start, and the tests start Python
+# thousands of times, as %python and as `#!/usr/bin/env python3` tools
+# (through python-bin/python3 first on PATH).
+import subprocess
+interpreter = subprocess.run([config.python, "-c", "import sys; print(sys.executable)"],
+                             capture_output=True, text=True).stdout.strip()
+if interpreter and os.access(interpreter, os.X_OK) and os.path.realpath(interpreter) != os.path.realpath(config.python):
+    config.python = interpreter
+    python_bin = os.path.join(config.test_exec_root, "python-bin")
+    os.makedirs(python_bin, exist_ok=True)
+    link = os.path.join(python_bin, "python3")
+    if not os.path.islink(link) or os.readlink(link) != interpreter:
+        os.symlink(interpreter, link + ".%d" % os.getpid())
+        os.replace(link + ".%d" % os.getpid(), link)
+    config.environment["PATH"] = python_bin + os.pathsep + config.environment["PATH"]
 # HOME, XDG_CACHE_HOME and TMPDIR: the test's own folders (IsolatedShTest).
 for var in ("XDG_CACHE_HOME", "TMP", "TEMP", "TEMPDIR"):
     config.environment.pop(var, None)
@@ -107,12 +123,33 @@ for tool in ("ninja", "make", "ccache"):
 # Feature `slurm`: a one-node Slurm cluster can be started here
 # (test/tools/slurm_cluster.py); without it the Slurm tests are skipped, and
 # the reason is printed.
-import subprocess
-slurm = subprocess.run([config.python, os.path.join(tools, "slurm_cluster.py"), "check"], capture_output=True, text=True)
-if slurm.returncode == 0:
+# The check starts and stops a cluster (~2 s) and lit runs this file once
+# per ctest test: its answer is kept in the exec root, valid while the
+# daemons, the cluster script and the user are the same.
+def slurm_check():
+    identity = [os.geteuid(), os.path.getmtime(os.path.join(tools, "slurm_cluster.py"))]
+    identity += [os.path.getmtime(p) if p else None for p in map(shutil.which, ("munged", "slurmctld", "slurmd"))]
+    kept = os.path.join(config.test_exec_root, "slurm-check.txt")
+    try:
+        with open(kept) as f:
+            line, answer = f.read().split("\n", 1)
+        if line == repr(identity):
+            return answer.strip()
+    except (OSError, ValueError):
+        pass
+    check = subprocess.run([config.python, os.path.join(tools, "slurm_cluster.py"), "check"], capture_output=True, text=True)
+    answer = "ok" if check.returncode == 0 else (check.stdout.strip() or "the check failed")
+    with open(kept + ".%d" % os.getpid(), "w") as f:
+        f.write(repr(identity) + "\n" + answer + "\n")
+    os.replace(kept + ".%d" % os.getpid(), kept)
+    return answer
+
+
+slurm = slurm_check()
+if slurm == "ok":
     config.available_features.add("slurm")
 else:
-    lit_config.note("Slurm tests skipped: " + slurm.stdout.strip())
+    lit_config.note("Slurm tests skipped: " + slurm)
 # Feature `chromium`: Debian's headless Chromium, to render tuning reports.
 if shutil.which("chromium"):
     config.available_features.add("chromium")
