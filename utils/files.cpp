@@ -27,18 +27,6 @@ Result<std::string> read_input(const std::string& path, const InputRules& rules)
   return read_bounded(in->fd, path, rules.max_bytes);
 }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(std::size_t(n));
-  }
-  return true;
-}
-
 Result<void> append_file(const std::string& path, std::string_view data, bool sync) {
   auto opened = open_own_file(path, O_WRONLY | O_APPEND | O_CREAT);
   if (!opened) return opened.error();

@@ -6,6 +6,7 @@
 
 #include "utils/result.h"
 #include "utils/safe_open.h"
+#include "utils/write_all.h" // write_all, shared with libciq-inject
 
 #include <cstdint>
 #include <sys/types.h>
@@ -30,9 +31,6 @@ Result<std::string> read_file(const std::string& path, std::uint64_t max_bytes =
 /// refused unless `rules.follow_links`) and read through that descriptor.
 /// Errors: open_input's, and "too-large" or "io" while reading.
 Result<std::string> read_input(const std::string& path, const InputRules& rules);
-
-/// Writes all of `data` to `fd`, retrying short writes and EINTR.
-bool write_all(int fd, std::string_view data);
 
 /// Replaces `path` with `content` atomically (same directory temp + rename),
 /// the new file having `mode` from its first byte (a 0600 file is never

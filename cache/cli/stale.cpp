@@ -1,10 +1,10 @@
 #include "cache/cli/stale.h"
 
 #include "cache/cli/commands.h"
-#include "cache/cli/present_gpu.h"
 #include "cache/stale.h"
 #include "cache/tuned_on.h"
 #include "utils/config.h"
+#include "utils/gpu_model.h"
 #include "utils/text.h"
 
 #include <nlohmann/json.hpp>
@@ -28,7 +28,12 @@ std::string entry_line(const StaleEntry& e) {
 
 Result<void> list_stale(const std::string& cache_dir, const StaleRequest& request, bool json, std::ostream& out) {
   std::string gpu_why;
-  auto gpu_now = present_gpu(request.gpu, gpu_why);
+#ifdef CIQ_STATIC_EXECUTABLE
+  const char* no_nvml = "this ciq-cache is linked statically (CIQ_PORTABLE) and cannot load NVML";
+#else
+  const char* no_nvml = nullptr;
+#endif
+  auto gpu_now = gpu_model_here(request.gpu, "--gpu", gpu_why, no_nvml);
   auto found = find_stale(cache_dir, gpu_now ? std::optional<std::string>(gpu_now->model) : std::nullopt);
   if (!found) return found.error();
   const StaleReport& report = *found;

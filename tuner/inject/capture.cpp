@@ -1,7 +1,9 @@
 #include "tuner/inject/capture.h"
 
 #include "utils/elf.h"
+#include "utils/env_table.h"
 #include "utils/safe_open.h"
+#include "utils/write_all.h"
 
 #include <cupti.h>  // with the launch calls' parameter structures (generated_cuda_meta.h)
 
@@ -38,18 +40,6 @@ bool is_module_load(CUpti_CallbackId id) {
 
 std::string cuda_error(const char* call, CUresult result) {
   return std::string(call) + " failed (CUresult " + std::to_string(int(result)) + ")";
-}
-
-bool write_all(int fd, const void* data, std::size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= std::size_t(n);
-  }
-  return true;
 }
 
 } // namespace
@@ -93,8 +83,8 @@ LaunchCapture::LaunchCapture(std::string dir, std::int64_t pid, std::string tag,
 bool LaunchCapture::start() {
   CaptureSettings settings;
   std::string why;
-  if (!parse_capture_settings(std::getenv("CIQ_CAPTURE_KERNELS"), std::getenv("CIQ_CAPTURE_MAX_BYTES"),
-                              std::getenv("CIQ_CAPTURE_CONFIGS"), settings, why)) {
+  if (!parse_capture_settings(std::getenv(env_name(Env::capture_kernels)), std::getenv(env_name(Env::capture_max_bytes)),
+                              std::getenv(env_name(Env::capture_configs)), settings, why)) {
     fail("bad-setting", why);
     return false;
   }
@@ -353,7 +343,7 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
   }
   std::uint64_t cap = table_->settings().max_bytes;
   if (r.memory.bytes > cap) {
-    why = "the launch's allocations total " + std::to_string(r.memory.bytes) + " bytes, over CIQ_CAPTURE_MAX_BYTES=" +
+    why = "the launch's allocations total " + std::to_string(r.memory.bytes) + " bytes, over " + env_name(Env::capture_max_bytes) + "=" +
           std::to_string(cap) + " (raise it to capture this launch)";
     return nullptr;
   }
@@ -416,7 +406,7 @@ bool LaunchCapture::copy_allocations(InFlight& flight, std::string& why) {
         break;
       }
       digest.add(chunk.data(), n);
-      if (!write_all(*fd, chunk.data(), n)) {
+      if (!write_all(*fd, std::string_view(reinterpret_cast<const char*>(chunk.data()), n))) {
         why = "cannot write " + path + ": " + std::strerror(errno);
         ok = false;
       }
@@ -489,7 +479,7 @@ std::string LaunchCapture::write_atomically(const std::string& dir, const std::s
   std::string path = dir + "/" + name;
   auto fd = create_new_file(temporary, O_WRONLY);
   if (!fd) return "cannot write " + path + ": " + fd.error().message;
-  bool ok = write_all(*fd, text.data(), text.size());
+  bool ok = write_all(*fd, text);
   ok = ::close(*fd) == 0 && ok;
   if (!ok) {
     std::string why = "cannot write " + path + ": " + std::strerror(errno);

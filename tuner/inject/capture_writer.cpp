@@ -1,5 +1,7 @@
 #include "tuner/inject/capture_writer.h"
 
+#include "utils/env_table.h"
+
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -202,7 +204,7 @@ bool parse_capture_settings(const char* kernels, const char* max_bytes, const ch
                             std::string& why) {
   out = CaptureSettings();
   if (!kernels) {
-    why = "CIQ_CAPTURE_KERNELS is not set: name the kernels to capture (mangled, separated by commas)";
+    why = std::string(env_name(Env::capture_kernels)) + " is not set: name the kernels to capture (mangled, separated by commas)";
     return false;
   }
   for (std::string_view rest = kernels; !rest.empty();) {
@@ -212,14 +214,14 @@ bool parse_capture_settings(const char* kernels, const char* max_bytes, const ch
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   if (max_bytes && *max_bytes && !parse_size(max_bytes, out.max_bytes)) {
-    why = "CIQ_CAPTURE_MAX_BYTES=" + std::string(max_bytes) + " is not a size (bytes, or a number with K, M, G or T)";
+    why = std::string(env_name(Env::capture_max_bytes)) + "=" + max_bytes + " is not a size (bytes, or a number with K, M, G or T)";
     return false;
   }
   if (configs && *configs) {
     std::uint64_t n = 0;
     std::string text = configs;
     if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9 || (n = std::stoull(text)) == 0) {
-      why = "CIQ_CAPTURE_CONFIGS=" + text + " is not a positive whole number";
+      why = std::string(env_name(Env::capture_configs)) + "=" + text + " is not a positive whole number";
       return false;
     }
     out.max_configs = std::uint32_t(n);
@@ -249,7 +251,7 @@ CaptureTable::Offer CaptureTable::count_launch(std::string_view kernel, const La
   e->decided = true;
   auto done = captured_per_kernel_.find(kernel);
   if (done != captured_per_kernel_.end() && done->second >= settings_.max_configs) {
-    e->refused = std::to_string(settings_.max_configs) + " configurations of this kernel are captured already (CIQ_CAPTURE_CONFIGS=" +
+    e->refused = std::to_string(settings_.max_configs) + " configurations of this kernel are captured already (" + env_name(Env::capture_configs) + "=" +
                  std::to_string(settings_.max_configs) + ")";
     return Offer::refused;
   }

@@ -60,7 +60,9 @@
 #include "tuner/inject/capture.h"
 #include "tuner/inject/cupti_loader.h"
 #include "tuner/inject/kernel_table.h"
+#include "utils/env_table.h"
 #include "utils/safe_open.h"
+#include "utils/write_all.h"
 
 #include <atomic>
 #include <cerrno>
@@ -185,17 +187,6 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) module_loaded(id, data);
   else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && injection->capture && data)
     injection->capture->on_driver_api(id, *static_cast<const CUpti_CallbackData*>(data));
-}
-
-bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += std::size_t(n);
-  }
-  return true;
 }
 
 /// Hands every completed record to buffer_completed, on this thread: call
@@ -443,13 +434,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   using namespace ciq::inject;
   static std::atomic<bool> initialised{false};
   if (initialised.exchange(true)) return 1;
-  const char* dir = std::getenv("CIQ_KERNEL_TRACE");
-  const char* capture_dir = std::getenv("CIQ_CAPTURE");
+  const char* dir = std::getenv(ciq::env_name(ciq::Env::kernel_trace));
+  const char* capture_dir = std::getenv(ciq::env_name(ciq::Env::capture));
   bool tracing = dir && *dir, capturing = capture_dir && *capture_dir;
   if (!tracing && !capturing) return 1;
   try {
     auto* in = new Injection;
-    in->verbose = [] { const char* v = std::getenv("CIQ_KERNEL_TRACE_VERBOSE"); return v && std::strcmp(v, "1") == 0; }();
+    in->verbose = [] { const char* v = std::getenv(ciq::env_name(ciq::Env::kernel_trace_verbose)); return v && std::strcmp(v, "1") == 0; }();
     if (tracing) in->dir = absolute(dir);
     in->pid = ::getpid();
     in->tag = ciq::new_process_tag();
@@ -471,7 +462,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
     start_recording(*in);
     if (tracing) {
-      if (const char* control = std::getenv("CIQ_KERNEL_CONTROL"); control && *control == '/') start_control(control);
+      if (const char* control = std::getenv(ciq::env_name(ciq::Env::kernel_control)); control && *control == '/') start_control(control);
       say("status " + in->facts.status + (in->facts.reason.empty() ? "" : ": " + in->facts.reason) + "; trace in " + in->dir);
     }
     if (capturing)

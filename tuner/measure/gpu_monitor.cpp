@@ -1,12 +1,12 @@
 #include "tuner/measure/gpu_monitor.h"
 
 #include "utils/config.h"
+#include "utils/dl.h"
 #include "utils/text.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <dlfcn.h>
 
 namespace ciq::tuner {
 
@@ -83,37 +83,26 @@ Nvml* Nvml::get(std::string* why) {
   std::call_once(once, [] {
     std::string path = env(Env::nvml_library);
     if (path.empty()) path = "libnvidia-ml.so.1";
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* e = dlerror();
-      failure = e ? e : path + ": cannot be loaded";
-      return;
-    }
     auto* api = new Api{};
-    std::string missing;
-    auto need = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    std::vector<dl::Symbol> table{
+        dl::need(api->init, "nvmlInit_v2"),
+        dl::need(api->by_index, "nvmlDeviceGetHandleByIndex_v2"),
+        dl::need(api->energy, "nvmlDeviceGetTotalEnergyConsumption"),
+        dl::may(api->error_string, "nvmlErrorString"),
+        dl::may(api->by_uuid, "nvmlDeviceGetHandleByUUID"),
+        dl::may(api->clock, "nvmlDeviceGetClockInfo"),
+        dl::may(api->temperature, "nvmlDeviceGetTemperature"),
+        dl::may(api->power, "nvmlDeviceGetPowerUsage"),
+        dl::may(api->power_limit, "nvmlDeviceGetEnforcedPowerLimit"),
+        dl::may(api->reasons, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"),
+        dl::may(api->name, "nvmlDeviceGetName"),
+        dl::may(api->driver, "nvmlSystemGetDriverVersion"),
+        dl::may(api->ecc, "nvmlDeviceGetEccMode"),
+        dl::may(api->memory, "nvmlDeviceGetMemoryInfo"),
+        dl::may(api->cores, "nvmlDeviceGetNumGpuCores"),
     };
-    auto may = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name)); };
-    need(api->init, "nvmlInit_v2");
-    need(api->by_index, "nvmlDeviceGetHandleByIndex_v2");
-    need(api->energy, "nvmlDeviceGetTotalEnergyConsumption");
-    may(api->error_string, "nvmlErrorString");
-    may(api->by_uuid, "nvmlDeviceGetHandleByUUID");
-    may(api->clock, "nvmlDeviceGetClockInfo");
-    may(api->temperature, "nvmlDeviceGetTemperature");
-    may(api->power, "nvmlDeviceGetPowerUsage");
-    may(api->power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-    may(api->reasons, "nvmlDeviceGetCurrentClocksEventReasons");
-    if (!api->reasons) may(api->reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
-    may(api->name, "nvmlDeviceGetName");
-    may(api->driver, "nvmlSystemGetDriverVersion");
-    may(api->ecc, "nvmlDeviceGetEccMode");
-    may(api->memory, "nvmlDeviceGetMemoryInfo");
-    may(api->cores, "nvmlDeviceGetNumGpuCores");
-    if (!missing.empty()) {
-      failure = path + " lacks " + missing;
+    if (dl::Library lib = dl::load({path}, table); !lib.handle) {
+      failure = lib.error;
       return;
     }
     if (int r = api->init(); r != nvml_success) {

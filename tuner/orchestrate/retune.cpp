@@ -3,12 +3,12 @@
 #include "cache/stale.h"
 #include "cache/store.h"
 #include "cache/tuned_on.h"
-#include "tuner/measure/gpu_monitor.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/recorded_runs.h"
 #include "tuner/rundir/command_line.h"
 #include "utils/config.h"
 #include "utils/files.h"
+#include "utils/gpu_model.h"
 #include "utils/process.h"
 #include "utils/text.h"
 
@@ -114,15 +114,12 @@ std::string publish_url_of(const std::vector<std::string>& arguments) {
   return url;
 }
 
-// The GPU model --stale compares with: --gpu, else CIQ_GPU_MODEL (a machine
-// without a GPU), else NVML's first GPU; std::nullopt when none (GPUs are
+// The GPU model --stale compares with (utils/gpu_model.h: --gpu, else
+// CIQ_GPU_MODEL, else NVML's first GPU); std::nullopt when none (GPUs are
 // then not compared), with a note.
-std::optional<std::string> gpu_model_here(const std::string& named) {
-  if (!trim(named).empty()) return std::string(trim(named));
-  if (std::string model = env(Env::gpu_model); !trim(model).empty()) return std::string(trim(model));
+std::optional<std::string> gpu_model_compared(const std::string& named) {
   std::string why;
-  if (Nvml* nvml = Nvml::get(&why))
-    if (auto id = nvml->identity(""); id && !id->name.empty()) return id->name;
+  if (auto here = gpu_model_here(named, "--gpu", why)) return here->model;
   std::fprintf(stderr, "ciq-tuner: no GPU named or found here (%s): entries are not compared by GPU; name one with --gpu NAME or %s\n",
                printable(why.empty() ? "NVML names none" : why).c_str(), env_name(Env::gpu_model));
   return std::nullopt;
@@ -130,7 +127,7 @@ std::optional<std::string> gpu_model_here(const std::string& named) {
 
 // The keys `ciq-cache stale` lists (cache/stale.h: one reader of the question).
 Result<std::set<std::string>> stale_keys(const RetuneOptions& o) {
-  auto compared = gpu_model_here(o.gpu);
+  auto compared = gpu_model_compared(o.gpu);
   // Runs here verify on this machine's GPU: what they ship is this model's,
   // so entries stale for another model named stay stale for it.
   // The same when CIQ_GPU_MODEL names the other model.
@@ -138,12 +135,11 @@ Result<std::set<std::string>> stale_keys(const RetuneOptions& o) {
   std::string source = trim(o.gpu).empty() ? env_name(Env::gpu_model) : std::string("--gpu");
   if (!named.empty()) {
     std::string why;
-    if (Nvml* nvml = Nvml::get(&why))
-      if (auto id = nvml->identity(""); id && !id->name.empty() && !cache::same_gpu_model(id->name, named))
-        std::fprintf(stderr, "ciq-tuner: warning: %s %s is not this machine's GPU (%s): the runs verify, and their entries record, %s; "
-                             "for %s they stay stale (retune on a machine with that GPU)\n",
-                     source.c_str(), printable(named).c_str(), printable(id->name).c_str(), printable(id->name).c_str(),
-                     printable(named).c_str());
+    if (auto here = nvml_gpu_model(why); here && !cache::same_gpu_model(*here, named))
+      std::fprintf(stderr, "ciq-tuner: warning: %s %s is not this machine's GPU (%s): the runs verify, and their entries record, %s; "
+                           "for %s they stay stale (retune on a machine with that GPU)\n",
+                   source.c_str(), printable(named).c_str(), printable(*here).c_str(), printable(*here).c_str(),
+                   printable(named).c_str());
   }
   auto report = cache::find_stale(o.cache_dir, compared);
   if (!report) return report.error();

@@ -2,10 +2,9 @@
 #include "tuner/replay/driver.h"
 
 #include "utils/config.h"
+#include "utils/dl.h"
 
-#include <dlfcn.h>
 #include <mutex>
-#include <type_traits>
 
 namespace ciq::replay {
 
@@ -16,56 +15,46 @@ Result<const CudaApi*> load_cuda() {
   std::call_once(once, [] {
     std::string path = env(Env::cuda_library);
     if (path.empty()) path = "libcuda.so.1";
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* e = dlerror();
-      failure = "cannot load the CUDA driver (" + (e ? std::string(e) : path) +
-                "): replaying a kernel needs a machine with an NVIDIA GPU and its driver (`ciq-replay plan` needs neither)";
-      return;
-    }
     auto* loaded = new CudaApi{};
-    std::string missing;
     // The entry points cuda.h's macros name (the _v2 ABI where there is one).
-    auto need = [&](auto& fn, const char* name, const char* older = nullptr) {
-      void* sym = dlsym(handle, name);
-      if (!sym && older) sym = dlsym(handle, older);
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
-      if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
-    };
-    need(loaded->cuInit, "cuInit");
-    need(loaded->cuDriverGetVersion, "cuDriverGetVersion");
-    need(loaded->cuGetErrorName, "cuGetErrorName");
-    need(loaded->cuGetErrorString, "cuGetErrorString");
-    need(loaded->cuDeviceGetCount, "cuDeviceGetCount");
-    need(loaded->cuDeviceGet, "cuDeviceGet");
-    need(loaded->cuDeviceGetName, "cuDeviceGetName");
-    need(loaded->cuDeviceGetAttribute, "cuDeviceGetAttribute");
-    need(loaded->cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    need(loaded->cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
-    need(loaded->cuCtxSetCurrent, "cuCtxSetCurrent");
-    need(loaded->cuMemAlloc, "cuMemAlloc_v2");
-    need(loaded->cuMemFree, "cuMemFree_v2");
-    need(loaded->cuMemcpyHtoD, "cuMemcpyHtoD_v2");
-    need(loaded->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
-    need(loaded->cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
-    need(loaded->cuMemsetD8Async, "cuMemsetD8Async");
-    need(loaded->cuModuleLoadDataEx, "cuModuleLoadDataEx");
-    need(loaded->cuModuleUnload, "cuModuleUnload");
-    need(loaded->cuModuleGetFunction, "cuModuleGetFunction");
-    need(loaded->cuFuncSetAttribute, "cuFuncSetAttribute");
-    need(loaded->cuLaunchKernel, "cuLaunchKernel");
-    need(loaded->cuStreamCreate, "cuStreamCreate");
-    need(loaded->cuStreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy");
-    need(loaded->cuStreamSynchronize, "cuStreamSynchronize");
-    need(loaded->cuEventCreate, "cuEventCreate");
-    need(loaded->cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
-    need(loaded->cuEventRecord, "cuEventRecord");
-    need(loaded->cuEventSynchronize, "cuEventSynchronize");
-    need(loaded->cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-    if (!missing.empty()) {
-      failure = path + " is not a usable CUDA driver: it lacks " + missing + " (a driver older than ciq supports?)";
+    dl::Library lib = dl::load({path}, {
+        dl::need(loaded->cuInit, "cuInit"),
+        dl::need(loaded->cuDriverGetVersion, "cuDriverGetVersion"),
+        dl::need(loaded->cuGetErrorName, "cuGetErrorName"),
+        dl::need(loaded->cuGetErrorString, "cuGetErrorString"),
+        dl::need(loaded->cuDeviceGetCount, "cuDeviceGetCount"),
+        dl::need(loaded->cuDeviceGet, "cuDeviceGet"),
+        dl::need(loaded->cuDeviceGetName, "cuDeviceGetName"),
+        dl::need(loaded->cuDeviceGetAttribute, "cuDeviceGetAttribute"),
+        dl::need(loaded->cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+        dl::need(loaded->cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
+        dl::need(loaded->cuCtxSetCurrent, "cuCtxSetCurrent"),
+        dl::need(loaded->cuMemAlloc, "cuMemAlloc_v2"),
+        dl::need(loaded->cuMemFree, "cuMemFree_v2"),
+        dl::need(loaded->cuMemcpyHtoD, "cuMemcpyHtoD_v2"),
+        dl::need(loaded->cuMemcpyDtoH, "cuMemcpyDtoH_v2"),
+        dl::need(loaded->cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+        dl::need(loaded->cuMemsetD8Async, "cuMemsetD8Async"),
+        dl::need(loaded->cuModuleLoadDataEx, "cuModuleLoadDataEx"),
+        dl::need(loaded->cuModuleUnload, "cuModuleUnload"),
+        dl::need(loaded->cuModuleGetFunction, "cuModuleGetFunction"),
+        dl::need(loaded->cuFuncSetAttribute, "cuFuncSetAttribute"),
+        dl::need(loaded->cuLaunchKernel, "cuLaunchKernel"),
+        dl::need(loaded->cuStreamCreate, "cuStreamCreate"),
+        dl::need(loaded->cuStreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy"),
+        dl::need(loaded->cuStreamSynchronize, "cuStreamSynchronize"),
+        dl::need(loaded->cuEventCreate, "cuEventCreate"),
+        dl::need(loaded->cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy"),
+        dl::need(loaded->cuEventRecord, "cuEventRecord"),
+        dl::need(loaded->cuEventSynchronize, "cuEventSynchronize"),
+        dl::need(loaded->cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+    });
+    if (!lib.handle) {
+      failure = lib.missing.empty()
+                    ? "cannot load the CUDA driver (" + lib.error +
+                          "): replaying a kernel needs a machine with an NVIDIA GPU and its driver (`ciq-replay plan` needs neither)"
+                    : path + " is not a usable CUDA driver: it lacks " + lib.missing + " (a driver older than ciq supports?)";
       delete loaded;
-      dlclose(handle);
       return;
     }
     api = loaded;  // lives as long as the process, like the driver
