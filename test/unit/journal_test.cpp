@@ -75,11 +75,21 @@ TEST(Journal, a_line_keeps_its_members_order_and_number_forms) {
   r.finished = 1700000000.1234;
   r.workdir = "w";
   r.run_gpus = {"0"};
-  r.gpu_states = {R"({"energy_j":10,"seconds":0.5})"};
+  GpuState gpu;
+  gpu.read = true;
+  gpu.energy_j = 10;
+  gpu.seconds = 0.5;
+  gpu.sm_mhz_min = gpu.sm_mhz_max = 1980;
+  gpu.power_w = 350;
+  gpu.reasons = 0x4 | 0x40;
+  gpu.samples = 3;
+  r.gpu_states = {gpu};
   EXPECT_EQ(r.to_json(), R"({"n":3,"generation":1,"candidate":"x=1","status":"ok","valid":true,"objectives":[5,-2.5],)"
                          R"("samples":[[5,null]],"reason":"","detail":"","digest":"","build_s":0.25,"steps_run":0,)"
                          R"("steps_reused":0,"bench_s":1,"gpu_wait_s":0,"finished":1700000000.123,"workdir":"w",)"
-                         R"("run_gpus":["0"],"gpu":[{"energy_j":10,"seconds":0.5}]})");
+                         R"("run_gpus":["0"],"gpu":[{"energy_j":10,"seconds":0.5,"sm_mhz_min":1980,"sm_mhz_max":1980,"mem_mhz":0,)"
+                         R"("temperature_c":0,"power_w":350,"power_limit_w":0,"clock_events":"sw-power-cap,hw-thermal-slowdown",)"
+                         R"("samples":3}]})");
 }
 
 // Numbers read back as written, to at least the 9 digits %.9g kept.
@@ -108,4 +118,63 @@ TEST(Journal, kernel_samples_are_written_only_when_present_and_read_back) {
   auto back = EvalRecord::from_json(line);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->kernel_samples, r.kernel_samples);
+}
+
+// The GPU's state round-trips through a journal line, numbers to the 6
+// digits written; a counter not supported stays -1 (null in the line).
+TEST(Journal, gpu_states_read_back) {
+  EvalRecord r;
+  r.candidate = "x=1";
+  r.status = EvalStatus::ok;
+  GpuState a;
+  a.read = true;
+  a.energy_j = 12.5;
+  a.seconds = 0.25;
+  a.sm_mhz_min = 1410;
+  a.sm_mhz_max = 1980;
+  a.mem_mhz = 2619;
+  a.temperature_c = 61;
+  a.power_w = 512.125;
+  a.power_limit_w = 700;
+  a.reasons = 0x1 | 0x80 | 0x100;
+  a.samples = 7;
+  GpuState b = a;
+  b.energy_j = -1;
+  r.gpu_states = {a, b};
+  auto back = EvalRecord::from_json(r.to_json());
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->gpu_states.size(), 2u);
+  EXPECT_EQ(back->gpu_states[0], a);
+  EXPECT_EQ(back->gpu_states[1], b);
+  EXPECT_NE(r.to_json().find(R"("gpu":[{"energy_j":12.5,)"), std::string::npos);
+  EXPECT_NE(r.to_json().find(R"({"energy_j":null,)"), std::string::npos);
+}
+
+// JSON has no NaN or infinity: a non-finite value in the GPU's state (a
+// division by a zero interval, a broken counter) is written as a string and
+// read back as the same value; the line stays readable, never <discarded>.
+TEST(Journal, non_finite_gpu_values_are_written_as_strings_and_read_back) {
+  EvalRecord r;
+  r.candidate = "x=1";
+  r.status = EvalStatus::ok;
+  GpuState s;
+  s.read = true;
+  s.energy_j = INFINITY;
+  s.seconds = NAN;
+  s.power_w = -INFINITY;
+  s.power_limit_w = 700;
+  r.gpu_states = {s};
+  std::string line = r.to_json();
+  EXPECT_EQ(line.find("discarded"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("energy_j":"inf","seconds":"nan",)"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("power_w":"-inf","power_limit_w":700,)"), std::string::npos) << line;
+  auto back = EvalRecord::from_json(line);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->gpu_states.size(), 1u);
+  const GpuState& g = back->gpu_states[0];
+  EXPECT_TRUE(g.read);
+  EXPECT_TRUE(std::isinf(g.energy_j) && g.energy_j > 0);
+  EXPECT_TRUE(std::isnan(g.seconds));
+  EXPECT_TRUE(std::isinf(g.power_w) && g.power_w < 0);
+  EXPECT_EQ(g.power_limit_w, 700);
 }

@@ -104,7 +104,7 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
         BenchRun run;
         auto v = bench_once(c, r.workdir, run);
         r.gpu_wait_seconds += run.gpu_wait;
-        if (run.state.read) r.gpu_states.push_back(run.state.json());
+        if (run.state.read) r.gpu_states.push_back(run.state);
         if (!v) return v.error().message;
         bench_values.push_back(*v);
         if (benchmarks) r.run_gpus.push_back(run.gpu);
@@ -167,7 +167,7 @@ std::string Evaluator::measure_on_every_gpu(const Candidate& c, EvalRecord& r, s
       if (i >= runs[g].size()) continue;
       const Done& done = runs[g][i];
       r.gpu_wait_seconds += done.run.gpu_wait;
-      if (done.run.state.read) r.gpu_states.push_back(done.run.state.json());
+      if (done.run.state.read) r.gpu_states.push_back(done.run.state);
       if (!done.error.empty()) return "on GPU '" + slots[g] + "': " + done.error;
       bench_values.push_back(done.values);
       r.run_gpus.push_back(slots[g]);

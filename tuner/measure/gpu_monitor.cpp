@@ -25,13 +25,6 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-constexpr struct {
-  std::uint64_t bit;
-  const char* name;
-} reason_names[] = {{0x1, "gpu-idle"},          {0x2, "applications-clocks"}, {0x4, "sw-power-cap"},
-                    {0x8, "hw-slowdown"},       {0x10, "sync-boost"},         {0x20, "sw-thermal-slowdown"},
-                    {0x40, "hw-thermal-slowdown"}, {0x80, "hw-power-brake"},  {0x100, "display-clocks"}};
-
 } // namespace
 
 struct Nvml::Api {
@@ -56,25 +49,6 @@ struct Nvml::Api {
     return text ? text : "NVML error " + std::to_string(result);
   }
 };
-
-std::string clock_event_names(std::uint64_t reasons) {
-  std::string out;
-  for (const auto& r : reason_names)
-    if (reasons & r.bit) out += (out.empty() ? "" : ",") + std::string(r.name);
-  return out;
-}
-
-std::uint64_t slowdown_reasons(std::uint64_t reasons) { return reasons & (0x4 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80); }
-
-std::string GpuState::json() const {
-  if (!read) return "null";
-  return "{\"energy_j\":" + (energy_j < 0 ? std::string("null") : format_number(energy_j)) +
-         ",\"seconds\":" + format_number(seconds) + ",\"sm_mhz_min\":" + std::to_string(sm_mhz_min) +
-         ",\"sm_mhz_max\":" + std::to_string(sm_mhz_max) + ",\"mem_mhz\":" + std::to_string(mem_mhz) +
-         ",\"temperature_c\":" + std::to_string(temperature_c) + ",\"power_w\":" + format_number(power_w) +
-         ",\"power_limit_w\":" + format_number(power_limit_w) + ",\"clock_events\":" + json_string(clock_event_names(reasons)) +
-         ",\"samples\":" + std::to_string(samples) + "}";
-}
 
 Nvml* Nvml::get(std::string* why) {
   static std::once_flag once;

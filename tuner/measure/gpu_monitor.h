@@ -11,6 +11,7 @@
 // signatures (nvml.h is not part of the CUDA Toolkit on every machine).
 #pragma once
 
+#include "tuner/rundir/gpu_state.h" // GpuState: what Monitor returns, and its JSON
 #include "utils/result.h"
 
 #include <atomic>
@@ -21,27 +22,6 @@
 #include <vector>
 
 namespace ciq::tuner {
-
-/// What the GPU ran under during one benchmark run.
-struct GpuState {
-  bool read = false;              // NVML answered
-  double energy_j = -1;           // -1: the counter is not supported
-  double seconds = 0;             // wall time between the two energy reads
-  unsigned sm_mhz_min = 0, sm_mhz_max = 0, mem_mhz = 0;  // SM: while busy (idle samples only if all were)
-  unsigned temperature_c = 0;     // the highest seen
-  double power_w = 0;             // mean of the samples
-  double power_limit_w = 0;
-  std::uint64_t reasons = 0;      // every clock-event reason seen (NVML bits)
-  int samples = 0;
-
-  std::string json() const;       // one object, for the journal
-};
-
-/// The names of NVML's clock-event reason bits in `reasons` ("sw-power-cap",
-/// "hw-thermal-slowdown", ...), comma-separated; "" for none.
-std::string clock_event_names(std::uint64_t reasons);
-/// The reasons that slow the clocks down (all but idle and the settings').
-std::uint64_t slowdown_reasons(std::uint64_t reasons);
 
 /// The GPU named as --gpus names it ("" = the first; an index; a GPU-UUID).
 struct GpuIdentity {

@@ -80,7 +80,7 @@ std::string EvalRecord::to_json() const {
   }
   if (!gpu_states.empty()) {
     j["gpu"] = Json::array();
-    for (const auto& state : gpu_states) j["gpu"].push_back(Json::parse(state, nullptr, false)); // GpuState::json(): ours
+    for (const auto& state : gpu_states) j["gpu"].push_back(state); // gpu_state.h's to_json
   }
   // Bytes that are not UTF-8 (a build's output in `detail`) become U+FFFD, as json_escape() does.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -117,6 +117,13 @@ Result<EvalRecord> EvalRecord::from_json(const std::string& line) {
   for (const auto& g : j["run_gpus"].array) r.run_gpus.push_back(g.string_or(""));
   for (const auto& [kernel, values] : j["kernel_samples"].object)
     for (const auto& v : values.array) r.kernel_samples[kernel].push_back(v.number_or(NAN));
+  if (j["gpu"].kind == JsonValue::Kind::array) {
+    // The GPU states' reader is nlohmann's (gpu_state.h); the line parsed
+    // above, so it parses again.
+    auto whole = nlohmann::json::parse(line, nullptr, false);
+    if (whole.is_object() && whole.contains("gpu") && whole["gpu"].is_array())
+      for (const auto& state : whole["gpu"]) r.gpu_states.push_back(state.get<GpuState>());
+  }
   if (r.candidate.empty()) return make_error("parse", "journal line without a candidate");
   return r;
 }

@@ -6,6 +6,7 @@
 // resumes from it (load_journal), the report reads it (read_journal).
 #pragma once
 
+#include "tuner/rundir/gpu_state.h"
 #include "tuner/search/search.h"
 #include "utils/result.h"
 
@@ -44,7 +45,7 @@ struct EvalRecord {
   double gpu_wait_seconds = 0;                  // of bench_seconds, waiting for a free GPU
   int steps_run = 0, steps_reused = 0; // nvcc steps ciq-nvcc ran and reused from the memo (wrapper/step_memo.h)
   double finished = 0;   // wall clock (Unix seconds) when it ended: evaluations per minute
-  std::vector<std::string> gpu_states; // per benchmark run, GpuState::json() (gpu_monitor.h); none without NVML
+  std::vector<GpuState> gpu_states;    // per benchmark run, as NVML read it (gpu_state.h); none without NVML
   std::vector<std::string> run_gpus;   // per benchmark run, the GPU (slot) it ran on; samples are as measured there
   // A run that times its kernels separately (`run --separately`): per
   // targeted kernel, its own time in ms in each benchmark run, in run order
