@@ -22,6 +22,18 @@ TEST(Command, words_split_like_a_shell_without_expanding) {
   EXPECT_FALSE(split_words("   ").ok());
 }
 
+TEST(Command, several_lines_are_refused_without_a_shell) {
+  // A shell would run each line as a command; as words they would be one.
+  auto w = split_words("nvcc -c a.cu -o a.o\nnvcc -c b.cu -o b.o");
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("--shell"), std::string::npos);
+  // A trailing newline, and a backslash continuing a line, are one command.
+  EXPECT_EQ(*split_words("make -j4\n"), (std::vector<std::string>{"make", "-j4"}));
+  EXPECT_EQ(*split_words("nvcc -c a.cu \\\n  -o a.o"), (std::vector<std::string>{"nvcc", "-c", "a.cu", "-o", "a.o"}));
+  // Inside quotes a newline is part of the word.
+  EXPECT_EQ(*split_words("printf 'a\nb'"), (std::vector<std::string>{"printf", "a\nb"}));
+}
+
 TEST(Command, placeholders) {
   std::map<std::string, std::string> v{{"workdir", "/w"}, {"controls", "/w/c"}, {"gpu", "1"}, {"param:x", "2.5"}};
   EXPECT_EQ(*fill_placeholders("{workdir}/b --x={param:x} gpu{gpu}", v), "/w/b --x=2.5 gpu1");

@@ -34,9 +34,19 @@ Result<std::vector<std::string>> split_words(const std::string& command) {
         current += command[i];
       }
       if (i >= command.size()) return make_error("invalid", "unterminated \" in: " + command);
+    } else if (c == '\\' && i + 1 < command.size() && command[i + 1] == '\n') {
+      ++i; // a line continuation, as in a shell: nothing
     } else if (c == '\\' && i + 1 < command.size()) {
       current += command[++i];
       in_word = true;
+    } else if (c == '\n' && command.find_first_not_of(" \t\n", i) != std::string::npos) {
+      // A shell runs each line as a command of its own; split into words,
+      // the lines would run as one command with the next lines' words as
+      // arguments (nvcc: "A single input file is required").
+      return make_error("invalid", "a command of several lines runs no shell: without --shell it is one program with its "
+                                   "arguments, and the lines would run as one command. Give --shell to run it as a script "
+                                   "(/bin/sh -c), join the lines (a '\\' at a line's end continues it), or put them in a "
+                                   "script file: " + printable(command));
     } else if (c == ' ' || c == '\t' || c == '\n') {
       if (in_word) words.push_back(std::move(current)), current.clear();
       in_word = false;
