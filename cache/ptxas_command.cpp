@@ -121,10 +121,19 @@ std::vector<std::string> words_of(std::string_view text) {
   return words;
 }
 
-Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, bool from_file, int depth) {
+// Why a capture's compile.json may not give `arg` to ptxas (capture_ptxas_args).
+Error refused_in_capture(const std::string& arg, const std::string& why) {
+  return make_error("invalid", "\"args\" may hold only ptxas' code generation options; '" + printable(arg) + "' " + why);
+}
+
+// `capture`: the words are a capture's compile.json "args" (another user's
+// text): an input, an option naming a file, or one ptxas does not list is
+// refused here, by the same reading of the words ptxas makes.
+Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, bool from_file, int depth, bool capture = false) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const std::size_t first = i;  // an option's position, before its value is taken
+    if (capture && (arg.size() < 2 || arg[0] != '-')) return refused_in_capture(arg, "names an input file");
     if (arg == "-") { // standard input: ptxas' to read; never a file called "-"
       if (from_file) return make_error("unsupported", "input file named inside an --options-file");
       cmd.inputs.push_back(PtxasInput{i, false, arg, true});
@@ -151,6 +160,7 @@ Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, 
       }
     }
     if (!info) {
+      if (capture) return refused_in_capture(arg, "is not an option ptxas lists");
       cmd.codegen_flags[arg] = ""; // unknown: keep verbatim
       continue;
     }
@@ -159,6 +169,19 @@ Result<void> scan_into(PtxasCommand& cmd, const std::vector<std::string>& args, 
       if ((body == "O" && info->short_name == "O") || i + 1 >= args.size())
         return make_error("parse", "option '" + arg + "' needs a value");
       value = args[++i];
+    }
+    if (capture) {
+      switch (info->role) {
+      case Role::output: return refused_in_capture(arg, "names an output file");
+      case Role::options_file: return refused_in_capture(arg, "reads an options file");
+      case Role::input_string: return refused_in_capture(arg, "gives ptxas its input");
+      case Role::user_controls: return refused_in_capture(arg, "reads a controls file");
+      case Role::info: return refused_in_capture(arg, "asks ptxas for information, not code");
+      case Role::ignore:
+        if (info->long_name == "query-controls") return refused_in_capture(arg, "writes a file");
+        break;
+      case Role::codegen: case Role::target: case Role::verbose: break;
+      }
     }
     std::string name(info->long_name);
     switch (info->role) {
@@ -219,35 +242,13 @@ Result<PtxasCommand> scan_ptxas_args(const std::vector<std::string>& args) {
 }
 
 Result<std::vector<std::string>> capture_ptxas_args(const std::vector<std::string>& args) {
-  auto refused = [](const std::string& word, const std::string& why) {
-    return make_error("invalid", "\"args\" may hold only ptxas' code generation options; '" + printable(word) + "' " + why);
-  };
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() < 2 || arg[0] != '-') return refused(arg, "names an input file");
-    std::string_view body(arg);
-    body.remove_prefix(body.size() > 2 && body[1] == '-' ? 2 : 1);
-    bool attached = body.find('=') != std::string_view::npos;
-    if (attached) body = body.substr(0, body.find('='));
-    const OptionInfo* info = find_option(body);
-    if (!info && body.size() > 1 && !attached)
-      if (const OptionInfo* one = find_option(body.substr(0, 1)); one && one->takes_value && one->short_name.size() == 1) info = one;
-    if (!info) return refused(arg, "is not an option ptxas lists");
-    switch (info->role) {
-    case Role::codegen: case Role::target: case Role::verbose: break;
-    case Role::ignore:
-      if (info->long_name == "query-controls") return refused(arg, "writes a file");
-      break;
-    case Role::output: return refused(arg, "names an output file");
-    case Role::options_file: return refused(arg, "reads an options file");
-    case Role::input_string: return refused(arg, "gives ptxas its input");
-    case Role::user_controls: return refused(arg, "reads a controls file");
-    case Role::info: return refused(arg, "asks ptxas for information, not code");
-    }
-    if (info->takes_value && !attached && !(info->short_name.size() == 1 && body.size() > 1)) ++i;  // its value
-  }
+  // The tuner fills {workdir}, {gpu}, {controls}, {param:...} into the
+  // commands these words go into: a brace would make a candidate's compile
+  // differ from the reference's.
+  for (const auto& arg : args)
+    if (arg.find_first_of("{}") != std::string::npos) return refused_in_capture(arg, "holds a placeholder brace");
   PtxasCommand cmd;
-  if (auto r = scan_into(cmd, args, true, 0); !r) return r.error();
+  if (auto r = scan_into(cmd, args, true, 0, true); !r) return r.error();
   if (cmd.target.empty()) return make_error("invalid", "\"args\" names no target (-arch=sm_XX)");
   std::vector<std::string> out{"--gpu-name=" + cmd.target};
   for (const auto& [name, value] : cmd.codegen_flags) out.push_back("--" + name + (value.empty() ? "" : "=" + value));

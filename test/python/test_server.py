@@ -8,6 +8,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 import unittest
 
 import ciq
@@ -256,6 +257,37 @@ class BenchServerTest(unittest.TestCase):
         self.assertEqual(run.returncode, 2)
         self.assertIn("ciq.relay: error: the server wrote more after its answer to request 1", run.stderr)
         self.assertNotIn("ciq-status: 2", run.stdout)
+
+    def test_output_a_little_after_an_answer_fails_the_relay(self):
+        # The third outside attack: a line written 3 ms after the status
+        # line came after the relay looked, and joined the next answer.
+        path = os.path.join(self.dir.name, "late.sock")
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listening.bind(path)
+        listening.listen(1)
+        self.addCleanup(listening.close)
+
+        def answer():
+            conn, _ = listening.accept()
+            with conn, conn.makefile("rb") as requests:
+                for request_id in (1, 2):
+                    while requests.readline() not in (b"\n", b""):
+                        pass
+                    conn.sendall(b"time_ms: 5\nciq-status: %d 0\n" % request_id)
+                    if request_id == 1:
+                        time.sleep(0.003)
+                        conn.sendall(b"time_ms: 0.001\n")
+        threading.Thread(target=answer, daemon=True).start()
+        env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+        relay = subprocess.Popen([sys.executable, "-m", "ciq.relay", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=env)
+        relay.stdin.write(protocol.encode_request(["bench"], 1).encode())
+        relay.stdin.flush()
+        time.sleep(0.3)
+        out, err = relay.communicate(protocol.encode_request(["bench"], 2).encode(), timeout=60)
+        self.assertEqual(relay.returncode, 2)
+        self.assertIn(b"the server wrote more after its answer to request 1", err)
+        self.assertNotIn(b"ciq-status: 2", out)
 
 
 class ServeMainTest(unittest.TestCase):

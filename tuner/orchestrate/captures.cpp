@@ -254,7 +254,7 @@ Result<void> check_trusted(const profile::Capture& c) {
   // The capture's path goes into the tuner's build and server commands,
   // where {workdir}, {gpu} and {controls} are filled in: a folder named
   // 'x{gpu}' would make them read another, unchecked path.
-  if (c.dir.find_first_of("{}") != std::string::npos)
+  if (c.dir.find_first_of("{}") != std::string::npos || c.compile.ptx.find_first_of("{}") != std::string::npos)
     return make_error("invalid", "not using the capture " + printable(c.dir) + ": its path holds '{' or '}', which the "
                                  "tuner's commands read as placeholders; copy or rename it to a path without them");
   if (dir_name(c.compile.ptx) != c.dir)
@@ -262,7 +262,17 @@ Result<void> check_trusted(const profile::Capture& c) {
                                      printable(c.compile.ptx) + "'");
   auto ptx = open_input(c.compile.ptx);
   if (!ptx) return make_error("invalid", printable(c.dir) + "/compile.json: the module's PTX: " + ptx.error().message);
+  // The reference and every candidate compile this file by its path: in
+  // a folder of yours, it must be yours too, and nobody else's to rewrite
+  // meanwhile (cp -a by root keeps a teammate's ownership).
+  struct stat st = ptx->st;
   ::close(ptx->fd);
+  if (st.st_uid != ::geteuid() || st.st_nlink != 1 || !writable_by_others(st.st_mode).empty())
+    return make_error("unsafe", "not using the capture " + printable(c.dir) + ": its module's PTX " + printable(c.compile.ptx) +
+                                    (st.st_uid != ::geteuid() ? " belongs to another user"
+                                     : st.st_nlink != 1       ? " has other hard links"
+                                                              : " is " + writable_by_others(st.st_mode)) +
+                                    " (copy the capture into a directory of your own, as yourself)");
   return {};
 }
 

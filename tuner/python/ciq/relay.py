@@ -33,6 +33,7 @@ class _Answers:
     def __init__(self, conn):
         self.conn = conn
         self.pending = b""
+        self.last_id = None
 
     def _line(self):
         while b"\n" not in self.pending:
@@ -55,6 +56,14 @@ class _Answers:
                 status = protocol.read_status(line[len(protocol.STATUS_PREFIX):], request_id)
                 break
             lines.append(line)
+        self.last_id = request_id
+        self.check_nothing_more()
+        return lines, status
+
+    def check_nothing_more(self):
+        """ProtocolError when the server wrote anything after its last
+        answer: asked right after an answer, and again before the next
+        request is sent (output that came a little later)."""
         extra = len(self.pending)
         if not extra and select.select([self.conn], [], [], 0)[0]:
             self.conn.setblocking(False)
@@ -64,10 +73,9 @@ class _Answers:
                 extra = 0
             finally:
                 self.conn.setblocking(True)
-        if extra:
-            raise protocol.ProtocolError(f"the server wrote more after its answer to request {request_id} "
+        if extra and self.last_id is not None:
+            raise protocol.ProtocolError(f"the server wrote more after its answer to request {self.last_id} "
                                          f"({extra} bytes or more)")
-        return lines, status
 
 
 def main(argv):
@@ -91,6 +99,7 @@ def main(argv):
             if request_id is None:
                 sys.stdout.write(protocol.error_answer(protocol.NO_REQUEST_ID, None))
             else:
+                answers.check_nothing_more()
                 conn.sendall(protocol.encode_request(words, request_id).encode())
                 sys.stdout.write(protocol.format_answer(*answers.read(request_id), request_id))
             sys.stdout.flush()
