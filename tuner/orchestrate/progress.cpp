@@ -56,7 +56,7 @@ void Progress::record(const EvalRecord& r, bool from_journal, const EvalRecord* 
     line += format_number(shown(o_, r, k)) + change(r);
     if (r.status == EvalStatus::same_code) line += " (same code)";
   } else {
-    line += "invalid: " + printable(r.evaluation.reason.substr(0, 80));
+    line += "invalid: " + printable(r.evaluation.reason); // whole: the end of a ptxas warning is what says why
   }
   if (best) line += " | best " + format_number(shown(o_, *best, k)) + change(*best);
   line += " | " + std::to_string(failed_) + " failed";

@@ -69,6 +69,11 @@ Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModu
                          "targeted kernels at once; searching each kernel's own directives\n",
                  printable(names).c_str(), o.setup.own_kernels.size());
   }
+  if (!space->pinned_left_out.empty()) {
+    std::string names;
+    for (const auto& l : space->pinned_left_out) names += (names.empty() ? "" : ", ") + l;
+    std::fprintf(stderr, "ciq-tuner: not searched: %s\n", printable(names).c_str());
+  }
   if (!space->left_out.empty()) {
     std::string names;
     for (const auto& l : space->left_out) names += (names.empty() ? "" : ", ") + l;

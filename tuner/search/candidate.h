@@ -61,6 +61,9 @@ struct SearchSpace {
   // `run --separately`: knobs not searched because they would act on
   // several targeted kernels at once: "LABEL" (for the log)
   std::vector<std::string> shared_left_out;
+  // Options the build itself gives ptxas (or that ptxas ignores beside one
+  // it gives), not searched: "LABEL (the build passes -maxrregcount=96)"
+  std::vector<std::string> pinned_left_out;
 
   Candidate default_candidate() const;
   Candidate random_candidate(std::mt19937_64& rng) const;

@@ -6,6 +6,7 @@
 #include "utils/text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -252,10 +253,82 @@ std::vector<std::string> targeted_kernels(const std::vector<TracedModule>& trace
   return {kernels.begin(), kernels.end()};
 }
 
+namespace {
+
+// An option the build passes to ptxas itself, and how it wrote it.
+struct PinnedOption {
+  std::string value, as_given; // "96", "-maxrregcount=96"
+};
+
+// The option knobs of `compiler` that the build already gives ptxas for a
+// module holding one of `kernels`: from each such module's traced ptxas
+// arguments (as written: -O2 for opt-level, -maxrregcount 96, --fmad=false)
+// and its canonical codegen flags (which also cover an --options-file).
+// ptxas 13.0 takes a second value of any of them with "incompatible
+// redefinition for option ..., the last value of this option was used",
+// and ciq rightly counts such a candidate invalid: they are not searched.
+std::map<std::string, PinnedOption> pinned_options(const spaces::Space& compiler, const std::vector<TracedModule>& trace,
+                                                   const std::vector<std::string>& kernels) {
+  std::set<std::string> names;
+  for (const auto& knob : compiler.knobs)
+    if (knob.level == spaces::KnobLevel::option) names.insert(knob.name);
+  std::map<std::string, PinnedOption> pinned;
+  for (const auto& m : trace) {
+    bool targeted = std::any_of(m.kernels.begin(), m.kernels.end(), [&](const TracedKernel& k) {
+      return std::binary_search(kernels.begin(), kernels.end(), k.name);
+    });
+    if (!targeted) continue;
+    for (std::size_t i = 0; i < m.args.size(); ++i) {
+      const std::string& arg = m.args[i];
+      if (arg.size() < 2 || arg[0] != '-') continue;
+      std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
+      std::string name = body.substr(0, body.find('='));
+      std::string value = body.find('=') == std::string::npos ? "" : body.substr(body.find('=') + 1);
+      std::string given = arg;
+      if (name.size() > 1 && name[0] == 'O' && std::isdigit(static_cast<unsigned char>(name[1]))) {
+        value = name.substr(1); // -O2
+        name = "opt-level";
+      } else if (name == "O") {
+        name = "opt-level";
+      }
+      if (!names.count(name)) continue;
+      if (value.empty() && body.find('=') == std::string::npos && i + 1 < m.args.size() && m.args[i + 1][0] != '-') {
+        value = m.args[i + 1];
+        given += " " + value;
+      }
+      pinned.emplace(name, PinnedOption{value, given});
+    }
+    for (auto word : split(m.flags, ' ')) {
+      std::string flag(trim(word));
+      std::string name = flag.substr(0, flag.find('='));
+      if (!names.count(name) || pinned.count(name)) continue;
+      std::string value = flag.find('=') == std::string::npos ? "" : flag.substr(flag.find('=') + 1);
+      pinned.emplace(name, PinnedOption{value, "--" + flag});
+    }
+  }
+  return pinned;
+}
+
+} // namespace
+
 void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const SpaceRequest& request,
                         const std::vector<TracedModule>& trace) {
   PtxFacts facts(trace);
   std::vector<std::string> kernels = targeted_kernels(trace, request.kernels);
+  auto pinned = pinned_options(compiler, trace, kernels);
+  // The values of option `knob` that ptxas ignores beside an option the
+  // build passes (the space's conflicts of effect `ignored`, or refuses:
+  // `refused`), with the reason for the log; "" for a value it takes.
+  auto beside_pinned = [&](const spaces::Knob& knob, const std::string& value) -> std::string {
+    for (const auto& conflict : compiler.conflicts) {
+      auto it = pinned.find(conflict.knob);
+      if (conflict.excluded != knob.name || it == pinned.end() || !conflict.names(true, it->second.value)) continue;
+      if (conflict.names(false, value))
+        return std::string(conflict.effect == spaces::ConflictEffect::ignored ? "ptxas ignores it" : "ptxas refuses it") +
+               " beside the build's " + it->second.as_given;
+    }
+    return "";
+  };
   // Separately, with several targets: an option would act on all of them
   // (a candidate's options reach every module that holds a targeted kernel).
   bool shared_out = request.separately && kernels.size() > 1;
@@ -273,8 +346,29 @@ void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const
   };
   for (const auto& knob : compiler.knobs) {
     if (!allowed(knob, request) || knob.level != spaces::KnobLevel::option) continue;
-    if (shared_out) space.shared_left_out.push_back(knob.name);
-    else add(knob, DimensionKind::option, "");
+    if (auto it = pinned.find(knob.name); it != pinned.end()) {
+      space.pinned_left_out.push_back(knob.name + " (the build passes " + it->second.as_given + ")");
+      continue;
+    }
+    if (shared_out) {
+      space.shared_left_out.push_back(knob.name);
+      continue;
+    }
+    std::size_t before = space.dimensions.size();
+    add(knob, DimensionKind::option, "");
+    if (space.dimensions.size() == before) continue;
+    auto& values = space.dimensions.back().values;
+    std::string why;
+    std::erase_if(values, [&](const std::string& v) {
+      std::string reason = beside_pinned(knob, v);
+      if (!reason.empty()) why = reason;
+      return !reason.empty();
+    });
+    if (values.empty()) {
+      space.dimensions.pop_back();
+      knob_of.pop_back();
+      space.pinned_left_out.push_back(knob.name + " (" + why + ")");
+    }
   }
   for (const auto& kernel : kernels)
     for (const auto& knob : compiler.knobs)
