@@ -340,11 +340,27 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
   return {};
 }
 
+namespace {
+
+// "no entries yet in DIR", with where DIR came from and how to name another
+// (a user after the bundled example, whose winner is in that script's own
+// cache, saw only "no entries yet"). For stderr: stdout holds entries only.
+std::string no_entries(const std::string& cache_dir, const std::string& glob) {
+  std::string where = printable(cache_dir);
+  std::string from = !env(Env::cache_dir).empty() && env(Env::cache_dir) == cache_dir ? "named by CIQ_CACHE_DIR"
+                     : cache_dir == cache_directory() ? "the default cache: $XDG_CACHE_HOME/ciq, else ~/.cache/ciq"
+                                                      : "named by --cache-dir";
+  return "ciq-cache: no entries " + (glob.empty() ? std::string("yet") : "of kernels matching '" + printable(glob) + "'") +
+         " in " + where + " (" + from + "); to list another cache: ciq-cache list --cache-dir DIR, or set CIQ_CACHE_DIR=DIR\n";
+}
+
+} // namespace
+
 Result<void> list_records(const std::string& cache_dir, const std::string& glob, bool json, std::ostream& out) {
   auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
   if (!*store) {
-    if (!json) std::cerr << "ciq-cache: no entries yet in " << printable(cache_dir) << "\n"; // stdout: entries only
+    if (!json) std::cerr << no_entries(cache_dir, glob);
     return {};
   }
   std::set<std::string> quarantined;
@@ -353,7 +369,9 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
     return true;
   });
   if (!q) return q;
-  return (*store)->for_each(Table::records, [&](std::string_view k, std::string_view v) {
+  std::size_t listed = 0;
+  auto each = (*store)->for_each(Table::records, [&](std::string_view k, std::string_view v) {
+    ++listed;
     auto r = parse_record(v, "record " + bytes_to_hex(k));
     if (!r) {
       out << bytes_to_hex(k) << "  (unreadable: run 'ciq-cache verify')\n";
@@ -363,8 +381,10 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
           for (const auto& [kernel, _] : r->controls.kernels)
             if (glob_match(glob, kernel)) return true;
           return false;
-        }()))
+        }())) {
+      --listed;
       return true;
+    }
     bool bad = quarantined.count(std::string(k)) > 0;
     if (json) out << record_json(k, *r, bad) << "\n";
     else
@@ -376,6 +396,8 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
           << (bad ? "  [quarantined]" : "") << tuned_on_column(*r) << "\n";
     return true;
   });
+  if (each && listed == 0 && !json) std::cerr << no_entries(cache_dir, glob);
+  return each;
 }
 
 Result<void> show_record(const std::string& cache_dir, const std::string& prefix, bool json, std::ostream& out) {
