@@ -26,3 +26,13 @@ Next: put ciq on PATH, in place or installed (bin/, lib/, share/ciq/):
 The Python package (import ciq), into a virtual environment:
   python3 -m venv ~/.venvs/ciq && ~/.venvs/ciq/bin/pip install "$root/tuner/python"
 EOF
+# Last: where the example's result is. run-example.sh tunes into a cache of
+# its own, so a plain `ciq-cache list` (your cache) does not show it.
+if [[ ${1:-} != --no-run ]]; then
+  example_cache="${CIQ_EXAMPLE_DIR:-/tmp/ciq-example}/cache"
+  echo
+  echo "The example's tuned entry is in the example's own cache, not in yours (\$CIQ_CACHE_DIR, else ~/.cache/ciq):"
+  CIQ_CACHE_DIR="$example_cache" "$build/bin/ciq-cache" list 2>&1 | sed 's/^/  /' || true
+  echo "List it again with:"
+  echo "  CIQ_CACHE_DIR=$example_cache $build/bin/ciq-cache list"
+fi
