@@ -44,7 +44,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::capture_configs, "CIQ_CAPTURE_CONFIGS", "libciq-inject: launch configurations captured per kernel, the first launch of each (default 4)"},
       {Env::nvml_library, "CIQ_NVML_LIBRARY", "ciq-tuner, ciq-cache stale: the NVML library to load for energy and the GPU's state and model (default libnvidia-ml.so.1)"},
       {Env::replay, "CIQ_REPLAY", "ciq-tuner run --capture: the kernel replayer to start (default ciq-replay beside ciq-tuner)"},
-      {Env::cuda_library, "CIQ_CUDA_LIBRARY", "ciq-replay: the CUDA driver library to load (default libcuda.so.1)"},
+      {Env::cuda_library, "CIQ_CUDA_LIBRARY", "ciq-replay, and ciq-tuner's check for a usable GPU before a profile, a campaign or a kernel-time run: the CUDA driver library to load (default libcuda.so.1)"},
       {Env::gpu_model, "CIQ_GPU_MODEL", "ciq-cache stale: the GPU model entries should have been verified on, where NVML finds no GPU (a compile machine), e.g. 'NVIDIA H100 80GB HBM3'; the wrappers' CIQ_GPU_POLICY compares with it"},
       {Env::gpu_policy, "CIQ_GPU_POLICY", "any (default): apply entries verified on any GPU of the target; same: only those verified on CIQ_GPU_MODEL's model; warn: apply, log and count the others"},
   };

@@ -22,7 +22,7 @@ enum class Env {
   capture, capture_kernels, capture_max_bytes, capture_configs,            // kernel capture inside a program
   nvml_library,                                                            // GPU state and energy (the tuner)
   replay,                                                                  // ciq-tuner run --capture
-  cuda_library,                                                            // the driver ciq-replay loads
+  cuda_library,                                                            // the driver ciq-replay loads (ciq-tuner: is a GPU usable)
   gpu_model, gpu_policy,                                                   // the GPU a machine without one builds for
 };
 

@@ -100,6 +100,12 @@ config.substitutions.append(("%fake_nvml", os.path.join(config.ciq_test_bin_dir,
 config.substitutions.append(("%fake_nss", os.path.join(config.ciq_test_bin_dir, "fake-nss")))
 # %replay_cuda: a stand-in libcuda (test/cuda/fake_cuda.c) for ciq-replay's CIQ_CUDA_LIBRARY.
 config.substitutions.append(("%replay_cuda", os.path.join(config.ciq_test_bin_dir, "libciq-test-replay-cuda.so")))
+# ciq-tuner asks the CUDA driver whether a GPU is usable before a profile, a
+# campaign or a kernel-time run (tuner/measure/gpu_driver.h): in the suite
+# that stand-in answers yes, so that stand-in programs (fake_kernel_program.py)
+# are timed as a GPU program would be; a test of a machine without a GPU
+# points CIQ_CUDA_LIBRARY at a library that does not exist.
+config.environment["CIQ_CUDA_LIBRARY"] = os.path.join(config.ciq_test_bin_dir, "libciq-test-replay-cuda.so")
 if config.ciq_inject_library:
     config.available_features.add("cupti")
     config.substitutions.append(("%inject_lib", config.ciq_inject_library))

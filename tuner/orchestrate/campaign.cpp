@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/campaign.h"
 
 #include "spaces/control_set.h"
+#include "tuner/measure/gpu_driver.h"
 #include "tuner/orchestrate/campaign_kernels.h"
 #include "tuner/orchestrate/campaign_table.h"
 #include "tuner/orchestrate/program_check.h"
@@ -511,6 +512,18 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
 
 }
 
+// Removes `dir` when it holds only a starting campaign's bookkeeping (its
+// lock, command line, run id and working directory), its lock released.
+void remove_bookkeeping_only(const std::string& dir) {
+  auto entries = list_directory(dir);
+  if (!entries) return;
+  static const std::set<std::string> bookkeeping{"lock", "command-line", "run-id", "working-directory"};
+  for (const auto& e : *entries)
+    if (!bookkeeping.count(e)) return;
+  release_run_directory();
+  remove_tree(dir);
+}
+
 } // namespace
 
 int run_campaign(CampaignOptions c) {
@@ -520,7 +533,13 @@ int run_campaign(CampaignOptions c) {
     return 1;
   };
   if (auto checked = check_campaign_options(o, c.concurrent); !checked) return fail(checked.error().message);
+  // --from-profile (now) times the program's kernels here, before anything
+  // else: said first where no program can use a GPU.
+  if (c.from_profile == "now")
+    if (std::string reason = no_gpu_reason(); !reason.empty())
+      return fail(no_gpu_message("--from-profile times the program's kernels", reason));
   std::vector<std::string> gpu_sets = gpu_sets_for(c);
+  bool made_here = !o.resume && (o.out_dir.empty() || !path_exists(o.out_dir));
   auto out = output_directory(o.out_dir, "ciq-campaign");
   if (!out) return fail(out.error().message);
   o.out_dir = *out;
@@ -534,7 +553,13 @@ int run_campaign(CampaignOptions c) {
     ~Unlock() { release_run_directory(); }
   } unlock;
   auto kernels = campaign_kernels(c, o, join_path(o.out_dir, "kernels.txt"));
-  if (!kernels) return fail(kernels.error().message);
+  if (!kernels) {
+    // A campaign that found nothing to tune leaves no directory it made
+    // behind, unless it holds more than its bookkeeping (a profile's log
+    // the error names).
+    if (made_here) remove_bookkeeping_only(o.out_dir);
+    return fail(kernels.error().message);
+  }
   auto shares = profiled_shares(o.out_dir);
 
   std::string captures = captures_root(c);

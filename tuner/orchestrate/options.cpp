@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/options.h"
 
 #include "tuner/measure/executor.h"
+#include "tuner/measure/gpu_driver.h"
 #include "tuner/measure/gpu_monitor.h"
 #include "tuner/orchestrate/profile.h"
 #include "utils/config.h"
@@ -89,6 +90,20 @@ Result<void> check_energy(const TuneOptions& o) {
     if (!nvml) return make_error("not-found", "--objective " + obj.name + " needs NVML (libnvidia-ml.so.1, from the NVIDIA driver): " + why);
     std::string gpu = o.setup.gpus.empty() ? "" : o.setup.gpus.front();
     if (auto e = nvml->energy_mj(gpu); !e) return make_error("unsupported", "--objective " + obj.name + ": " + e.error().message);
+    break;
+  }
+  return {};
+}
+
+// kernel-time times the kernels on this machine's GPU (a Slurm job's is
+// elsewhere): refused before anything is built where no program can use
+// one, with what to do instead.
+Result<void> check_gpu(const TuneOptions& o) {
+  if (o.setup.slurm) return {};
+  for (const auto& obj : o.setup.objectives) {
+    if (obj.kind != ObjectiveKind::kernel_time) continue;
+    if (std::string reason = no_gpu_reason(); !reason.empty())
+      return make_error("no-gpu", no_gpu_message("--objective " + obj.name + " times the kernels", reason));
     break;
   }
   return {};
@@ -253,6 +268,7 @@ Result<TuneOptions> tune_options(const GivenOptions& given) {
                                "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   if (!(given.timeout >= 0) || !(given.server_start >= 0))
     return make_error("usage", "need --timeout >= 0 and --server-start >= 0 (seconds)");
+  if (auto r = check_gpu(o); !r) return r.error();
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include "tuner/orchestrate/profile.h"
 
 #include "tuner/measure/command.h"
+#include "tuner/measure/gpu_driver.h"
 #include "tuner/orchestrate/captures.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -271,6 +272,11 @@ Result<int> run_profile(const ProfileOptions& o) {
       else std::fprintf(stderr, "ciq-tuner: the traces are kept in %s\n", printable(dir).c_str());
     }
   } scratch;
+  if (kernel_dir.empty() && !o.argv.empty()) {
+    // Said before the build and the program run, which would time nothing.
+    if (std::string reason = no_gpu_reason(); !reason.empty())
+      return make_error("no-gpu", no_gpu_message("profile times the program's kernels", reason));
+  }
   if (kernel_dir.empty()) {
     auto captured = capture_profile(o.build, o.argv, o.shell, o.out_dir, o.library, {}, false, o.capture);
     if (!captured) return captured.error();
