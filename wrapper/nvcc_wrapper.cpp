@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -59,10 +60,11 @@ static bool nvvm_stage_known(const std::string& real_nvcc) {
 static void write_memo_report(const MemoOutcome& outcome) {
   std::string trace = env(Env::trace);
   if (trace.empty() || !make_dirs(join_path(trace, "steps"))) return;
-  std::string reused;
-  for (const auto& tool : outcome.reused) reused += (reused.empty() ? "" : ",") + json_string(tool);
-  std::string json = "{\"steps_run\":" + std::to_string(outcome.steps_run) +
-                     ",\"steps_reused\":" + std::to_string(outcome.steps_reused) + ",\"reused\":[" + reused + "]}\n";
+  nlohmann::ordered_json j;
+  j["steps_run"] = outcome.steps_run;
+  j["steps_reused"] = outcome.steps_reused;
+  j["reused"] = outcome.reused;
+  std::string json = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   auto path = join_path(join_path(trace, "steps"), "nvcc-" + std::to_string(::getpid()) + ".json");
   if (auto w = write_file_atomic(path, json); !w) spdlog::warn("{}", w.error().message);
 }

@@ -4,8 +4,11 @@
 #include "utils/safe_open.h"
 #include "utils/text.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <spdlog/spdlog.h>
@@ -16,80 +19,90 @@ namespace ciq::wrapper {
 
 static void write_trace_file(const std::string& dir, const std::string& json);
 
-static std::string string_array(const std::vector<std::string>& items) {
-  std::string json = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) json += (i ? "," : "") + json_string(items[i]);
-  return json + "]";
+namespace {
+
+using Json = nlohmann::ordered_json; // members in the order traces always had
+
+// A duration to the microsecond's thousandth kept before (%.3f): rounded to
+// three decimals. A trace is read as JSON (tuner/profile): the value, not
+// the text, is what readers see. Never NaN or infinite in practice; if one
+// were, null (a reader's "unknown") rather than invalid JSON.
+Json milli_rounded(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return std::round(v * 1000) / 1000;
 }
 
-static std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
+// One record, one line; bytes that are not UTF-8 (a path, a kernel name)
+// become U+FFFD, as json_escape() wrote them.
+std::string record_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n"; }
+
+} // namespace
 
 bool trace_dir_usable(const std::string& dir) {
   return make_dirs(dir) && is_directory(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
 void write_trace(const std::string& dir, const TraceRecord& r) {
-  std::string json = "{\"format\":\"ciq-trace/1\"";
-  auto field = [&](const char* name, const std::string& value) { json += std::string(",\"") + name + "\":" + json_string(value); };
-  auto raw = [&](const char* name, const std::string& value) { json += std::string(",\"") + name + "\":" + value; };
-  field("input", r.input);
-  field("output", r.output);
-  field("target", r.target);
-  field("ptxas_path", r.ptxas_path);
-  field("ptxas_version", r.ptxas_version);
-  field("ptxas_identity", r.ptxas_identity);
-  field("flags", r.flags);
-  raw("args", string_array(r.args));
-  field("ptx_copy", r.ptx_copy);
-  raw("accepts_controls_file", r.accepts_controls_file ? "true" : "false");
-  field("module_key", r.module_key);
-  json += ",\"kernels\":[";
-  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
-    const auto& k = r.kernels[i];
+  Json j;
+  j["format"] = "ciq-trace/1";
+  j["input"] = r.input;
+  j["output"] = r.output;
+  j["target"] = r.target;
+  j["ptxas_path"] = r.ptxas_path;
+  j["ptxas_version"] = r.ptxas_version;
+  j["ptxas_identity"] = r.ptxas_identity;
+  j["flags"] = r.flags;
+  j["args"] = r.args;
+  j["ptx_copy"] = r.ptx_copy;
+  j["accepts_controls_file"] = r.accepts_controls_file;
+  j["module_key"] = r.module_key;
+  j["kernels"] = Json::array();
+  for (const auto& k : r.kernels) {
     const auto& res = k.resources;
-    json += (i ? "," : "") + std::string("{\"name\":") + json_string(k.name) + ",\"key\":" + json_string(k.key) +
-            ",\"block_threads\":" + std::to_string(k.block_threads) +
-            ",\"registers\":" + std::to_string(res.registers) + ",\"spill_stores\":" + std::to_string(res.spill_stores) +
-            ",\"spill_loads\":" + std::to_string(res.spill_loads) + ",\"stack\":" + std::to_string(res.stack) +
-            ",\"shared\":" + std::to_string(res.shared) + ",\"barriers\":" + std::to_string(res.barriers) +
-            ",\"compile_ms\":" + number(res.compile_ms) + ",\"code\":" + json_string(k.code) + "}";
+    Json kernel;
+    kernel["name"] = k.name;
+    kernel["key"] = k.key;
+    kernel["block_threads"] = k.block_threads;
+    kernel["registers"] = res.registers;
+    kernel["spill_stores"] = res.spill_stores;
+    kernel["spill_loads"] = res.spill_loads;
+    kernel["stack"] = res.stack;
+    kernel["shared"] = res.shared;
+    kernel["barriers"] = res.barriers;
+    kernel["compile_ms"] = milli_rounded(res.compile_ms);
+    kernel["code"] = k.code;
+    j["kernels"].push_back(std::move(kernel));
   }
-  json += "]";
-  field("controls_source", r.controls_source);
-  field("controls", r.controls);
-  raw("controls_applied", r.controls_applied ? "true" : "false");
-  field("controls_error", r.controls_error);
-  field("code_digest", r.code_digest);
-  raw("warnings", string_array(r.warnings));
-  raw("exit_status", std::to_string(r.exit_status));
-  raw("seconds", number(r.seconds));
-  json += "}\n";
-  write_trace_file(dir, json);
+  j["controls_source"] = r.controls_source;
+  j["controls"] = r.controls;
+  j["controls_applied"] = r.controls_applied;
+  j["controls_error"] = r.controls_error;
+  j["code_digest"] = r.code_digest;
+  j["warnings"] = r.warnings;
+  j["exit_status"] = r.exit_status;
+  j["seconds"] = milli_rounded(r.seconds);
+  write_trace_file(dir, record_line(j));
 }
 
 void write_unit_trace(const std::string& dir, const UnitTraceRecord& r) {
-  std::string json = "{\"format\":\"ciq-trace/1\",\"kind\":\"unit\"";
-  auto field = [&](const char* name, const std::string& value) { json += std::string(",\"") + name + "\":" + json_string(value); };
-  field("unit", r.unit);
-  field("source_path", r.source_path);
-  field("target", r.target);
-  field("key", r.key);
-  field("nvcc_version", r.nvcc_version);
-  field("output", r.output);
-  json += ",\"kernels\":[";
-  for (std::size_t i = 0; i < r.kernels.size(); ++i) json += (i ? "," : "") + json_string(r.kernels[i]);
-  json += "]";
-  field("controls_source", r.controls_source);
-  field("controls", r.controls);
-  json += std::string(",\"controls_applied\":") + (r.controls_applied ? "true" : "false");
-  field("controls_error", r.controls_error);
-  json += ",\"warnings\":" + string_array(r.warnings);
-  json += ",\"exit_status\":" + std::to_string(r.exit_status) + ",\"seconds\":" + number(r.seconds) + "}\n";
-  write_trace_file(join_path(dir, "units"), json);
+  Json j;
+  j["format"] = "ciq-trace/1";
+  j["kind"] = "unit";
+  j["unit"] = r.unit;
+  j["source_path"] = r.source_path;
+  j["target"] = r.target;
+  j["key"] = r.key;
+  j["nvcc_version"] = r.nvcc_version;
+  j["output"] = r.output;
+  j["kernels"] = r.kernels;
+  j["controls_source"] = r.controls_source;
+  j["controls"] = r.controls;
+  j["controls_applied"] = r.controls_applied;
+  j["controls_error"] = r.controls_error;
+  j["warnings"] = r.warnings;
+  j["exit_status"] = r.exit_status;
+  j["seconds"] = milli_rounded(r.seconds);
+  write_trace_file(join_path(dir, "units"), record_line(j));
 }
 
 /// `json` as a new file `path`, complete when it appears (a private

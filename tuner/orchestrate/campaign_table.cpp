@@ -1,7 +1,10 @@
 #include "tuner/orchestrate/campaign_table.h"
 
 #include "utils/json.h"
+#include "utils/json_number.h"
 #include "utils/text.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -20,10 +23,11 @@ const char* state_name(KernelState s) {
   return "pending";
 }
 
-// A number in campaign.json: null when not finite.
-std::string number_json(double v) {
-  if (!std::isfinite(v)) return "null";
-  return format_number(v);
+// A number in campaign.json: 6 significant digits; null when not finite
+// (a reader's "unknown": the report shows "-").
+nlohmann::ordered_json number_json(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return rounded_number(v);
 }
 
 /// The relative change of the kernel's objective (best vs baseline).
@@ -65,21 +69,36 @@ std::string percent_text(double v, const char* format) {
 std::string change_text(const KernelResult& r) { return percent_text(change(r), "%+.1f %%"); }
 
 std::string to_json(const std::vector<KernelResult>& results) {
-  std::string j = "{\"format\":\"ciq-campaign/1\",\"kernels\":[";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const KernelResult& r = results[i];
-    j += std::string(i ? "," : "") + "{\"kernel\":" + json_string(r.kernel) + ",\"run_dir\":" + json_string(r.run_dir) +
-         ",\"state\":" + json_string(state_name(r.state)) + ",\"verdict\":" + json_string(r.verdict) +
-         ",\"objective\":" + json_string(r.objective) + ",\"share\":" + number_json(r.share) +
-         ",\"program_change\":" + number_json(program_change(r)) + ",\"baseline\":" + number_json(r.baseline) +
-         ",\"best\":" + number_json(r.best) + ",\"shipped\":" + (r.shipped ? "true" : "false") +
-         ",\"controls\":" + json_string(r.controls) + ",\"evaluations\":" + std::to_string(r.evaluations) +
-         ",\"invalid\":" + std::to_string(r.invalid) + ",\"error\":" + json_string(r.error) +
-         ",\"tuned_by\":" + json_string(r.replay_dir.empty() ? "program" : "replay") + ",\"replay_dir\":" + json_string(r.replay_dir) +
-         ",\"replay_change\":" + number_json(r.replay_change) + ",\"replay_note\":" + json_string(r.replay_note) + ",\"refused\":" + json_string(r.refused) +
-         ",\"seconds\":" + number_json(r.seconds) + ",\"replay_seconds\":" + number_json(r.replay_seconds) + "}";
+  nlohmann::ordered_json j;
+  j["format"] = "ciq-campaign/1";
+  j["kernels"] = nlohmann::ordered_json::array();
+  for (const KernelResult& r : results) {
+    nlohmann::ordered_json k;
+    k["kernel"] = r.kernel;
+    k["run_dir"] = r.run_dir;
+    k["state"] = state_name(r.state);
+    k["verdict"] = r.verdict;
+    k["objective"] = r.objective;
+    k["share"] = number_json(r.share);
+    k["program_change"] = number_json(program_change(r));
+    k["baseline"] = number_json(r.baseline);
+    k["best"] = number_json(r.best);
+    k["shipped"] = r.shipped;
+    k["controls"] = r.controls;
+    k["evaluations"] = r.evaluations;
+    k["invalid"] = r.invalid;
+    k["error"] = r.error;
+    k["tuned_by"] = r.replay_dir.empty() ? "program" : "replay";
+    k["replay_dir"] = r.replay_dir;
+    k["replay_change"] = number_json(r.replay_change);
+    k["replay_note"] = r.replay_note;
+    k["refused"] = r.refused;
+    k["seconds"] = number_json(r.seconds);
+    k["replay_seconds"] = number_json(r.replay_seconds);
+    j["kernels"].push_back(std::move(k));
   }
-  return j + "]}\n";
+  // Kernel names and errors may hold bytes that are not UTF-8: U+FFFD, as json_escape() wrote them.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void print_table(const std::vector<KernelResult>& results) {

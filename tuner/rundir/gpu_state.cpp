@@ -1,10 +1,10 @@
 #include "tuner/rundir/gpu_state.h"
 
+#include "utils/json_number.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 namespace ciq::tuner {
 
@@ -17,17 +17,12 @@ constexpr struct {
                     {0x8, "hw-slowdown"},       {0x10, "sync-boost"},         {0x20, "sw-thermal-slowdown"},
                     {0x40, "hw-thermal-slowdown"}, {0x80, "hw-power-brake"},  {0x100, "display-clocks"}};
 
-// `v` to 6 significant digits (as %.6g wrote it before this file wrote
-// JSON with nlohmann), whole numbers as integers; NaN and the infinities as
-// the strings "nan", "inf", "-inf" (JSON has no such numbers).
+// `v` to 6 significant digits (utils/json_number.h); NaN and the
+// infinities as the strings "nan", "inf", "-inf" (JSON has no such numbers).
 nlohmann::ordered_json number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char text[40];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  double rounded = std::strtod(text, nullptr);
-  if (rounded == std::trunc(rounded) && std::fabs(rounded) < 9007199254740992.0) return std::int64_t(rounded); // 2^53
-  return rounded;
+  return rounded_number(v);
 }
 
 // A number as number() wrote it; `fallback` for anything else.
