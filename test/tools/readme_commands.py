@@ -345,15 +345,21 @@ def main():
             report("FAIL", "missing from the README's Environment table:", name)
 
     # The sentence above the table names the variables libciq-inject.so
-    # reads: the rows marked libciq-inject, and the names tuner/inject reads.
+    # reads: the rows marked libciq-inject, and the names tuner/inject reads
+    # (as env_name(Env::x) or env(Env::x): utils/env_table.cpp's table gives
+    # each Env::x its name; a name spelled out in quotes counts too).
     sentence = re.search(r"The rows marked\s+libciq-inject \(([^)]*)\)", text)
     named = set(re.findall(r"`(CIQ_[A-Z_]+)`", sentence.group(1))) if sentence else set()
     marked = set(re.findall(r"^\| `(CIQ_[A-Z_]+)[^|]*\| libciq-inject\b", text, flags=re.M))
+    with open(os.path.join(args.source, "utils", "env_table.cpp"), errors="replace") as table:
+        env_names = dict(re.findall(r'\{Env::(\w+), "(CIQ_[A-Z_]+)"', table.read()))
     read = set()
     for root, _, files in os.walk(os.path.join(args.source, "tuner", "inject")):
         for f in files:
             with open(os.path.join(root, f), errors="replace") as source:
-                read |= set(re.findall(r'"(CIQ_[A-Z_]+)"', source.read()))
+                code = source.read()
+                read |= set(re.findall(r'"(CIQ_[A-Z_]+)"', code))
+                read |= {env_names[e] for e in re.findall(r"\bEnv::(\w+)", code) if e in env_names}
     for name in sorted(named | marked | read):
         if name in named and name in marked and name in read:
             report("OPTS", "ok (read by libciq-inject)", name)
