@@ -231,26 +231,31 @@ class BenchServerTest(unittest.TestCase):
                     self.assertEqual(once.returncode, 2)
                     self.assertIn(f"ciq.relay: error: the answer's status line is '{line}'", once.stderr)
 
-    def test_output_after_an_answer_fails_the_relay(self):
-        # The second outside attack (issue 46): in stream mode a line the
-        # server wrote after its status line became the start of the next
-        # request's answer; the C++ tuner calls it garbled ("wrote more
-        # after its answer"), and so must the relay.
-        path = os.path.join(self.dir.name, "extra.sock")
+    def serve_raw(self, name, answers):
+        """A server on a socket that answers each request with the next
+        bytes of `answers` (a callable gets the socket and sends itself)."""
+        path = os.path.join(self.dir.name, name)
         listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listening.bind(path)
         listening.listen(1)
         self.addCleanup(listening.close)
 
-        def answer():
+        def serve():
             conn, _ = listening.accept()
             with conn, conn.makefile("rb") as requests:
-                while requests.readline() not in (b"\n", b""):
-                    pass
-                conn.sendall(b"time_ms: 5\nciq-status: 1 0\ntime_ms: 0.001\n")
-                requests.readline()
-        threading.Thread(target=answer, daemon=True).start()
-        env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+                for answer in answers:
+                    while requests.readline() not in (b"\n", b""):
+                        pass
+                    answer(conn) if callable(answer) else conn.sendall(answer)
+        threading.Thread(target=serve, daemon=True).start()
+        return path, dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+
+    def test_output_after_an_answer_fails_the_relay(self):
+        # The second outside attack (issue 46): in stream mode a line the
+        # server wrote after its status line became the start of the next
+        # request's answer; the C++ tuner calls it garbled ("wrote more
+        # after its answer"), and so must the relay.
+        path, env = self.serve_raw("extra.sock", [b"time_ms: 5\nciq-status: 1 0\ntime_ms: 0.001\n", b""])
         stream = protocol.encode_request(["bench"], 1) + protocol.encode_request(["bench"], 2)
         run = subprocess.run([sys.executable, "-m", "ciq.relay", path], input=stream, capture_output=True, text=True,
                              env=env, timeout=60)
@@ -261,24 +266,11 @@ class BenchServerTest(unittest.TestCase):
     def test_output_a_little_after_an_answer_fails_the_relay(self):
         # The third outside attack: a line written 3 ms after the status
         # line came after the relay looked, and joined the next answer.
-        path = os.path.join(self.dir.name, "late.sock")
-        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listening.bind(path)
-        listening.listen(1)
-        self.addCleanup(listening.close)
-
-        def answer():
-            conn, _ = listening.accept()
-            with conn, conn.makefile("rb") as requests:
-                for request_id in (1, 2):
-                    while requests.readline() not in (b"\n", b""):
-                        pass
-                    conn.sendall(b"time_ms: 5\nciq-status: %d 0\n" % request_id)
-                    if request_id == 1:
-                        time.sleep(0.003)
-                        conn.sendall(b"time_ms: 0.001\n")
-        threading.Thread(target=answer, daemon=True).start()
-        env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+        def late(conn):
+            conn.sendall(b"time_ms: 5\nciq-status: 1 0\n")
+            time.sleep(0.003)
+            conn.sendall(b"time_ms: 0.001\n")
+        path, env = self.serve_raw("late.sock", [late, b"time_ms: 5\nciq-status: 2 0\n"])
         relay = subprocess.Popen([sys.executable, "-m", "ciq.relay", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, env=env)
         relay.stdin.write(protocol.encode_request(["bench"], 1).encode())
@@ -288,7 +280,6 @@ class BenchServerTest(unittest.TestCase):
         self.assertEqual(relay.returncode, 2)
         self.assertIn(b"the server wrote more after its answer to request 1", err)
         self.assertNotIn(b"ciq-status: 2", out)
-
 
 class ServeMainTest(unittest.TestCase):
     """python3 -m ciq.serve as the tuner runs it: requests on stdin, answers alone on stdout."""
