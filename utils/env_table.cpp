@@ -47,6 +47,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::cuda_library, "CIQ_CUDA_LIBRARY", "ciq-replay, and ciq-tuner's check for a usable GPU before a profile, a campaign or a kernel-time run: the CUDA driver library to load (default libcuda.so.1)"},
       {Env::gpu_model, "CIQ_GPU_MODEL", "ciq-cache stale: the GPU model entries should have been verified on, where NVML finds no GPU (a compile machine), e.g. 'NVIDIA H100 80GB HBM3'; the wrappers' CIQ_GPU_POLICY compares with it"},
       {Env::gpu_policy, "CIQ_GPU_POLICY", "any (default): apply entries verified on any GPU of the target; same: only those verified on CIQ_GPU_MODEL's model; warn: apply, log and count the others"},
+      {Env::tuner, "CIQ_TUNER", "the Python package (ciq.tune): the ciq-tuner to run (default: the one on PATH; tuner= overrides)"},
   };
   return table;
 }

@@ -24,6 +24,7 @@ enum class Env {
   replay,                                                                  // ciq-tuner run --capture
   cuda_library,                                                            // the driver ciq-replay loads (ciq-tuner: is a GPU usable)
   gpu_model, gpu_policy,                                                   // the GPU a machine without one builds for
+  tuner,                                                                   // the Python package's ciq-tuner (read by tuner/python only)
 };
 
 struct EnvVariable {

@@ -338,11 +338,16 @@ def main():
     # utils/config's table (as `ciq-cache env --json` lists them) is a row.
     listed = subprocess.run([os.path.join(args.bin, "ciq-cache"), "env", "--json"], capture_output=True, text=True)
     rows = set(re.findall(r"^\| `(CIQ_[A-Z_]+)", text, flags=re.M))
-    for name in sorted(re.findall(r'"name":"(CIQ_[A-Z_]+)"', listed.stdout)):
+    known = set(re.findall(r'"name":"(CIQ_[A-Z_]+)"', listed.stdout))
+    for name in sorted(known):
         if name in rows:
             report("OPTS", "ok (environment table)", name)
         else:
             report("FAIL", "missing from the README's Environment table:", name)
+    # ... and every row is a variable of that table (CIQ_TUNER was a row that
+    # `ciq-cache env` did not list).
+    for name in sorted(rows - known):
+        report("FAIL", "a row of the Environment table that `ciq-cache env` does not list:", name)
 
     # The sentence above the table names the variables libciq-inject.so
     # reads: the rows marked libciq-inject, and the names tuner/inject reads
