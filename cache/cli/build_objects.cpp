@@ -19,12 +19,8 @@ constexpr int k_max_depth = 12;
 constexpr std::uint64_t k_dep_file_bytes = 16 << 20;
 const std::string k_never_made = "compiled-with-other-controls";  // wrapper/deps.cpp's mark of a tuning build
 
-bool ends_with_text(const std::string& s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 bool is_ciq_stamp(const std::string& path) {
-  return path.find("/stamps/") != std::string::npos || ends_with_text(path, ".ciqpack");
+  return path.find("/stamps/") != std::string::npos || ends_with(path, ".ciqpack");
 }
 
 /// Modification time in nanoseconds; -1 when absent.
@@ -40,7 +36,7 @@ BuildObject judge(std::string path, const std::vector<std::string>& deps, std::i
   o.path = std::move(path);
   bool cuda = false;
   for (const auto& d : deps) {
-    if (ends_with_text(d, ".cu")) cuda = true;
+    if (ends_with(d, ".cu")) cuda = true;
     if (is_ciq_stamp(d)) o.stamps.push_back(d);
   }
   if (!cuda) o.path.clear();  // not a CUDA object: the caller drops it
@@ -142,7 +138,7 @@ void walk(const std::string& dir, int depth, std::vector<std::string>& found) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) walk(path, depth + 1, found);
-    else if (S_ISREG(st.st_mode) && ends_with_text(name, ".d") && found.size() < k_max_dep_files) found.push_back(path);
+    else if (S_ISREG(st.st_mode) && ends_with(name, ".d") && found.size() < k_max_dep_files) found.push_back(path);
   }
 }
 
