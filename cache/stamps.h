@@ -33,6 +33,11 @@
 
 namespace ciq::cache {
 
+/// The name, under <cache dir>/stamps/, of the dependency a unit compiled
+/// by a tuning build names: it never exists, so the next build compiles
+/// the unit again (wrapper/deps.h); `ciq-cache doctor` reads it as such.
+inline constexpr std::string_view k_tuning_build_stamp = "compiled-with-other-controls";
+
 /// <cache dir>/stamps/<32 hex digits>.
 std::string stamp_path(const std::string& cache_dir, const Hash128& key);
 

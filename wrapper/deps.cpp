@@ -131,7 +131,7 @@ bool unchanged(const std::vector<Listed>& listed) {
 }
 
 /// A dependency that never exists: the unit is compiled again by the next build.
-std::string never_made() { return join_path(join_path(cache_directory(), "stamps"), "compiled-with-other-controls"); }
+std::string never_made() { return join_path(join_path(cache_directory(), "stamps"), cache::k_tuning_build_stamp); }
 
 } // namespace
 

@@ -4,6 +4,8 @@
 // argv, never a shell); make leaves the .d files where nvcc wrote them.
 #include "cache/cli/build_objects.h"
 
+#include "cache/stamps.h"
+
 #include "utils/files.h"
 #include "utils/process.h"
 #include "utils/text.h"
@@ -17,7 +19,6 @@ namespace {
 constexpr std::size_t k_max_dep_files = 20000;
 constexpr int k_max_depth = 12;
 constexpr std::uint64_t k_dep_file_bytes = 16 << 20;
-const std::string k_never_made = "compiled-with-other-controls";  // wrapper/deps.cpp's mark of a tuning build
 
 bool is_ciq_stamp(const std::string& path) {
   return path.find("/stamps/") != std::string::npos || ends_with(path, ".ciqpack");
@@ -44,7 +45,7 @@ BuildObject judge(std::string path, const std::vector<std::string>& deps, std::i
   o.state = BuildObject::State::current;
   for (const auto& s : o.stamps) {
     std::int64_t t = mtime_ns(s);
-    if (base_name(s) == k_never_made) o.why = "compiled by a tuning build, with a candidate's controls";
+    if (base_name(s) == cache::k_tuning_build_stamp) o.why = "compiled by a tuning build, with a candidate's controls";
     else if (t < 0) o.why = "its stamp " + s + " is gone (the cache was cleared or moved)";
     else if (made_ns >= 0 && t > made_ns) o.why = "an entry it looked up changed after it was compiled (" + base_name(s) + ")";
     else continue;
