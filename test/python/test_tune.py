@@ -2,12 +2,14 @@
 (The end-to-end run through the real ciq-tuner is test/lit/python-tune.test.)"""
 import os
 import shlex
+import shutil
 import tempfile
 import unittest
 from unittest import mock
 
 import ciq
-from ciq.tune import find_tuner, read_rows, split_candidate, tuner_arguments
+from ciq.server import BenchServer, SocketListener
+from ciq.tune import find_tuner, read_rows, socket_folder, split_candidate, tuner_arguments
 
 
 class TuneArgumentsTest(unittest.TestCase):
@@ -61,6 +63,26 @@ class TuneArgumentsTest(unittest.TestCase):
         self.assertIn("--no-ship", args)
         for flag, value in (("--out", "/r"), ("--cache-dir", "/c"), ("--kernels", "*mm*"), ("--space=ptxas-13", None)):
             self.assertTrue(flag in args if value is None else args[args.index(flag) + 1] == value)
+
+    def test_the_servers_socket_binds_under_a_deep_tmpdir(self):
+        # CI's checkout gives each test a TMPDIR near 70 bytes deep; a user's may be deeper.
+        with tempfile.TemporaryDirectory() as d:
+            deep = os.path.join(d, "t" * 120)
+            os.mkdir(deep)
+            with mock.patch.object(tempfile, "tempdir", deep):
+                folder = socket_folder()
+            try:
+                self.assertEqual(os.stat(folder).st_mode & 0o777, 0o700)
+                path = os.path.join(folder, "server.sock")
+                listener = SocketListener(BenchServer(lambda c: 1.0), path)
+                listener.sock.close()
+                self.assertTrue(os.path.exists(path))
+            finally:
+                shutil.rmtree(folder)
+            with mock.patch.object(tempfile, "tempdir", d):
+                folder = socket_folder()
+            self.assertEqual(os.path.dirname(folder), d)  # $TMPDIR when it fits
+            os.rmdir(folder)
 
     def test_finding_the_tuner(self):
         with mock.patch.dict(os.environ, {"CIQ_TUNER": "/opt/ciq/bin/ciq-tuner"}):

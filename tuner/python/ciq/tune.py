@@ -238,6 +238,20 @@ class _Tail:
         pass
 
 
+# A Unix socket's address holds 107 bytes of path (Linux's sun_path).
+SOCKET_PATH_MAX = 107
+
+
+def socket_folder():
+    """A fresh private folder (0700) for the server's socket: in $TMPDIR, or in
+    /tmp when $TMPDIR is too deep for the socket's path to fit an address."""
+    folder = tempfile.mkdtemp(prefix="ciq-tune-")
+    if len(os.fsencode(os.path.join(folder, "server.sock"))) <= SOCKET_PATH_MAX:
+        return folder
+    os.rmdir(folder)
+    return tempfile.mkdtemp(prefix="ciq-tune-", dir="/tmp")
+
+
 def tune(objective: Callable[..., object], space: str = "none", params: Optional[Mapping[str, object]] = None,
          budget: int = 32, directions: Union[str, Sequence[str], None] = None, check: Optional[Callable[..., object]] = None,
          compile: Optional[Callable[..., object]] = None, caches: Sequence[object] = (), out: Optional[str] = None,
@@ -261,7 +275,7 @@ def tune(objective: Callable[..., object], space: str = "none", params: Optional
     program = find_tuner(tuner)
     if isinstance(directions, str):
         directions = [directions]
-    workdir = tempfile.mkdtemp(prefix="ciq-tune-")
+    workdir = socket_folder()
     socket_path = os.path.join(workdir, "server.sock")
     log = _Tail() if quiet else None
     server = BenchServer(objective, check, compile, caches, values=len(directions or ["min"]), log=log)
