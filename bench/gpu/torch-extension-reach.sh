@@ -50,7 +50,7 @@ run() {
   if [ -d "$d/trace" ]; then
     n=$(ls "$d/trace"/*.json 2>/dev/null | wc -l)
     r=$($py -c "import json,glob,sys
-rs=[k.get('resources',{}).get('registers') for f in glob.glob(sys.argv[1]+'/*.json') for k in json.load(open(f)).get('kernels',[]) if 'heavy' in k.get('name','')]
+rs=[k.get('registers') for f in glob.glob(sys.argv[1]+'/*.json') for k in json.load(open(f)).get('kernels',[]) if 'heavy' in k.get('name','')]
 print(','.join(str(x) for x in rs if x is not None) or '-')" "$d/trace")
   fi
   compiled[$step]=$n

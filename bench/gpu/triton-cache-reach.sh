@@ -12,7 +12,9 @@
 # TRITON_ALWAYS_COMPILE; every run a new process (bench/gpu/triton_cache_reach.py):
 #   1 first run (compiles; CIQ_TRACE_PTX keeps each module's PTX)
 #   2 again (the caches answer: nothing compiles)
-#     ciq-cache put: maxrregcount=N for every module run 1 compiled
+#     ciq-cache put: KERNEL:maxnreg=N for every kernel run 1 compiled (the
+#     PTX directive: Triton declares .maxntid on every kernel, and ptxas
+#     ignores --maxrregcount for such a kernel: 32 registers either way)
 #   3 after the put: must compile, with the entry applied
 #   4 again: nothing compiles, the tuned kernel is kept
 #     ciq-cache rm of every entry
@@ -30,8 +32,8 @@
 # triton and compile-tag arms; 1 when either did not; 2 when inconclusive
 # (the caches did not answer run 2, so reaching proves nothing, or a run
 # failed). The compile-notag arm never fails the script: it is the control.
-# Settings: KNOB=N (maxrregcount; default: half run 1's registers, at
-# least 16), ROWS/COLS (default 65536 x 1024), PYTHON (default python3).
+# Settings: KNOB=N (maxnreg; default: half run 1's registers, at
+# least 24, ptxas' floor), ROWS/COLS (default 65536 x 1024), PYTHON (default python3).
 source "$(dirname "$0")/common.sh"
 shift 2
 py=${PYTHON:-python3}
@@ -95,14 +97,15 @@ def load(path, default):
         return default
 
 cmd = sys.argv[1]
-if cmd == "plan":                      # the puts for run 1's modules: ptx, target, flags, registers
+if cmd == "plan":                      # the puts for run 1's kernels: ptx, target, flags, kernel, registers
     d = sys.argv[2]
     for r in records(d):
         if not r.get("ptx_copy"):
             continue
-        regs = min((k.get("registers", 0) for k in r.get("kernels", [])), default=0)
         flags = " ".join("--" + f for f in r.get("flags", "").split()) or "-"  # tab-separated: never empty
-        print("\t".join([os.path.join(d, "trace", r["ptx_copy"]), r["target"], flags, str(regs)]))
+        for k in r.get("kernels", []):
+            print("\t".join([os.path.join(d, "trace", r["ptx_copy"]), r["target"], flags, k["name"],
+                             str(k.get("registers", 0))]))
     sys.exit(0)
 
 # report DIR ARM...
@@ -149,6 +152,10 @@ for arm in arms:
     t1, t3, t5 = (s[n]["time_ms"] for n in (1, 3, 5))
     if t1 and t3 and t5:
         verdict += f"; time after put {t3 / t1:.3f}x run 1, after rm {t5 / t1:.3f}x"
+    if put_reached:
+        verdict += "; registers " + ("/".join(map(str, base_regs)) or "-") + " -> " + \
+            ("/".join(map(str, s[3]["regs"])) or "-") + (" (code changed)" if s[3]["regs"] != base_regs else
+                                                          " (the entry left the registers as they were)")
     if not kept:
         verdict += "; run 4 compiled again (the tuned kernel was not kept)"
     verdicts[arm] = (verdict, code)
@@ -183,11 +190,11 @@ for arm in $arms; do
   run "$arm" 1
   run "$arm" 2
   helper plan "$dir/$arm/step-1" >"$dir/$arm/plan.tsv"
-  while IFS=$'\t' read -r ptx target flags regs; do
+  while IFS=$'\t' read -r ptx target flags kernel regs; do
     [ "$flags" = - ] && flags=""
-    knob=${KNOB:-$(( regs / 2 > 16 ? regs / 2 : 16 ))}
-    echo "put $target maxrregcount=$knob (run 1: $regs registers) flags='$flags' $(basename "$ptx")" | tee -a "$dir/log.txt"
-    ciq-cache put --ptx "$ptx" --arch "$target" ${flags:+--flags "$flags"} --set "maxrregcount=$knob" --json \
+    knob=${KNOB:-$(( regs / 2 > 24 ? regs / 2 : 24 ))}
+    echo "put $target $kernel:maxnreg=$knob (run 1: $regs registers) flags='$flags' $(basename "$ptx")" | tee -a "$dir/log.txt"
+    ciq-cache put --ptx "$ptx" --arch "$target" ${flags:+--flags "$flags"} --set "$kernel:maxnreg=$knob" --json \
       >>"$dir/$arm/put.jsonl" 2>>"$dir/log.txt"
   done <"$dir/$arm/plan.tsv"
   [ -s "$dir/$arm/plan.tsv" ] || echo "run 1 of $arm left no PTX in its trace: nothing to put" | tee -a "$dir/log.txt"
