@@ -1,6 +1,7 @@
 // Build-dependency stamps (stamps.h).
 #include "cache/stamps.h"
 
+#include "cache/generation.h"
 #include "cache/record.h"
 #include "cache/tuned_on.h"
 #include "spaces/control_set.h"
@@ -8,6 +9,7 @@
 #include "utils/safe_open.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ciq::cache {
@@ -26,12 +28,30 @@ std::optional<std::string> read_stamp(const std::string& path) {
   return std::move(*text);
 }
 
-bool write_stamp(const std::string& path, const std::string& text) {
-  if (auto w = write_file_atomic(path, text); !w) {
+bool write_stamp(const std::string& path, const std::string& text,
+                 std::optional<struct timespec> mtime = std::nullopt) {
+  if (auto w = write_file_atomic(path, text, 0644, mtime); !w) {
     spdlog::debug("cannot write the stamp {}: {}", path, w.error().message);
     return false;
   }
   return true;
+}
+
+/// The modification time of a stamp made by a lookup (the key's first):
+/// when the cache last changed (its generation file's mtime), or long ago
+/// for a cache that never held a store. Not the moment it is made: that is
+/// during the compile, and ninja 1.12 and later rebuild, on the next run,
+/// an object whose inputs changed after its command started, so every
+/// first build would compile its CUDA once more (measured on an H100 with
+/// torch's load_inline and pip's ninja: the run after the first compiled
+/// again, and no run after that). The state a new stamp describes is the
+/// cache as it has stood since its last write; if an entry changed while
+/// its stamp was absent, that write is newer than any object built before,
+/// which then rebuilds, as it must.
+std::optional<struct timespec> first_stamp_time(const std::string& cache_dir) {
+  struct stat st;
+  if (::stat(generation_path(cache_dir).c_str(), &st) == 0) return st.st_mtim;
+  return timespec{86400, 0};  // 1970-01-02: older than any object; ninja reads mtime 0 as "missing"
 }
 
 } // namespace
@@ -72,7 +92,7 @@ std::optional<std::string> stamp_for_lookup(const std::string& cache_dir, const 
       spdlog::debug("no build stamps: {}", made.error().message);
       return std::nullopt;
     }
-  return write_stamp(path, text) ? std::optional<std::string>(path) : std::nullopt;
+  return write_stamp(path, text, first_stamp_time(cache_dir)) ? std::optional<std::string>(path) : std::nullopt;
 }
 
 void refresh_stamps(const Store& store, const std::vector<std::string>& raw_keys) {

@@ -45,7 +45,8 @@ std::string stamp_path(const std::string& cache_dir, const Hash128& key);
 /// (std::nullopt: none, or quarantined).
 std::string stamp_text(const std::optional<std::string>& record);
 
-/// Makes the stamp of `key` hold `text` when it is absent; an existing
+/// Makes the stamp of `key` hold `text` when it is absent (dated when the
+/// cache last changed, not now: see first_stamp_time in stamps.cpp); an existing
 /// stamp is left alone when it holds `text`, and otherwise rewritten with
 /// `current` (what the store holds now: the stamp lagged behind a write
 /// that could not refresh it). Returns the stamp's path, or std::nullopt

@@ -38,11 +38,14 @@ Result<void> append_file(const std::string& path, std::string_view data, bool sy
   return {};
 }
 
-Result<void> write_file_atomic(const std::string& path, std::string_view content, mode_t mode) {
+Result<void> write_file_atomic(const std::string& path, std::string_view content, mode_t mode,
+                               std::optional<struct timespec> mtime) {
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());  // 0600 until the content is in
   if (fd < 0) return io_error("cannot create a temporary file next to", path);
-  if (!write_all(fd, content) || ::fsync(fd) != 0 || ::fchmod(fd, mode) != 0) {
+  struct timespec times[2] = {{0, UTIME_OMIT}, mtime.value_or(timespec{0, UTIME_NOW})};
+  if (!write_all(fd, content) || (mtime && ::futimens(fd, times) != 0) || ::fsync(fd) != 0 ||
+      ::fchmod(fd, mode) != 0) {
     Error e = io_error("cannot write", tmp);
     ::close(fd);
     ::unlink(tmp.c_str());

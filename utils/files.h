@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <sys/types.h>
+#include <time.h>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,8 +35,10 @@ Result<std::string> read_input(const std::string& path, const InputRules& rules)
 
 /// Replaces `path` with `content` atomically (same directory temp + rename),
 /// the new file having `mode` from its first byte (a 0600 file is never
-/// readable by others, not even for a moment).
-Result<void> write_file_atomic(const std::string& path, std::string_view content, mode_t mode = 0644);
+/// readable by others, not even for a moment) and, when given, `mtime` as
+/// its modification time before it takes the name.
+Result<void> write_file_atomic(const std::string& path, std::string_view content, mode_t mode = 0644,
+                               std::optional<struct timespec> mtime = std::nullopt);
 
 /// Appends `data` to `path` (created if missing; an existing one must be the
 /// user's own regular file, never reached through a link: open_own_file), in
