@@ -144,9 +144,10 @@ Result<void> set_knob_key(Knob& knob, const KeyValue& kv) {
   } else if (kv.key == "floor") {
     knob.floor = parse_canonical_integer(kv.value);
     if (!knob.floor) return bad("floor must be an integer");
-  } else if (kv.key == "needs") {
+  } else if (kv.key == "needs" || kv.key == "overridden_by") {
+    auto& names = kv.key == "needs" ? knob.needs : knob.overridden_by;
     for (auto v : split(kv.value, ','))
-      if (!trim(v).empty()) knob.needs.emplace_back(trim(v));
+      if (!trim(v).empty()) names.emplace_back(trim(v));
   } else if (kv.key == "unit") {
     if (kv.value != "blocks-per-sm") return bad("unit must be blocks-per-sm");
     knob.blocks_per_sm = true;
@@ -181,6 +182,9 @@ Result<void> check_space(const Space& space, std::string_view origin) {
     for (const auto& n : k.needs)
       if (n != "maxntid" && n != "reqntid")
         return bad(at + "needs '" + n + "': only maxntid and reqntid (the PTX's block size) can be needed");
+    for (const auto& n : k.overridden_by)
+      if (n != "maxntid" && n != "reqntid")
+        return bad(at + "overridden_by '" + n + "': only maxntid and reqntid (the PTX's block size) can be named");
   }
   for (const auto& c : space.conflicts) {
     std::string at = std::string(origin) + ": conflict '" + c.name + "': ";

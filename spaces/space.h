@@ -38,6 +38,7 @@ struct Knob {
   // What the PTX and the target decide (see the header of ptxas-13.space):
   std::optional<long long> floor;   // values below it are raised to it by the compiler (with a warning)
   std::vector<std::string> needs;   // acts only where the PTX declares (or the set sets) one of these directives
+  std::vector<std::string> overridden_by; // ptxas puts its own value where the PTX declares one of these
   bool blocks_per_sm = false;       // `unit = blocks-per-sm`: ignored where that many blocks do not fit on an SM
 
   /// Every value of the domain, in order (integer ranges expanded by step).

@@ -446,6 +446,7 @@ safety = exact
 render = --maxrregcount={}
 range = 16..255
 floor = 24
+overridden_by = maxntid, reqntid
 safety = exact
 
 [option.minnctapersm]
@@ -555,6 +556,29 @@ TEST(SpaceBuilder, offers_only_what_the_ptx_lets_ptxas_honour) {
   SearchSpace none;
   add_compiler_knobs(none, ptxas_like(), request, two_kernel_trace(false));
   EXPECT_EQ(none.find(DimensionKind::option, "minnctapersm"), none.dimensions.size());
+}
+
+// ptxas replaces -maxrregcount by a limit of its own for a kernel that
+// declares its block size ("Overriding global maxrregcount 24 with
+// entry-specific value 32 computed using thread count"): where every kernel
+// does (a Triton module), the option is not searched, and said so; where
+// one kernel declares none, it still acts there and is searched.
+TEST(SpaceBuilder, leaves_out_an_option_ptxas_overrides_for_every_kernel) {
+  SpaceRequest request;
+  TracedModule bounded_only;
+  bounded_only.target = "sm_90a";
+  bounded_only.kernels.push_back(traced("bounded", 40, 256));
+  SearchSpace s;
+  add_compiler_knobs(s, ptxas_like(), request, {bounded_only});
+  EXPECT_EQ(s.find(DimensionKind::option, "maxrregcount"), s.dimensions.size());
+  EXPECT_EQ(s.overridden_left_out, (std::vector<std::string>{"maxrregcount"}));
+  EXPECT_TRUE(s.left_out.empty());  // not the "a block size is needed" kind
+  EXPECT_NE(s.find(DimensionKind::directive, "maxnreg", "bounded"), s.dimensions.size()); // the directive acts
+
+  SearchSpace mixed;
+  add_compiler_knobs(mixed, ptxas_like(), request, two_kernel_trace());
+  EXPECT_NE(mixed.find(DimensionKind::option, "maxrregcount"), mixed.dimensions.size());
+  EXPECT_TRUE(mixed.overridden_left_out.empty());
 }
 
 TEST(SpaceBuilder, no_candidate_ptxas_refuses_or_ignores_is_ever_proposed) {

@@ -80,6 +80,13 @@ Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModu
     std::fprintf(stderr, "ciq-tuner: not searching %s: a block size is needed (.maxntid/.reqntid in the PTX) and "
                          "nothing gives one, so ptxas would ignore it\n", printable(names).c_str());
   }
+  if (!space->overridden_left_out.empty()) {
+    std::string names;
+    for (const auto& l : space->overridden_left_out) names += (names.empty() ? "" : ", ") + l;
+    std::fprintf(stderr, "ciq-tuner: not searching %s: every targeted kernel declares its block size (.maxntid/"
+                         ".reqntid), for which ptxas sets its own value and ignores the option\n",
+                 printable(names).c_str());
+  }
   std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
                space->dimensions.size(), space->size(), o.search.budget);
 

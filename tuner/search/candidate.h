@@ -58,6 +58,9 @@ struct SearchSpace {
   std::vector<Dimension> dimensions;
   std::vector<Exclusion> exclusions;
   std::vector<std::string> left_out; // knobs the PTX lets ptxas ignore, not searched: "LABEL" (for the log)
+  // Knobs ptxas replaces by its own value for kernels that declare a block
+  // size, when every targeted kernel does (space file's `overridden_by`).
+  std::vector<std::string> overridden_left_out;
   // `run --separately`: knobs not searched because they would act on
   // several targeted kernels at once: "LABEL" (for the log)
   std::vector<std::string> shared_left_out;

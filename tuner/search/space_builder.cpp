@@ -110,6 +110,14 @@ bool needs_met_by_ptx(const std::string& kernel, const PtxFacts& facts) {
   return facts.any_declared();
 }
 
+// Whether the PTX declares a block size for `kernel` (a directive) or for
+// every kernel of the modules (an option, kernel ""): where a knob is
+// `overridden_by` it, ptxas puts its own value and ignores the knob.
+bool overridden_everywhere(const std::string& kernel, const PtxFacts& facts) {
+  if (!kernel.empty()) return needs_met_by_ptx(kernel, facts);
+  return !facts.block_threads.empty() && !facts.any_undeclared();
+}
+
 // The dimensions of `space` at the level of `d` (and for its kernel) that
 // set a directive `d`'s knob needs.
 std::vector<std::size_t> providers(const SearchSpace& space, const Dimension& d, const spaces::Knob& knob) {
@@ -133,6 +141,11 @@ void add_ptx_exclusions(SearchSpace& space, const std::vector<const spaces::Knob
   std::vector<bool> unusable(space.dimensions.size(), false);
   for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
     const spaces::Knob* knob = knob_of[i];
+    if (knob && !knob->overridden_by.empty() && overridden_everywhere(space.dimensions[i].kernel, facts)) {
+      unusable[i] = true;
+      space.overridden_left_out.push_back(space.dimensions[i].label());
+      continue;
+    }
     if (!knob || knob->needs.empty()) continue;
     const auto& d = space.dimensions[i];
     auto from = providers(space, d, *knob);
@@ -168,8 +181,10 @@ void add_ptx_exclusions(SearchSpace& space, const std::vector<const spaces::Knob
   std::vector<std::size_t> index(space.dimensions.size());
   for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
     index[i] = kept.size();
-    if (unusable[i]) space.left_out.push_back(space.dimensions[i].label());
-    else kept.push_back(std::move(space.dimensions[i]));
+    bool overridden = std::find(space.overridden_left_out.begin(), space.overridden_left_out.end(),
+                                space.dimensions[i].label()) != space.overridden_left_out.end();
+    if (!unusable[i]) kept.push_back(std::move(space.dimensions[i]));
+    else if (!overridden) space.left_out.push_back(space.dimensions[i].label());
   }
   std::vector<Exclusion> exclusions;
   for (auto& x : space.exclusions)
