@@ -203,8 +203,27 @@ Results: <run dir>/journal.jsonl, results.csv, best.controls, summary.json.
 )";
 
 static int fail(const std::string& message, int status = 1) {
-  std::fprintf(stderr, "ciq-tuner: error: %s\n", ciq::printable_lines(message).c_str());
+  tn::fail(message);  // with `run --json`, its failed summary on stdout too
   return status;
+}
+
+// `run --json` (a campaign's, a retune's child, Python's ciq.tune): its
+// summary is its stdout's last line however it ends, a mistake found while
+// reading the command line included (summaries_on_stdout). Read from argv
+// as the parser will read it, before it does.
+static void summaries_for_json_runs(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "run") return;
+  std::vector<std::string> given(argv + 2, argv + argc);
+  bool asked = false;
+  std::string out_dir;
+  for (const auto& p : tn::parse_arguments(given, "run")) {
+    const std::string& word = given[p.first];
+    std::string value = p.count == 2 ? given[p.first + 1]
+                        : word.find('=') != std::string::npos ? word.substr(word.find('=') + 1) : "";
+    if (p.name == "json") asked = value.empty() || !(value == "false" || value == "FALSE" || value == "False" || value == "0");
+    if (p.name == "out" || p.name == "resume") out_dir = value;
+  }
+  if (asked) tn::summaries_on_stdout(out_dir);
 }
 
 // --resume DIR (or --resume=DIR): the original command line, re-parsed,
@@ -241,13 +260,12 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     // objectives (a resume that changed them would mix two searches).
     static const char* const fixed[] = {"param", "space", "objective", "metric", "direction", "kernels", "stages",
                                         "acf-candidates", "seed-controls", "seed-hint", "replay", "out", "separately"};
-    for (std::size_t k = 2; k < args.size(); ++k) {
-      if (k == value || args[k].size() < 2 || args[k][0] != '-') continue;
-      std::string name = args[k].substr(args[k].find_first_not_of('-'));
-      name = name.substr(0, name.find('='));
+    std::vector<std::string> given(args.begin() + 2, args.end());
+    for (const auto& p : tn::parse_arguments(given, args[1])) {
+      if (p.name.empty() || p.name == "resume") continue;
       for (const char* f : fixed)
-        if (name == f)
-          return ciq::make_error("usage", "--resume continues the run as it was started: --" + name +
+        if (p.name == f)
+          return ciq::make_error("usage", "--resume continues the run as it was started: --" + p.name +
                                               " would change what it searches or how candidates are scored "
                                               "(start a new run with another --out instead)");
     }
@@ -324,21 +342,10 @@ static tn::GivenOptions given_options(int argc, char** argv) {
 // A campaign's runs get its own options, less those that are the
 // campaign's: its directory, the kernel selection, --concurrent, --json.
 static std::vector<std::string> campaign_run_args(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (std::size_t i = 2; i < args.size(); ++i) {
-    std::string name = args[i].substr(0, args[i].find('='));
-    while (ciq::starts_with(name, "-")) name.erase(0, 1);
-    bool joined = args[i].find('=') != std::string::npos;
-    if (name == "from-profile") continue; // its value, if any, is joined (ValueOptional)
-    if (name == "capture-kernels" || name == "together") continue; // flags: a value, if any, is joined
-    if (name == "out" || name == "kernels" || name == "resume" || name == "concurrent" || name == "cover" || name == "check-program") {
-      if (!joined) ++i;
-      continue;
-    }
-    if (name == "json") continue;
-    out.push_back(args[i]);
-  }
-  return out;
+  std::vector<std::string> options(args.begin() + std::min<std::size_t>(2, args.size()), args.end());
+  return tn::without_options(options, "campaign",
+                             {"from-profile", "capture-kernels", "together", "out", "kernels", "resume", "concurrent", "cover",
+                              "check-program", "json"});
 }
 
 static int profile_command() {
@@ -430,7 +437,7 @@ static std::optional<int> parse(int argc, char** argv, std::vector<std::string>&
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
   if (auto parse_errors = ciq::cli::parse_command_line(int(cargv.size()), cargv.data(), overview)) {
-    ciq::cli::report_parse_errors("ciq-tuner", *parse_errors);
+    tn::print_failure_summary(ciq::cli::report_parse_errors("ciq-tuner", *parse_errors));
     return 2;
   }
   return std::nullopt;
@@ -438,6 +445,10 @@ static std::optional<int> parse(int argc, char** argv, std::vector<std::string>&
 
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
+  // Every reader of the tuner's own arguments (--resume, a campaign's and a
+  // retune's child runs) takes an option's value as the parser does.
+  tn::set_option_grammar(ciq::cli::takes_separate_value);
+  summaries_for_json_runs(argc, argv);
   // A run started by a campaign ends (cancelling its jobs, as on Ctrl-C)
   // when the campaign dies, even by SIGKILL: a resumed campaign must not
   // find a stray run still writing to the directory it resumes.

@@ -35,6 +35,18 @@ class TuneArgumentsTest(unittest.TestCase):
         with self.assertRaisesRegex(ciq.TuneError, "cannot run ciq-tuner"):
             ciq.tune(lambda c: 1, params={"x": ciq.Range(1, 2, 1)}, tuner="/nonexistent/ciq-tuner")
 
+    def test_a_run_that_fails_early_is_a_tune_error_with_its_reason(self):
+        # `run --json` puts a failed summary on stdout when it stops before
+        # its search ends (here a stand-in tuner, as ciq-tuner does).
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "ciq-tuner")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\necho 'ciq-tuner: error: no GPU' >&2\n"
+                        "echo '{\"run_dir\":\"\",\"outcome\":\"failed\",\"reason\":\"no CUDA driver here\"}'\nexit 1\n")
+            os.chmod(fake, 0o755)
+            with self.assertRaisesRegex(ciq.TuneError, "^ciq-tuner: no CUDA driver here"):
+                ciq.tune(lambda c: 1, params={"x": ciq.Range(1, 2, 1)}, tuner=fake, quiet=True)
+
     def test_space_none_needs_no_build(self):
         args = tuner_arguments("/t/s.sock", params={"x": ciq.Range(1, 3, 1), "y": [1, 2]}, budget=9, python="/py")
         self.assertEqual(args[:4], ["run", "--space=none", "--param=x=range:1:3:1", "--param=y=choice:1,2"])

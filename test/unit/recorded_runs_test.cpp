@@ -2,6 +2,7 @@
 // run is started again with, the gains entries recorded, and a run's
 // control set made whole again from its entries.
 #include "tuner/orchestrate/recorded_runs.h"
+#include "tuner/rundir/command_line.h"
 #include "utils/text.h"
 
 #include <cstdio>
@@ -82,11 +83,25 @@ TEST(RecordedRuns, a_row_s_gain_is_the_first_its_entries_recorded) {
 }
 
 
+// The options' grammar comes from the tool's parser (ciq-tuner: llvm::cl's
+// registry); here, a stand-in: these take a separate value, the rest not.
 TEST(RecordedRuns, without_options_drops_them_with_their_values) {
+  set_option_grammar([](std::string_view sub, std::string_view name) {
+    return sub == "run" && (name == "build" || name == "out" || name == "cache-dir" || name == "budget");
+  });
   std::vector<std::string> saved{"run", "--build", "make --out x", "--out", "old", "--json", "--cache-dir=/c", "-out=o2",
-                                 "--budget", "24", "--json=false", "--no-ship"};
-  EXPECT_EQ(without_options(saved, {"out", "cache-dir"}, {"json"}),
-            (std::vector<std::string>{"run", "--build", "make --out x", "--budget", "24", "--no-ship"}));
+                                 "--budget", "24", "--json=false", "--no-ship", "--build", "--out"};
+  // A value that looks like an option (the last --build's "--out") is its value.
+  EXPECT_EQ(without_options(saved, "run", {"out", "cache-dir", "json"}),
+            (std::vector<std::string>{"run", "--build", "make --out x", "--budget", "24", "--no-ship", "--build", "--out"}));
+  EXPECT_EQ(without_options(saved, "run", {"build"}).size(), saved.size() - 4);
+  auto parsed = parse_arguments({"run", "--budget", "3", "--json", "x"}, "run");
+  ASSERT_EQ(parsed.size(), 4u);
+  EXPECT_EQ(parsed[1].name, "budget");
+  EXPECT_EQ(parsed[1].count, 2u);
+  EXPECT_EQ(parsed[2].name, "json");
+  EXPECT_EQ(parsed[3].name, "");  // an operand
+  set_option_grammar(nullptr);
 }
 
 TEST(RecordedRuns, shown_argv_quotes_for_any_posix_sh) {

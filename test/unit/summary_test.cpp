@@ -135,3 +135,23 @@ TEST(Summary, per_kernel_results_round_trip) {
   EXPECT_EQ(back->to_json(), j);
   EXPECT_EQ(finished_run().to_json().find("kernels"), std::string::npos);
 }
+
+// A child run's outcome comes from its summary alone: summary.json, else
+// the last summary line it printed on stdout (a run that failed before its
+// directory was its own); never from what it wrote on stderr.
+TEST(Summary, a_childs_outcome_from_its_file_else_its_stdout) {
+  auto dir = ScratchDir::create("ciq-child");
+  ASSERT_TRUE(dir);
+  std::string printed = "a benchmark's line\n{not json\n" +
+                        RunSummary{"", std::nullopt, RunOutcome::failed, "Unknown command line argument '--x'."}.to_json() + "\n";
+  auto from_stdout = child_summary(dir->path(), printed);
+  ASSERT_TRUE(from_stdout);
+  EXPECT_EQ(from_stdout->outcome, RunOutcome::failed);
+  EXPECT_EQ(from_stdout->reason, "Unknown command line argument '--x'.");
+  EXPECT_FALSE(child_summary(dir->path(), "ciq-tuner: error: said only on stderr\n"));
+  ASSERT_TRUE(write_summary(dir->path(), finished_run()));
+  auto from_file = child_summary(dir->path(), printed);  // the file comes first
+  ASSERT_TRUE(from_file);
+  EXPECT_EQ(from_file->outcome, RunOutcome::finished);
+  EXPECT_EQ(from_file->run_dir, "/runs/a");
+}

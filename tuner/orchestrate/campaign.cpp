@@ -6,6 +6,7 @@
 #include "tuner/orchestrate/campaign_table.h"
 #include "tuner/orchestrate/program_check.h"
 #include "tuner/orchestrate/replay_fallback.h"
+#include "tuner/rundir/command_line.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
 #include "utils/config.h"
@@ -94,20 +95,8 @@ RunOptions together_run(const CampaignOptions& c, const std::vector<std::string>
 // The campaign's run options less those a replay replaces: the program's
 // build and benchmark, and what is read from them.
 std::vector<std::string> replay_run_args(const std::vector<std::string>& run_args) {
-  static const std::set<std::string> replaced{"build", "bench", "check", "bench-server", "metric", "objective", "direction", "prefer"};
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < run_args.size(); ++i) {
-    std::string name = run_args[i].substr(0, run_args[i].find('='));
-    bool joined = run_args[i].find('=') != std::string::npos;
-    while (starts_with(name, "-")) name.erase(0, 1);
-    if (name == "shell") continue;
-    if (replaced.count(name)) {
-      if (!joined) ++i;
-      continue;
-    }
-    out.push_back(run_args[i]);
-  }
-  return out;
+  return without_options(run_args, "campaign",
+                         {"build", "bench", "check", "bench-server", "metric", "objective", "direction", "prefer", "shell"});
 }
 
 // The replay run of one kernel: its captured launches timed by ciq-replay,
@@ -191,32 +180,29 @@ bool directive_fallback(const CampaignOptions& c, KernelResult& r) {
   return true;
 }
 
-// Why a run could not tune, in one line: the error its summary.json records
-// (as the run printed it: "ciq-tuner: error: " and the message's first
-// line), else (it wrote none: it died, or failed before its directory was
-// its own) the last line of its log, else how it ended.
-std::string failure_reason(const std::optional<RunSummary>& summary, const Result<RunResult>& ran, const std::string& log_file) {
+// Why a run could not tune, in one line, from its summary only (its
+// summary.json, else the one it printed on stdout: child_summary): the
+// error as the run printed it ("ciq-tuner: error: " and the message's first
+// line); else (it left none: it died, or was killed) how it ended.
+std::string failure_reason(const std::optional<RunSummary>& summary, const Result<RunResult>& ran) {
   if (summary && summary->outcome == RunOutcome::failed && !summary->reason.empty()) {
     std::string shown = printable_lines(summary->reason);
     return "ciq-tuner: error: " + shown.substr(0, shown.find('\n'));
   }
-  auto log = read_file(log_file);
-  std::string said = ran ? std::string(trim(log ? *log : "")) : ran.error().message;
-  std::string last = said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
-  if (last.empty() && ran) return "ciq-tuner run " + ran->describe();
-  return last;
+  if (!ran) return "ciq-tuner run could not start: " + ran.error().message;
+  return "ciq-tuner run " + ran->describe() + (summary ? " after a summary that says no error" : " and left no summary");
 }
 
 // What one kernel's run came to, in `r` and on stderr (under the lock).
-void record_outcome(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file, std::size_t i, std::size_t n) {
-  std::optional<RunSummary> summary = summary_of(r);
+void record_outcome(KernelResult& r, const Result<RunResult>& ran, std::size_t i, std::size_t n) {
+  std::optional<RunSummary> summary = child_summary(r.run_dir, ran ? std::string_view(ran->out) : std::string_view());
   if (ran && ran->succeeded() && take_results(r, summary)) {
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s, %.0f s)%s\n", i + 1, n, printable(r.kernel).c_str(),
                  printable(r.verdict).c_str(), change_text(r).c_str(), r.seconds, r.shipped ? ", shipped" : "");
     return;
   }
   r.state = KernelState::failed;
-  r.error = failure_reason(summary, ran, log_file);
+  r.error = failure_reason(summary, ran);
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
                printable(r.error).c_str(), printable(r.run_dir).c_str());
 }
@@ -260,9 +246,8 @@ enum class Replayed {
 };
 
 // Takes the replay run's summary into `r`. Under the campaign's lock.
-Replayed take_replay(KernelResult& r, const Result<RunResult>& ran, const std::string& log_file) {
-  auto summary = read_summary(r.replay_dir);
-  std::optional<RunSummary> said = summary ? std::move(*summary) : std::nullopt;
+Replayed take_replay(KernelResult& r, const Result<RunResult>& ran) {
+  std::optional<RunSummary> said = child_summary(r.replay_dir, ran ? std::string_view(ran->out) : std::string_view());
   if (ran && ran->succeeded() && said && said->results) {
     r.replay_change = relative_change(*said->results);
     r.replay_controls = said->results->controls;
@@ -271,7 +256,7 @@ Replayed take_replay(KernelResult& r, const Result<RunResult>& ran, const std::s
     r.seconds = r.replay_seconds;
     return Replayed::done;
   }
-  r.replay_note = "replay could not tune it (" + failure_reason(said, ran, log_file) + "): tuned by program runs";
+  r.replay_note = "replay could not tune it (" + failure_reason(said, ran) + "): tuned by program runs";
   r.replay_dir.clear();
   return Replayed::fallback;
 }
@@ -317,7 +302,7 @@ void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, 
   std::lock_guard lock(mutex);
   for (std::size_t i : group) {
     results[i].seconds = seconds_since(started);
-    record_outcome(results[i], ran, run.stderr_file, i, results.size());
+    record_outcome(results[i], ran, i, results.size());
   }
   write_summary();
 }
@@ -383,7 +368,7 @@ void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& result
     results[i].seconds = seconds_since(started);
     results[i].joint_controls.clear();
     results[i].directives_controls.clear();
-    record_outcome(results[i], ran, run.stderr_file, i, results.size());
+    record_outcome(results[i], ran, i, results.size());
   }
   write_summary();
 }
@@ -452,7 +437,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
           auto replayed = run_process(replay);
           std::lock_guard lock(mutex);
           r.replay_seconds = seconds_since(started);
-          Replayed what = take_replay(r, replayed, replay.stderr_file);
+          Replayed what = take_replay(r, replayed);
           say_replay(r, what, i, results.size());
           if (what == Replayed::done) {
             write_summary();
@@ -474,7 +459,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
         auto ran = run_process(run);
         std::lock_guard lock(mutex);
         r.seconds = seconds_since(started);
-        record_outcome(r, ran, run.stderr_file, i, results.size());
+        record_outcome(r, ran, i, results.size());
         write_summary();
         if (!confirming || !directive_fallback(c, r)) continue;
       }
@@ -500,7 +485,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       std::lock_guard lock(mutex);
       r.seconds = seconds_since(started);
       r.directives_controls.clear();
-      record_outcome(r, ran, run.stderr_file, i, results.size());
+      record_outcome(r, ran, i, results.size());
       write_summary();
     }
   };

@@ -23,8 +23,33 @@ double shown(const TuneOptions& o, const EvalRecord& r, std::size_t k) {
   return o.setup.objectives[k].maximize ? -v : v;
 }
 
+namespace {
+struct SummaryChannel {
+  bool on = false, printed = false;
+  std::string out_dir;
+};
+SummaryChannel& channel() {
+  static SummaryChannel c;
+  return c;
+}
+} // namespace
+
+void summaries_on_stdout(const std::string& out_dir) { channel() = SummaryChannel{true, false, out_dir}; }
+
+void print_summary(const RunSummary& summary) {
+  std::fflush(stderr);
+  std::printf("%s\n", summary.to_json().c_str());
+  std::fflush(stdout);
+  channel().printed = true;
+}
+
+void print_failure_summary(const std::string& message) {
+  if (channel().on && !channel().printed) print_summary(RunSummary{channel().out_dir, std::nullopt, RunOutcome::failed, message});
+}
+
 int fail(const std::string& message) {
   std::fprintf(stderr, "ciq-tuner: error: %s\n", printable_lines(message).c_str());
+  print_failure_summary(message);
   return 1;
 }
 

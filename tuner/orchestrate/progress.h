@@ -7,6 +7,7 @@
 
 #include "tuner/orchestrate/options.h"
 #include "tuner/rundir/journal.h"
+#include "tuner/rundir/summary.h"
 
 #include <chrono>
 #include <set>
@@ -26,8 +27,24 @@ std::string percent(double from, double to);
 double shown(const TuneOptions& o, const EvalRecord& r, std::size_t k);
 
 /// Prints "ciq-tuner: error: MESSAGE" (its lines kept, made printable);
-/// returns 1, the exit status of a run that could not tune.
+/// returns 1, the exit status of a run that could not tune. With
+/// summaries_on_stdout(), also its failed summary on stdout, unless the run
+/// printed its summary already.
 int fail(const std::string& message);
+
+/// `ciq-tuner run --json`: from here on every way the run ends puts its
+/// summary (RunSummary::to_json) on stdout as its last line, a failure
+/// before its directory was its own included (run_dir `out_dir`, "" when
+/// it was to be named), so whoever started it reads the outcome from the
+/// summary alone (child_summary()), never from stderr.
+void summaries_on_stdout(const std::string& out_dir);
+
+/// Prints `summary` as one line on stdout (the run's result with --json).
+void print_summary(const RunSummary& summary);
+
+/// With summaries_on_stdout(), prints the failed summary of an error said
+/// on stderr already (LLVM's parser's); does nothing otherwise.
+void print_failure_summary(const std::string& message);
 
 /// fail() for an error, whose code picks the exit status: 2 for a mistake
 /// on the command line (code "usage": an option missing, unknown, out of

@@ -141,33 +141,6 @@ Result<SavedRun> read_saved_run(const std::string& path, const std::string& run_
   return SavedRun{std::move(start->arguments), std::move(start->working_directory)};
 }
 
-std::vector<std::string> without_options(const std::vector<std::string>& arguments, const std::vector<std::string>& valued,
-                                         const std::vector<std::string>& flags) {
-  auto named = [](const std::vector<std::string>& names, const std::string& name) {
-    for (const auto& n : names)
-      if (n == name) return true;
-    return false;
-  };
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < arguments.size(); ++i) {
-    const std::string& a = arguments[i];
-    if (a.size() < 2 || a[0] != '-') {
-      out.push_back(a);
-      continue;
-    }
-    std::string name = a.substr(a.find_first_not_of('-'));
-    bool joined = name.find('=') != std::string::npos;
-    name = name.substr(0, name.find('='));
-    if (named(flags, name)) continue;
-    if (named(valued, name)) {
-      if (!joined) ++i; // its value is the next argument
-      continue;
-    }
-    out.push_back(a);
-  }
-  return out;
-}
-
 namespace {
 
 // The bytes of the UTF-8 character that starts at s[i] (1 for a byte that
@@ -338,30 +311,24 @@ RerunOutcome run_again(const std::vector<std::string>& arguments, const std::str
   run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // it ends if we die
   auto ran = run_process(run);
   ::close(dir);
-  auto summary = read_summary(run_dir);
-  if (ran && ran->succeeded() && summary && *summary && (*summary)->outcome == RunOutcome::finished && (*summary)->results) {
-    outcome.summary = std::move(**summary);
+  // Its outcome from its summary only (summary.json, else the one it
+  // printed on stdout before its directory was its own); its stderr is
+  // the log, for people.
+  std::optional<RunSummary> summary = child_summary(run_dir, ran ? std::string_view(ran->out) : std::string_view());
+  if (ran && ran->succeeded() && summary && summary->outcome == RunOutcome::finished && summary->results) {
+    outcome.summary = std::move(*summary);
     return outcome;
   }
-  if (summary && *summary && (*summary)->outcome == RunOutcome::failed && !(*summary)->reason.empty()) {
-    const std::string& said = (*summary)->reason;
-    outcome.failure = said.substr(0, said.find('\n'));
+  if (summary && summary->outcome == RunOutcome::failed && !summary->reason.empty()) {
+    outcome.failure = summary->reason.substr(0, summary->reason.find('\n'));
     return outcome;
   }
   if (!ran) {
     outcome.failure = "ciq-tuner run could not start: " + ran.error().message;
     return outcome;
   }
-  // The run's own error line, its last (what it said before it stopped);
-  // the lines after it (a hint, a benchmark's output) are in the log.
-  auto read = read_file(log);
-  std::string text = read ? *read : "";
-  const std::string prefix = "ciq-tuner: error: ";
-  for (auto line : split(text, '\n'))
-    if (starts_with(line, prefix)) outcome.failure = std::string(line.substr(prefix.size()));
-  if (outcome.failure.empty())
-    outcome.failure = "ciq-tuner run " + (ran->succeeded() ? std::string("wrote no finished summary.json") : "failed (" + ran->describe() + ")") +
-                      " and printed no error line: see its log " + log;
+  outcome.failure = "ciq-tuner run " + (ran->succeeded() ? std::string("wrote no finished summary") : ran->describe() + " and left no summary") +
+                    ": see its log " + log;
   return outcome;
 }
 

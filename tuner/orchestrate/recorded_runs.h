@@ -88,11 +88,6 @@ struct SavedRun {
 /// run than `run_id` (the entries' run; "" for entries of before run ids).
 Result<SavedRun> read_saved_run(const std::string& path, const std::string& run_id);
 
-/// `arguments` without the options named in `valued` (with their value,
-/// joined by '=' or the next argument) and `flags` (alone, or =VALUE).
-std::vector<std::string> without_options(const std::vector<std::string>& arguments, const std::vector<std::string>& valued,
-                                         const std::vector<std::string>& flags);
-
 /// An argv as one line a person can read and paste into any POSIX sh (not
 /// only bash): a word the shell would split or expand in single quotes,
 /// with '\\'' for a quote in it. What a terminal would act on instead of

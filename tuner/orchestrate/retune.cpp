@@ -418,8 +418,8 @@ int run_retune(const RetuneOptions& given) {
     // ships, to the cache read; not to a team's Redis (--publish): that is
     // for you to do once you have seen what it found (said at the end).
     std::vector<std::string> args =
-        without_options(saved.arguments, {"out", "cache-dir", "resume", "publish", "replaces-run", "discovery-from"},
-                        {"json", "no-ship"});
+        without_options(saved.arguments, "run",
+                        {"out", "cache-dir", "resume", "publish", "replaces-run", "discovery-from", "json", "no-ship"});
     args.insert(args.end(), {"--out", new_dir, "--json", "--cache-dir", o.cache_dir});
     // --drop-losers: where nothing wins now, the new run's "tuned, no gain"
     // takes the old winner's place (a campaign then does not tune it again).

@@ -6,6 +6,7 @@
 #include "tuner/orchestrate/campaign.h"
 #include "tuner/orchestrate/progress.h"
 #include "tuner/orchestrate/recorded_runs.h"
+#include "tuner/rundir/command_line.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
@@ -150,10 +151,11 @@ int run_reverify(const ReverifyOptions& given) {
       add_rows(run, Standing::not_measured, saved.error().message, "", nullptr, rows);
       continue;
     }
-    std::vector<std::string> args = without_options(saved->arguments, {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish", "discovery-from"},
-                                                    {"json", "no-ship"});
+    std::vector<std::string> args = without_options(
+        saved->arguments, "run",
+        {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish", "discovery-from", "json", "no-ship"});
     if (o.runs > 0) {
-      args = without_options(args, {"verify-runs"}, {});
+      args = without_options(args, "run", {"verify-runs"});
       args.insert(args.end(), {"--verify-runs", std::to_string(o.runs)});
     }
     // One measurement: `set` against the default, for the entries of `part`.
@@ -184,7 +186,7 @@ int run_reverify(const ReverifyOptions& given) {
     bool separately = false;
     for (const auto& a : saved->arguments) separately |= a == "--separately" || a == "--separately=true" || a == "--separately=1";
     if (separately) {
-      std::vector<std::string> one = without_options(args, {"kernels"}, {"separately"});
+      std::vector<std::string> one = without_options(args, "run", {"kernels", "separately"});
       for (const auto& e : run.selected) {
         if (e.record.kind != "kernel" || e.record.controls.empty()) continue;
         RecordedRun part = run;

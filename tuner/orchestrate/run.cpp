@@ -371,7 +371,7 @@ int conclude(const TuneOptions& o, const SearchSpace& space, const Evaluator& ev
                      " (retry with: ciq-cache push " + redact_secrets(o.publish) + ", the password in place of ***)";
   }
   auto summary_written = write_summary(o.out_dir, summary);
-  if (o.json) std::cout << summary.to_json() << std::endl;
+  if (o.json) print_summary(summary);
   else std::cout << (found.winner ? found.winner->candidate : "default") << "\n";
   if (unmeasured || !publish_error.empty()) return fail(summary.reason);
   if (!summary_written) return fail("the run finished, but its summary could not be saved: " + summary_written.error().message);

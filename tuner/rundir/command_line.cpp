@@ -32,6 +32,47 @@ std::vector<std::string> without_publish_password(const std::vector<std::string>
 
 namespace {
 
+OptionGrammar& grammar() {
+  static OptionGrammar g;
+  return g;
+}
+
+} // namespace
+
+void set_option_grammar(OptionGrammar g) { grammar() = std::move(g); }
+
+std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& arguments, std::string_view subcommand) {
+  std::vector<ParsedArgument> out;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& a = arguments[i];
+    if (a.size() < 2 || a[0] != '-') {
+      out.push_back(ParsedArgument{"", i, 1});
+      continue;
+    }
+    std::string name = a.substr(a.find_first_not_of('-'));
+    bool joined = name.find('=') != std::string::npos;
+    name = name.substr(0, name.find('='));
+    // Without a grammar (a program that never set one) an option is taken
+    // to stand alone: its value, if any, is then kept as an operand.
+    bool valued = !joined && grammar() && grammar()(subcommand, name) && i + 1 < arguments.size();
+    out.push_back(ParsedArgument{name, i, valued ? 2u : 1u});
+    if (valued) ++i;
+  }
+  return out;
+}
+
+std::vector<std::string> without_options(const std::vector<std::string>& arguments, std::string_view subcommand,
+                                         const std::vector<std::string_view>& names) {
+  std::vector<std::string> out;
+  for (const auto& p : parse_arguments(arguments, subcommand)) {
+    if (!p.name.empty() && std::find(names.begin(), names.end(), p.name) != names.end()) continue;
+    for (std::size_t k = 0; k < p.count; ++k) out.push_back(arguments[p.first + k]);
+  }
+  return out;
+}
+
+namespace {
+
 // The first line of a command-line file in the escaped format.
 constexpr std::string_view k_format_line = "# ciq-tuner command line, format 2: one argument a line, \\\\ and \\n escaped";
 

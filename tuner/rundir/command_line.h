@@ -4,6 +4,7 @@
 
 #include "utils/result.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,32 @@ namespace ciq::tuner {
 /// can read it (a file, a child's argv). A --publish so masked takes its
 /// password from CIQ_PUBLISH, or from --publish given again.
 std::vector<std::string> without_publish_password(const std::vector<std::string>& args);
+
+/// Whether option `name` (without dashes) of `ciq-tuner SUBCOMMAND` takes
+/// its value as the next argument when it is not joined by '='. The tool
+/// sets it once, from its parser's own registry (ciq-tuner: llvm::cl's, by
+/// cli::takes_separate_value), so every place that reads or filters the
+/// tuner's arguments reads them as the parser does and none keeps a list of
+/// the options that take values: a new option needs no entry anywhere.
+using OptionGrammar = std::function<bool(std::string_view subcommand, std::string_view name)>;
+void set_option_grammar(OptionGrammar grammar);
+
+/// One argument list read as the parser reads it: each option's name
+/// (without dashes) and where it and its value stand; operands (words not
+/// starting with '-', the subcommand of a saved command line) have no name.
+struct ParsedArgument {
+  std::string name;        // "" for an operand
+  std::size_t first = 0;   // the option's index in the list
+  std::size_t count = 1;   // 2 when its value is the next argument
+};
+std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& arguments, std::string_view subcommand);
+
+/// `arguments` (of `ciq-tuner SUBCOMMAND`) without the options in `names`,
+/// each with its value (joined by '=', or the next argument for an option
+/// that takes one); the rest as they were, values included, even a value
+/// that looks like an option (`--build --out`).
+std::vector<std::string> without_options(const std::vector<std::string>& arguments, std::string_view subcommand,
+                                         const std::vector<std::string_view>& names);
 
 /// Writes <dir>/command-line for --resume: the arguments as given, but
 /// without_publish_password(), and readable by its owner only (0600),

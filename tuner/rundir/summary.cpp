@@ -159,6 +159,17 @@ Result<RunSummary> RunSummary::from_json(const std::string& text) {
   return s;
 }
 
+std::optional<RunSummary> child_summary(const std::string& dir, std::string_view child_stdout) {
+  if (auto in_dir = read_summary(dir); in_dir && *in_dir) return std::move(**in_dir);
+  std::optional<RunSummary> last;
+  for (auto line : split(child_stdout, '\n')) {
+    line = trim(line);
+    if (line.empty() || line.front() != '{') continue;
+    if (auto s = RunSummary::from_json(std::string(line))) last = std::move(*s);
+  }
+  return last;
+}
+
 std::string summary_path(const std::string& dir) { return join_path(dir, "summary.json"); }
 
 Result<void> write_summary(const std::string& dir, const RunSummary& summary) {

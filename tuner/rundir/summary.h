@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ciq::tuner {
@@ -102,6 +103,13 @@ Result<void> write_summary(const std::string& dir, const RunSummary& summary);
 /// Reads <dir>/summary.json; std::nullopt when there is none. Fails when it
 /// exists but cannot be read or parsed.
 Result<std::optional<RunSummary>> read_summary(const std::string& dir);
+
+/// What a child `ciq-tuner run --json` came to, read from its summary only
+/// (never from its stderr): <dir>/summary.json, else the last line of its
+/// standard output, `child_stdout`, that is a summary (a run that fails
+/// before its directory is its own prints a failed one there, and nowhere
+/// else). std::nullopt when it left neither: it died or was killed.
+std::optional<RunSummary> child_summary(const std::string& dir, std::string_view child_stdout);
 
 /// Removes <dir>/summary.json (a failed attempt's, before the next one):
 /// what is read afterwards is the next attempt's or nothing.

@@ -50,8 +50,18 @@ std::optional<std::string> parse_command_line(int argc, const char* const* argv,
   return said;
 }
 
-void report_parse_errors(const std::string& tool, const std::string& text) {
+bool takes_separate_value(std::string_view subcommand, std::string_view name) {
+  llvm::cl::SubCommand* in = &*llvm::cl::TopLevelSubCommand;
+  for (llvm::cl::SubCommand* sub : llvm::cl::getRegisteredSubcommands())
+    if (!subcommand.empty() && sub->getName() == llvm::StringRef(subcommand.data(), subcommand.size())) in = sub;
+  const auto& options = llvm::cl::getRegisteredOptions(*in);
+  auto it = options.find(llvm::StringRef(name.data(), name.size()));
+  return it != options.end() && it->second->getValueExpectedFlag() == llvm::cl::ValueRequired;
+}
+
+std::string report_parse_errors(const std::string& tool, const std::string& text) {
   bool first = true;
+  std::string error;
   for (std::string_view line : split(text, '\n')) {
     line = trim(line);
     if (line.empty()) continue;
@@ -63,9 +73,14 @@ void report_parse_errors(const std::string& tool, const std::string& text) {
         line = line.substr(colon + 2);
     }
     std::cerr << tool << ": " << (first ? "error: " : "note: ") << line << "\n";
+    if (first) error = std::string(line);
     first = false;
   }
-  if (first) std::cerr << tool << ": error: bad command line; run '" << tool << " --help'\n";
+  if (first) {
+    error = "bad command line; run '" + tool + " --help'";
+    std::cerr << tool << ": error: " << error << "\n";
+  }
+  return error;
 }
 
 } // namespace ciq::cli

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ciq::cli {
 
@@ -17,9 +18,16 @@ namespace ciq::cli {
 /// printed by `<tool> --help` only.
 std::optional<std::string> parse_command_line(int argc, const char* const* argv, const char* overview);
 
+/// Whether option `name` (without dashes) of the registered subcommand
+/// `subcommand` ("" or an unknown name: the top level) takes its value as
+/// the next argument when not joined by '=' (llvm::cl::ValueRequired; a
+/// flag or an option whose value is optional never does); false for an
+/// option that is not registered there.
+bool takes_separate_value(std::string_view subcommand, std::string_view name);
+
 /// Writes LLVM's words in ciq's form: the first line as "<tool>: error:",
 /// the rest (LLVM's suggestions, its "Try: '<tool> --help'") as
-/// "<tool>: note:".
-void report_parse_errors(const std::string& tool, const std::string& text);
+/// "<tool>: note:". Returns the error (the first line, without the prefix).
+std::string report_parse_errors(const std::string& tool, const std::string& text);
 
 } // namespace ciq::cli

@@ -304,6 +304,12 @@ def tune(objective: Callable[..., object], space: str = "none", params: Optional
         if log is not None and log.text.strip():
             tail += "\nthe objective's last traceback:\n" + log.text.strip()
         raise TuneError(f"ciq-tuner exited with status {run.returncode} without a result: {tail}")
+    if summary.get("outcome") == "failed" and "verdict" not in summary:
+        # It stopped before its search ended: its summary says why.
+        tail = "\n".join((run.stderr or "").strip().splitlines()[-8:]) if quiet else ""
+        if log is not None and log.text.strip():
+            tail += "\nthe objective's last traceback:\n" + log.text.strip()
+        raise TuneError(f"ciq-tuner: {summary.get('reason', 'failed')}" + (f"\n{tail.strip()}" if tail.strip() else ""))
     run_dir = summary["run_dir"]
     best_controls = ""
     try:
