@@ -20,15 +20,15 @@ Result<Record> check_entry(std::string_view text, const Hash128& key, const Entr
   auto bad = [&](const std::string& why) { return make_error("invalid", "entry " + hex + ": " + why); };
   auto record = parse_record(text, "entry " + hex);
   if (!record) return make_error("invalid", record.error().message);
-  if (!rules.kind.empty() && (record->kind != rules.kind || (rules.kind == "kernel" && record->kernel != rules.kernel)))
-    return bad("it is not the " + rules.kind + " record it is filed under");
+  if (rules.kind && (record->kind != *rules.kind || (*rules.kind == RecordKind::kernel && record->kernel != rules.kernel)))
+    return bad("it is not the " + std::string(kind_name(*rules.kind)) + " record it is filed under");
   if (rules.key_fields) {
     const auto& k = *rules.key_fields;
     auto differs = [&](std::string_view field, const std::string& own, const std::string& key_made_for) {
       return bad("it says " + std::string(field) + " = '" + own + "', its key is for '" + key_made_for +
                  "' (filed under the wrong key)");
     };
-    if (record->kind == "unit") {
+    if (record->kind == RecordKind::unit) {
       if (record->nvcc != k.compiler) return differs("nvcc", record->nvcc, k.compiler);
     } else {
       if (record->target != k.target) return differs("target", record->target, k.target);
@@ -71,7 +71,7 @@ std::vector<Entry> module_entries(const Record& base, const spaces::ControlSet& 
                                   bool tuned) {
   std::vector<Entry> out;
   Entry whole{keys.module, base};
-  whole.record.kind = "module";
+  whole.record.kind = RecordKind::module;
   whole.record.controls = controls;
   auto& directives = whole.record.controls.kernels;
   for (auto it = directives.begin(); it != directives.end();) {
@@ -83,7 +83,7 @@ std::vector<Entry> module_entries(const Record& base, const spaces::ControlSet& 
     spaces::ControlSet part = controls.for_kernel(name);
     if (!tuned && part.options.empty() && part.kernels.empty() && !part.acf) continue;
     Entry e{key, base};
-    e.record.kind = "kernel";
+    e.record.kind = RecordKind::kernel;
     e.record.kernel = name;
     e.record.controls = std::move(part);
     out.push_back(std::move(e));

@@ -48,8 +48,8 @@ struct EntryRules {
   std::function<Result<const spaces::Space*>()> running_space;
   SpaceShelf* shelf = nullptr;
   spaces::Policy policy;
-  std::string kind;   // the kind it is filed as ("module", "kernel", "unit"); "" = any
-  std::string kernel; // for kind "kernel": the kernel it is filed for
+  std::optional<RecordKind> kind; // the kind it is filed as; unset: any
+  std::string kernel;             // for a kernel: the kernel it is filed for
   /// What the key was made from (the compile asking): a record whose own
   /// fields say another target, compiler version or set of codegen flags
   /// was filed under the wrong key and is refused. Unset: not checked

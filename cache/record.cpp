@@ -1,5 +1,7 @@
 #include "cache/record.h"
 
+#include <nlohmann/json.hpp>
+
 #include "utils/text.h"
 
 #include <algorithm>
@@ -45,19 +47,41 @@ Result<void> check_names(const Record& r, std::string_view origin) {
 
 } // namespace
 
+std::string_view kind_name(RecordKind kind) {
+  switch (kind) {
+  case RecordKind::module: return "module";
+  case RecordKind::kernel: return "kernel";
+  case RecordKind::unit: return "unit";
+  }
+  return "module";
+}
+
+std::optional<RecordKind> parse_kind(std::string_view name) {
+  for (RecordKind k : {RecordKind::module, RecordKind::kernel, RecordKind::unit})
+    if (name == kind_name(k)) return k;
+  return std::nullopt;
+}
+
+void to_json(nlohmann::json& j, RecordKind kind) { j = std::string(kind_name(kind)); }
+
 Result<Record> parse_record(std::string_view text, std::string_view origin) {
   auto marker = text.find("\n[controls]");
   if (marker == std::string_view::npos) return make_error("parse", std::string(origin) + ": no [controls] section");
   auto head = parse_key_values(text.substr(0, marker + 1), origin);
   if (!head) return head.error();
   Record record;
-  bool saw_format = false;
+  bool saw_format = false, saw_kind = false;
   for (const auto& kv : *head) {
     if (kv.key == "format") {
       if (kv.value != k_record_format)
         return make_error("parse", std::string(origin) + ": unsupported record format '" + kv.value + "'");
       saw_format = true;
-    } else if (kv.key == "kind") record.kind = kv.value;
+    } else if (kv.key == "kind") {
+      auto kind = parse_kind(kv.value);
+      if (!kind) return make_error("parse", std::string(origin) + ": record kind must be module, kernel or unit");
+      record.kind = *kind;
+      saw_kind = true;
+    }
     else if (kv.key == "kernel") record.kernel = kv.value;
     else if (kv.key == "unit") record.unit = kv.value;
     else if (kv.key == "nvcc") record.nvcc = kv.value;
@@ -69,14 +93,14 @@ Result<Record> parse_record(std::string_view text, std::string_view origin) {
     else record.provenance.emplace_back(kv.key, kv.value);
   }
   if (!saw_format) return make_error("parse", std::string(origin) + ": not a ciq record (no format line)");
-  if (record.kind != "module" && record.kind != "kernel" && record.kind != "unit")
+  if (!saw_kind)
     return make_error("parse", std::string(origin) + ": record kind must be module, kernel or unit");
   auto body = text.substr(marker + 11);
   auto controls = spaces::parse_control_set(body, origin);
   if (!controls) return controls.error();
   if (!controls->nvcc.empty() || !controls->nvcc_space.empty())
     return make_error("parse", std::string(origin) + ": a record holds one stage's controls (nvcc.* knobs belong in a unit record)");
-  if (record.kind == "unit" && (!controls->kernels.empty() || controls->acf))
+  if (record.kind == RecordKind::unit && (!controls->kernels.empty() || controls->acf))
     return make_error("parse", std::string(origin) + ": a unit record holds NVVM-stage options only");
   record.controls = std::move(*controls);
   if (auto named = check_names(record, origin); !named) return named.error();
@@ -89,7 +113,7 @@ std::string format_record(const Record& r) {
     if (!v.empty()) out += format_key_value(k, v) + "\n";
   };
   line("format", k_record_format);
-  line("kind", r.kind);
+  line("kind", kind_name(r.kind));
   line("kernel", r.kernel);
   line("unit", r.unit);
   line("target", r.target);

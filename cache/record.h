@@ -23,6 +23,8 @@
 #include "spaces/control_set.h"
 #include "utils/result.h"
 
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,8 +34,22 @@ namespace ciq::cache {
 
 inline constexpr std::string_view k_record_format = "ciq-record/1";
 
+/// What a record's key was made from: a whole PTX module (it answers for
+/// its kernels), one kernel of it, or one translation unit's NVVM stage.
+enum class RecordKind { module, kernel, unit };
+
+/// "module", "kernel", "unit": the text form (`kind = ...`) and what
+/// listings and JSON show.
+std::string_view kind_name(RecordKind kind);
+
+/// The kind named `name`; std::nullopt for any other word.
+std::optional<RecordKind> parse_kind(std::string_view name);
+
+/// A kind in nlohmann JSON is its name (found by ADL): never the enum's number.
+void to_json(nlohmann::json& j, RecordKind kind);
+
 struct Record {
-  std::string kind;    // "module", "kernel" or "unit"
+  RecordKind kind = RecordKind::module;
   std::string kernel;  // kernel records only
   std::string unit;    // unit records only: the translation unit's file name
   std::string nvcc;    // unit records only: the toolkit version the key was made for

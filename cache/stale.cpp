@@ -52,7 +52,7 @@ Result<StaleReport> find_stale(const std::string& cache_dir, const std::optional
       return true;
     }
     std::vector<std::pair<StaleReason, std::string>> reasons;
-    if (r->kind == "unit") {
+    if (r->kind == RecordKind::unit) {
       if (!report.nvcc_asked) report.nvcc_now = find_compiler("nvcc", Env::real_nvcc, cache_dir, report.nvcc_why); // once, when needed
       report.nvcc_asked = true;
       if (report.nvcc_now && r->nvcc != report.nvcc_now->version) reasons.emplace_back(StaleReason::nvcc, r->nvcc);

@@ -68,7 +68,7 @@ std::string stamp_text(const std::optional<std::string>& record) {
   // rebuilds nothing.
   std::string applied = *record;
   if (auto r = parse_record(*record, "stamp"))
-    applied = r->kind + "\n" + spaces::control_set_digest(r->controls) + "\n" + tuned_on(*r).gpu_model;
+    applied = std::string(kind_name(r->kind)) + "\n" + spaces::control_set_digest(r->controls) + "\n" + tuned_on(*r).gpu_model;
   return "ciq entry " + to_hex(xxh128(applied)) + "\n";
 }
 

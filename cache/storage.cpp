@@ -231,13 +231,13 @@ bool Storage::anything_to_read() const { return backends_.size() > 1 || Store::e
 
 Result<std::optional<Storage::Hit>> Storage::find_module(const PtxModule& module, const KeyContext& context,
                                                          EntryRules rules) {
-  std::vector<Wanted> wanted{{module_key(module, context), "module", ""}};
-  for (const auto& kernel : module.kernel_names()) wanted.push_back({kernel_key(module, kernel, context), "kernel", kernel});
+  std::vector<Wanted> wanted{{module_key(module, context), RecordKind::module, ""}};
+  for (const auto& kernel : module.kernel_names()) wanted.push_back({kernel_key(module, kernel, context), RecordKind::kernel, kernel});
   return find(wanted, rules);
 }
 
 Result<std::optional<Storage::Hit>> Storage::find_unit(const Hash128& key, EntryRules rules) {
-  return find({{key, "unit", ""}}, rules);
+  return find({{key, RecordKind::unit, ""}}, rules);
 }
 
 Result<std::optional<Storage::Hit>> Storage::find(const std::vector<Wanted>& wanted, const EntryRules& rules) {
@@ -334,13 +334,13 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     if (!record) return record.error();
     if (!*record) continue;
     texts.emplace_back(w.key, std::move(text));
-    if (w.kind == "module" && (*record)->controls.empty() && wanted.size() > 1) {
+    if (w.kind == RecordKind::module && (*record)->controls.empty() && wanted.size() > 1) {
       module_no_gain = hit;
       module_no_gain->keys = {w.key};
       module_no_gain->matched = w.kind;
       continue;
     }
-    if (w.kind != "kernel") { // a module or unit entry answers alone
+    if (w.kind != RecordKind::kernel) { // a module or unit entry answers alone
       hit.keys.push_back(w.key);
       hit.controls = std::move((*record)->controls);
       hit.matched = w.kind;
@@ -361,7 +361,7 @@ Result<std::optional<Storage::Hit>> Storage::find_in(std::size_t i, const std::v
     any = true;
   }
   if (!any) return module_no_gain;
-  hit.matched = "kernel";
+  hit.matched = RecordKind::kernel;
   for (const auto& [knob, _] : conflicting) {
     spdlog::debug("kernel entries disagree on {}; not applying it", knob);
     hit.controls.options.erase(knob);

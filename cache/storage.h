@@ -91,7 +91,7 @@ public:
   struct Hit {
     spaces::ControlSet controls;
     std::vector<Hash128> keys;  // the entries that contributed (kernel entries: those that set something)
-    std::string matched;        // "module", "kernel" or "unit"
+    RecordKind matched = RecordKind::module; // the kind of entry that answered
     Tier tier = Tier::local;
     std::string where;          // the backend, for messages
     std::size_t backend = 0;    // which of the storage's backends answered
@@ -128,7 +128,8 @@ private:
   }
   struct Wanted {
     Hash128 key;
-    std::string kind, kernel;
+    RecordKind kind;
+    std::string kernel;
   };
   Result<std::optional<Hit>> find(const std::vector<Wanted>& wanted, const EntryRules& rules);
   /// The lookup in backend `i` alone; an error when the backend broke.

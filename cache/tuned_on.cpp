@@ -23,7 +23,7 @@ std::string canonical_model(std::string_view name) {
 
 TunedOn tuned_on(const Record& r) {
   TunedOn on;
-  on.compiler = r.kind == "unit" ? (r.nvcc.empty() ? "" : "nvcc " + r.nvcc) : (r.ptxas.empty() ? "" : "ptxas " + r.ptxas);
+  on.compiler = r.kind == RecordKind::unit ? (r.nvcc.empty() ? "" : "nvcc " + r.nvcc) : (r.ptxas.empty() ? "" : "ptxas " + r.ptxas);
   on.gpu_model = r.provenance_value(tuned_on_key::gpu_model);
   if (on.gpu_model.empty()) on.gpu_model = r.provenance_value("gpu_nvml");
   if (on.gpu_model.empty()) on.gpu_model = known(r.provenance_value("gpu"));

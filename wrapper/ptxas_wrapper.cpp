@@ -201,7 +201,7 @@ PtxasWrapper::Step PtxasWrapper::controls_from_storage() {
   hit_ = std::move(*found);
   // Tuned before with no gain: the default is what the entry says.
   if (hit_->controls.empty()) return trace_dir_.empty() ? Step(cache::Pass::tuned_default) : std::nullopt;
-  spdlog::debug("hit in {} ({} key{}) for {}", hit_->where, hit_->matched, hit_->keys.size() > 1 ? "s" : "",
+  spdlog::debug("hit in {} ({} key{}) for {}", hit_->where, cache::kind_name(hit_->matched), hit_->keys.size() > 1 ? "s" : "",
                 command_.inputs.front().value);
   controls_ = hit_->controls;
   from_ = From::storage;
@@ -375,7 +375,7 @@ Outcome PtxasWrapper::compile() {
         // kernels' (stored with it, they would fail the same way). Not a
         // module entry the kernels' entries answered over: it set nothing.
         std::vector<Hash128> keys = hit_->keys;
-        if (hit_->matched == "module")
+        if (hit_->matched == cache::RecordKind::module)
           for (const auto& kernel : module_.kernel_names()) keys.push_back(cache::kernel_key(module_, kernel, context_));
         storage_.quarantine(*hit_, keys, why);
         tally_.add(cache::Counter::quarantined);

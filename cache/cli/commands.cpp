@@ -58,7 +58,7 @@ Result<std::string> unique_key(const Store& store, const std::string& prefix) {
 }
 
 std::string record_json(std::string_view key, const Record& r, bool quarantined) {
-  std::string j = "{\"key\":" + json_string(bytes_to_hex(key)) + ",\"kind\":" + json_string(r.kind) +
+  std::string j = "{\"key\":" + json_string(bytes_to_hex(key)) + ",\"kind\":" + json_string(std::string(kind_name(r.kind))) +
                   ",\"kernel\":" + json_string(r.kernel) + ",\"target\":" + json_string(r.target) +
                   ",\"ptxas\":" + json_string(r.ptxas) + ",\"unit\":" + json_string(r.unit) +
                   ",\"nvcc\":" + json_string(r.nvcc) + ",\"flags\":" + json_string(r.flags) +
@@ -98,12 +98,12 @@ static std::string tuned_on_column(const Record& r) {
 std::string describe_controls(const Record& r) {
   if (!r.controls.empty()) return spaces::summarise_control_set(r.controls);
   std::string result = r.provenance_value("result");
-  std::string what = r.kind == "unit" ? "this unit's NVVM stage" : r.kind == "kernel" ? "this kernel" : "this module";
+  std::string what = r.kind == RecordKind::unit ? "this unit's NVVM stage" : r.kind == RecordKind::kernel ? "this kernel" : "this module";
   if (result == "no-gain") {
     std::string why = r.provenance_value("verification");
     if (starts_with(why, ": ")) why = why.substr(2);
     return "(defaults: tuned, no gain" + (why.empty() ? std::string() : "; " + why) +
-           (r.kind == "module" ? "; the wrappers compile it unchanged where its kernels' own entries set nothing, and do "
+           (r.kind == RecordKind::module ? "; the wrappers compile it unchanged where its kernels' own entries set nothing, and do "
                                  "not tune it again)"
                                : "; the wrappers compile it unchanged and do not tune it again)");
   }
@@ -177,7 +177,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   note_unsafe(**space, controls, req.allow_unsafe);
 
   Record record;
-  record.kind = "unit";
+  record.kind = RecordKind::unit;
   record.target = req.arch;
   record.nvcc = identity->version;
   record.created = utc_now();
@@ -277,11 +277,11 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   if (auto w = write_entries(*store, entries, blobs); !w) return w;
   for (const auto& [key, record] : entries) {
     if (json)
-      out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":" << json_string(record.kind)
+      out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":" << json_string(std::string(kind_name(record.kind)))
           << ",\"kernel\":" << json_string(record.kernel) << ",\"controls\":"
           << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
     else
-      out << "stored " << to_hex(key) << "  " << record.kind << printable(record.kernel.empty() ? "" : " " + record.kernel)
+      out << "stored " << to_hex(key) << "  " << kind_name(record.kind) << printable(record.kernel.empty() ? "" : " " + record.kernel)
           << "  " << printable(spaces::summarise_control_set(record.controls)) << "\n";
   }
   return {};
@@ -377,7 +377,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
       out << bytes_to_hex(k) << "  (unreadable: run 'ciq-cache verify')\n";
       return true;
     }
-    if (!glob.empty() && !(r->kind == "kernel" ? glob_match(glob, r->kernel) : [&] {
+    if (!glob.empty() && !(r->kind == RecordKind::kernel ? glob_match(glob, r->kernel) : [&] {
           for (const auto& [kernel, _] : r->controls.kernels)
             if (glob_match(glob, kernel)) return true;
           return false;
@@ -389,8 +389,8 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
     if (json) out << record_json(k, *r, bad) << "\n";
     else
       out << bytes_to_hex(k) << "  "
-          << printable(r->kind + "  " + r->target +
-                       (r->kind == "unit" ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
+          << printable(std::string(kind_name(r->kind)) + "  " + r->target +
+                       (r->kind == RecordKind::unit ? "  nvcc " + r->nvcc + "  " + (r->unit.empty() ? "(unit)" : r->unit)
                                           : "  ptxas " + r->ptxas + "  " + (r->kernel.empty() ? "(module)" : r->kernel)) +
                        "  " + describe_controls(*r))
           << (bad ? "  [quarantined]" : "") << tuned_on_column(*r) << "\n";

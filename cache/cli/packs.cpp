@@ -105,7 +105,7 @@ Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, co
         return false;
       }
       if (!f.kernels.empty()) {
-        bool match = rec->kind == "kernel" && glob_match(f.kernels, rec->kernel);
+        bool match = rec->kind == RecordKind::kernel && glob_match(f.kernels, rec->kernel);
         for (const auto& [kernel, _] : rec->controls.kernels) match = match || glob_match(f.kernels, kernel);
         if (!match) return true;
       }

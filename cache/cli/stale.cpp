@@ -16,12 +16,12 @@ namespace {
 
 // What a listing names an entry by: its kernel, or its unit's file name.
 std::string entry_name(const Record& r) {
-  return r.kind == "unit" ? (r.unit.empty() ? "(unit)" : r.unit) : (r.kernel.empty() ? "(module)" : r.kernel);
+  return r.kind == RecordKind::unit ? (r.unit.empty() ? "(unit)" : r.unit) : (r.kernel.empty() ? "(module)" : r.kernel);
 }
 
 std::string entry_line(const StaleEntry& e) {
   const Record& r = e.record;
-  return "  " + e.key + "  " + printable(r.kind + "  " + r.target + "  " + entry_name(r) + "  " + describe_controls(r)) + "\n";
+  return "  " + e.key + "  " + printable(std::string(kind_name(r.kind)) + "  " + r.target + "  " + entry_name(r) + "  " + describe_controls(r)) + "\n";
 }
 
 } // namespace

@@ -25,7 +25,7 @@ struct Environment {
 
 Record verified_on(const std::string& gpu) {
   Record r;
-  r.kind = "module";
+  r.kind = cache::RecordKind::module;
   r.target = "sm_90a";
   r.ptxas = "13.0.88";
   r.controls.space = "ptxas-13";

@@ -9,7 +9,7 @@ using namespace ciq::spaces;
 
 TEST(Record, round_trip_with_provenance) {
   Record r;
-  r.kind = "kernel";
+  r.kind = cache::RecordKind::kernel;
   r.kernel = "_Z1kv";
   r.target = "sm_90a";
   r.ptxas = "13.0.88";

@@ -16,7 +16,7 @@ namespace {
 
 std::string record_text(const std::string& set, const std::string& created) {
   cache::Record r;
-  r.kind = "kernel";
+  r.kind = cache::RecordKind::kernel;
   r.kernel = "k";
   r.target = "sm_90a";
   r.ptxas = "13.0.88";

@@ -96,7 +96,7 @@ cache::EntryRules rules() {
 
 void put(cache::Store& store, const Hash128& key, const std::string& kernel, std::initializer_list<const char*> sets) {
   cache::Record r;
-  r.kind = kernel.empty() ? "module" : "kernel";
+  r.kind = kernel.empty() ? cache::RecordKind::module : cache::RecordKind::kernel;
   r.kernel = kernel;
   r.controls.space = "ptxas-13";
   for (auto s : sets) ASSERT_TRUE(spaces::add_assignment(r.controls, s).ok());
@@ -123,7 +123,7 @@ TEST(Storage, module_key_wins_then_kernel_keys_merge) {
     cache::Storage storage(dir.path());
     auto merged = storage.find_module(module, ctx, rules());
     ASSERT_TRUE(merged.ok() && merged->has_value());
-    EXPECT_EQ((*merged)->matched, "kernel");
+    EXPECT_EQ((*merged)->matched, cache::RecordKind::kernel);
     EXPECT_EQ((*merged)->tier, cache::Tier::local);
     EXPECT_EQ((*merged)->keys.size(), 2u);
     EXPECT_EQ((*merged)->controls.options.at("maxrregcount"), "64");
@@ -137,7 +137,7 @@ TEST(Storage, module_key_wins_then_kernel_keys_merge) {
   cache::Storage storage(dir.path());
   auto whole = storage.find_module(module, ctx, rules());
   ASSERT_TRUE(whole.ok() && whole->has_value());
-  EXPECT_EQ((*whole)->matched, "module");
+  EXPECT_EQ((*whole)->matched, cache::RecordKind::module);
   EXPECT_EQ((*whole)->controls.options.at("maxrregcount"), "128");
   EXPECT_TRUE((*whole)->controls.kernels.empty());
 }
@@ -157,7 +157,7 @@ TEST(Storage, a_no_gain_module_entry_does_not_hide_kernel_winners) {
     cache::Storage storage(dir.path());
     auto alone = storage.find_module(module, ctx, rules());
     ASSERT_TRUE(alone.ok() && alone->has_value());
-    EXPECT_EQ((*alone)->matched, "module");
+    EXPECT_EQ((*alone)->matched, cache::RecordKind::module);
     EXPECT_TRUE((*alone)->controls.empty());
     EXPECT_EQ((*alone)->keys, std::vector<Hash128>{cache::module_key(module, ctx)});
   }
@@ -168,7 +168,7 @@ TEST(Storage, a_no_gain_module_entry_does_not_hide_kernel_winners) {
   cache::Storage storage(dir.path());
   auto kernels = storage.find_module(module, ctx, rules());
   ASSERT_TRUE(kernels.ok() && kernels->has_value());
-  EXPECT_EQ((*kernels)->matched, "kernel");
+  EXPECT_EQ((*kernels)->matched, cache::RecordKind::kernel);
   EXPECT_EQ((*kernels)->controls.kernels.at("b").at("maxnreg"), "40");
   // Only the kernel entry contributed (a failure quarantines it alone).
   EXPECT_EQ((*kernels)->keys, std::vector<Hash128>{cache::kernel_key(module, "b", ctx)});
@@ -194,7 +194,7 @@ TEST(Storage, a_no_gain_module_entry_answers_where_its_kernels_set_nothing) {
     cache::Storage storage(dir.path());
     auto found = storage.find_module(module, ctx, rules());
     ASSERT_TRUE(found.ok() && found->has_value());
-    EXPECT_EQ((*found)->matched, "kernel");
+    EXPECT_EQ((*found)->matched, cache::RecordKind::kernel);
     EXPECT_EQ((*found)->controls.options.at("maxrregcount"), "64");
     EXPECT_EQ((*found)->keys, std::vector<Hash128>{cache::kernel_key(module, "a", ctx)});
   }
@@ -206,7 +206,7 @@ TEST(Storage, a_no_gain_module_entry_answers_where_its_kernels_set_nothing) {
     cache::Storage storage(dir.path());
     auto found = storage.find_module(module, ctx, rules());
     ASSERT_TRUE(found.ok() && found->has_value());
-    EXPECT_EQ((*found)->matched, "module");
+    EXPECT_EQ((*found)->matched, cache::RecordKind::module);
     EXPECT_TRUE((*found)->controls.empty());
   }
   {
@@ -218,7 +218,7 @@ TEST(Storage, a_no_gain_module_entry_answers_where_its_kernels_set_nothing) {
   cache::Storage storage(dir.path());
   auto refused = storage.find_module(module, ctx, rules());
   ASSERT_TRUE(refused.ok() && refused->has_value());
-  EXPECT_EQ((*refused)->matched, "module");
+  EXPECT_EQ((*refused)->matched, cache::RecordKind::module);
   EXPECT_TRUE((*refused)->controls.empty());
   EXPECT_EQ(storage.refusals().size(), 1u);
 }
@@ -261,7 +261,7 @@ TEST(Storage, refused_entries_are_counted_and_skipped) {
   cache::Storage storage(dir.path());
   auto found = storage.find_module(module, ctx, rules());
   ASSERT_TRUE(found.ok() && found->has_value());
-  EXPECT_EQ((*found)->matched, "kernel");
+  EXPECT_EQ((*found)->matched, cache::RecordKind::kernel);
   EXPECT_EQ((*found)->controls.options.at("opt-level"), "2");
   ASSERT_EQ(storage.refusals().size(), 2u);
   EXPECT_NE(storage.refusals()[0].find("maxrregcount"), std::string::npos);
@@ -300,7 +300,7 @@ TEST(Storage, a_record_filed_under_the_wrong_key_is_refused) {
   auto stored = [&](const char* target, const char* ptxas, const char* flags) {
     auto store = cache::Store::open_for_writing(dir.path()).value();
     cache::Record r;
-    r.kind = "module";
+    r.kind = cache::RecordKind::module;
     r.target = target;
     r.ptxas = ptxas;
     r.flags = flags;
@@ -338,7 +338,7 @@ TEST(Storage, packs_answer_local_misses_and_a_broken_pack_is_skipped) {
   auto module = cache::scan_ptx(k_two);
   cache::KeyContext ctx{"sm_90a", "id", ""};
   cache::Record r;
-  r.kind = "module";
+  r.kind = cache::RecordKind::module;
   r.controls.space = "ptxas-13";
   r.controls.options["opt-level"] = "1";
   cache::Pack pack;

@@ -45,7 +45,7 @@ Error skipped(const std::string& why) { return Error{"skipped", why}; }
 } // namespace
 
 std::string entry_name(const cache::Record& r) {
-  if (r.kind == "unit") return r.unit.empty() ? "(unit)" : r.unit;
+  if (r.kind == cache::RecordKind::unit) return r.unit.empty() ? "(unit)" : r.unit;
   return r.kernel.empty() ? "(module)" : r.kernel;
 }
 
@@ -53,11 +53,11 @@ std::vector<std::vector<RecordedEntry>> kernel_rows(const std::vector<RecordedEn
   std::vector<std::vector<RecordedEntry>> rows;
   std::vector<RecordedEntry> others; // units first, then modules
   for (const auto& e : entries)
-    if (e.record.kind == "kernel") rows.push_back({e});
+    if (e.record.kind == cache::RecordKind::kernel) rows.push_back({e});
   for (const auto& e : entries)
-    if (e.record.kind == "unit") others.push_back(e);
+    if (e.record.kind == cache::RecordKind::unit) others.push_back(e);
   for (const auto& e : entries)
-    if (e.record.kind != "kernel" && e.record.kind != "unit") others.push_back(e);
+    if (e.record.kind != cache::RecordKind::kernel && e.record.kind != cache::RecordKind::unit) others.push_back(e);
   if (others.empty()) return rows;
   if (rows.empty()) rows.emplace_back();
   rows.front().insert(rows.front().end(), others.begin(), others.end());
@@ -104,7 +104,7 @@ spaces::ControlSet run_controls(const std::vector<RecordedEntry>& entries) {
   for (const auto& e : entries) {
     const spaces::ControlSet& c = e.record.controls;
     if (c.empty()) continue;
-    if (e.record.kind == "unit") {
+    if (e.record.kind == cache::RecordKind::unit) {
       set.nvcc_space = c.space;
       set.nvcc.insert(c.options.begin(), c.options.end());
       continue;

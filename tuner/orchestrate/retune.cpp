@@ -192,7 +192,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     std::free(real);
   }
   auto made = entries_of_run(o.cache_dir, command_line, read_run_id(new_dir));
-  auto name_and_kind = [](const cache::Record& r) { return entry_name(r) + "\n" + r.kind; };
+  auto name_and_kind = [](const cache::Record& r) { return entry_name(r) + "\n" + std::string(cache::kind_name(r.kind)); };
   std::map<std::string, RecordedEntry> new_by_name; // name_and_kind -> the new run's entry
   std::set<std::string> new_keys, new_no_gain; // the new run's entries; those of them without controls
   if (made)
@@ -217,7 +217,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
   if (o.drop_losers && per_kernel) {
     for (const auto& e : run.selected)
       if (const SummaryKernel* k = own(e.record.kernel);
-          e.record.kind == "kernel" && k && !k->shipped && !e.record.controls.empty() && !new_keys.count(e.key))
+          e.record.kind == cache::RecordKind::kernel && k && !k->shipped && !e.record.controls.empty() && !new_keys.count(e.key))
         losers.push_back(e);
   } else if (o.drop_losers && !results.shipped) {
     if (auto left = entries_of_run(o.cache_dir, run.command_line, run.run_id))
@@ -263,7 +263,7 @@ void conclude_run(const RetuneOptions& o, const RecordedRun& run, const std::str
     if (!counterparts.empty() && entry_name(counterparts.front().record) == row.kernel) row.new_key = counterparts.front().key;
     const RecordedEntry& first = row.entries.front();
     const SummaryKernel* k = per_kernel ? own(first.record.kernel) : nullptr;
-    bool judged = !per_kernel || (first.record.kind == "kernel" && k);
+    bool judged = !per_kernel || (first.record.kind == cache::RecordKind::kernel && k);
     bool shipped = per_kernel ? k && k->shipped : results.shipped;
     std::string controls = per_kernel ? (k ? k->controls : "") : results.controls;
     std::string verdict = per_kernel ? (k ? k->verdict : "") : results.verdict;
@@ -370,7 +370,7 @@ int run_retune(const RetuneOptions& given) {
   }
   auto runs = recorded_runs(o.cache_dir, [&](const RecordedEntry& e) {
     if (o.stale && !stale.count(e.key)) return false;
-    if (!o.kernels.empty()) return e.record.kind == "kernel" && glob_match(o.kernels, e.record.kernel);
+    if (!o.kernels.empty()) return e.record.kind == cache::RecordKind::kernel && glob_match(o.kernels, e.record.kernel);
     return true;
   });
   if (!runs) return fail(runs.error().message);

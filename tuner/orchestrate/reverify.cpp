@@ -113,7 +113,7 @@ int run_reverify(const ReverifyOptions& given) {
   auto runs = recorded_runs(o.cache_dir, [&](const RecordedEntry& e) {
     // Made by hand: no run to measure it with.
     if (cache::tuned_on(e.record).command_line.empty()) return false;
-    if (!o.kernels.empty() && !(e.record.kind == "kernel" && glob_match(o.kernels, e.record.kernel))) return false;
+    if (!o.kernels.empty() && !(e.record.kind == cache::RecordKind::kernel && glob_match(o.kernels, e.record.kernel))) return false;
     if (elsewhere->count(e.key)) return ++left_out, false;
     return true;
   });
@@ -193,7 +193,7 @@ int run_reverify(const ReverifyOptions& given) {
     if (separately) {
       std::vector<std::string> one = without_options(args, "run", {"kernels", "separately"});
       for (const auto& e : run.selected) {
-        if (e.record.kind != "kernel" || e.record.controls.empty()) continue;
+        if (e.record.kind != cache::RecordKind::kernel || e.record.controls.empty()) continue;
         RecordedRun part = run;
         part.selected = {e};
         std::vector<std::string> part_args = one;

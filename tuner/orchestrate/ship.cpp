@@ -201,7 +201,7 @@ Result<std::vector<cache::Entry>> unit_entries(const cache::Store& store, const 
                      printable(u.unit).c_str(), printable(spaces::summarise_control_set(record->controls)).c_str());
     }
     cache::Entry e{*key, {}};
-    e.record.kind = "unit";
+    e.record.kind = cache::RecordKind::unit;
     e.record.unit = u.unit;
     e.record.target = u.target;
     e.record.nvcc = u.nvcc_version;
