@@ -57,7 +57,7 @@ Result<Record> check_entry(std::string_view text, const Hash128& key, const Entr
     return bad("its ACF blob " + to_hex(*record->controls.acf).substr(0, 12) + " is missing");
   // Last: the entry is valid, only not for this GPU (a miss, not a fault).
   if (rules.gpu.policy == GpuPolicy::same && verified_elsewhere(rules.gpu, *record))
-    return make_error("other-gpu", "entry " + hex + ": verified on " + tuned_on(*record).gpu_model + ", not on " + rules.gpu.model +
+    return make_error(ciq::errc::other_gpu, "entry " + hex + ": verified on " + tuned_on(*record).gpu_model + ", not on " + rules.gpu.model +
                                        " (CIQ_GPU_POLICY=same)");
   return record;
 }

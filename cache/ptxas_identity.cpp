@@ -91,7 +91,7 @@ std::string identity_digest(const PtxasIdentity& identity) { return to_hex(xxh12
 
 Result<UserPtxas> find_user_ptxas(const std::string& exclude, const std::string& cache_dir) {
   auto found = find_real_tool("ptxas", Env::real_ptxas, exclude);
-  if (!found && found.error().code == "not-found" && env(Env::real_ptxas).empty()) {
+  if (!found && found.error().code == ciq::errc::not_found && env(Env::real_ptxas).empty()) {
     std::string home = env_or_empty("CUDA_HOME");
     for (const std::string& dir : {home.empty() ? std::string() : join_path(home, "bin"), std::string("/usr/local/cuda/bin")}) {
       std::string path = join_path(dir, "ptxas");

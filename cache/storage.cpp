@@ -290,7 +290,7 @@ Result<std::optional<Record>> Storage::checked(std::size_t i, const Wanted& w, E
   };
   auto record = check_entry(**found, w.key, rules);
   if (broke) return *broke;
-  if (!record && record.error().code == "other-gpu") { // CIQ_GPU_POLICY=same: passed over, like a miss
+  if (!record && record.error().code == ciq::errc::other_gpu) { // CIQ_GPU_POLICY=same: passed over, like a miss
     spdlog::info("{}", record.error().message);
     events_.push_back(Event::gpu_refused);
     return std::optional<Record>{};

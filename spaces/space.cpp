@@ -274,7 +274,7 @@ Result<std::optional<Space>> find_space(const std::string& dir, std::string_view
 Result<Space> load_space(const std::string& dir, std::string_view name) {
   auto found = first_space(dir, [&](const Space& s) { return s.name == name; });
   if (!found) return found.error();
-  if (!*found) return make_error("not-found", "no space called '" + std::string(name) + "' in " + dir);
+  if (!*found) return make_error(ciq::errc::not_found, "no space called '" + std::string(name) + "' in " + dir);
   return std::move(**found);
 }
 
@@ -322,9 +322,9 @@ static Result<void> check_knob(const Space& space, std::string_view name, std::s
     return make_error("invalid", "knob '" + n + "' is not in space " + space.name);
   }
   if (knob->safety == Safety::unsafe && !policy.allow_unsafe)
-    return make_error("unsafe", "knob '" + knob->name + "' changes program semantics and is not allowed");
+    return make_error(ciq::errc::unsafe, "knob '" + knob->name + "' changes program semantics and is not allowed");
   if (knob->safety == Safety::numerics && !policy.allow_numerics)
-    return make_error("unsafe", "knob '" + knob->name + "' may change numeric results and is not allowed here");
+    return make_error(ciq::errc::unsafe, "knob '" + knob->name + "' may change numeric results and is not allowed here");
   return check_value(*knob, value);
 }
 

@@ -240,7 +240,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       if (ciq::starts_with(args[i], prefix)) dir = args[i].substr(std::strlen(prefix)), value = i, named = true;
     // --resume '' (a variable that expanded to nothing) names no run: said
     // as such, not as the options a new run would lack.
-    if (named && dir.empty()) return ciq::make_error("usage", "--resume '' names no run directory: give the directory of the run to continue");
+    if (named && dir.empty()) return ciq::make_error(ciq::errc::usage, "--resume '' names no run directory: give the directory of the run to continue");
     if (dir.empty()) continue;
     if (!ciq::is_directory(dir)) return ciq::make_error("invalid", "'" + dir + "' is not a run directory (no such directory)");
     // Its commands run as you: read as retune and reverify read a run
@@ -248,9 +248,9 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
     auto start = tn::load_saved_start(dir);
     if (!start) {
       const ciq::Error& e = start.error();
-      if (e.code == "unsafe")
-        return ciq::make_error("unsafe", "'" + dir + "' is not resumed (its commands would run as you): " + e.message);
-      if (e.code == "missing") return ciq::make_error("invalid", "'" + dir + "' is not a run directory: " + e.message);
+      if (e.code == ciq::errc::unsafe)
+        return ciq::make_error(ciq::errc::unsafe, "'" + dir + "' is not resumed (its commands would run as you): " + e.message);
+      if (e.code == ciq::errc::missing) return ciq::make_error("invalid", "'" + dir + "' is not a run directory: " + e.message);
       return ciq::make_error("invalid", "'" + dir + "' is not resumed: " + e.message);
     }
     dir = start->dir;
@@ -265,7 +265,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       if (p.name.empty() || p.name == "resume") continue;
       for (const char* f : fixed)
         if (p.name == f)
-          return ciq::make_error("usage", "--resume continues the run as it was started: --" + p.name +
+          return ciq::make_error(ciq::errc::usage, "--resume continues the run as it was started: --" + p.name +
                                               " would change what it searches or how candidates are scored "
                                               "(start a new run with another --out instead)");
     }
@@ -278,7 +278,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       // Saved by none (a campaign from before it saved one): its commands
       // run here, which must be no other user's place either.
       if (auto secure = tn::check_command_directory("."); !secure)
-        return ciq::make_error("unsafe", "'" + dir + "' names no working directory, and this one is not yours alone (" +
+        return ciq::make_error(ciq::errc::unsafe, "'" + dir + "' names no working directory, and this one is not yours alone (" +
                                              secure.error().message + "): resume it from the directory it was started in");
     } else if (!::getcwd(here, sizeof here) || original != here) {
       if (::chdir(original.c_str()) != 0)
@@ -286,7 +286,7 @@ static ciq::Result<std::vector<std::string>> with_saved_command_line(std::vector
       // Checked again where this process now is: the directory checked a
       // moment ago, not one another user made in its place since.
       if (auto here_too = tn::check_command_directory("."); !here_too)
-        return ciq::make_error("unsafe", "'" + dir + "' is not resumed (its commands would run as you): the run's working directory " +
+        return ciq::make_error(ciq::errc::unsafe, "'" + dir + "' is not resumed (its commands would run as you): the run's working directory " +
                                              original + " changed under it (" + here_too.error().message + ")");
       std::fprintf(stderr, "ciq-tuner: resuming in the run's working directory %s\n", original.c_str());
     }

@@ -481,13 +481,13 @@ std::size_t Coprocess::waiting_output() {
 }
 
 Result<void> Coprocess::send(std::string_view data) {
-  if (to_child_ < 0) return make_error("exited", "is not running");
+  if (to_child_ < 0) return make_error(ciq::errc::exited, "is not running");
   while (!data.empty()) {
     ssize_t n = ::send(to_child_, data.data(), data.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       std::string why = std::strerror(errno);
-      return make_error("exited", "could not be sent a request (" + why + "); it ended (" + finish() + ")");
+      return make_error(ciq::errc::exited, "could not be sent a request (" + why + "); it ended (" + finish() + ")");
     }
     data.remove_prefix(std::size_t(n));
   }
@@ -541,16 +541,16 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
     }
     if (exited) {
       if (text) *text = pending_;
-      return make_error("exited", "ended (" + finish() + ") before answering");
+      return make_error(ciq::errc::exited, "ended (" + finish() + ") before answering");
     }
-    if (from_child_ < 0) return make_error("exited", "is not running");
+    if (from_child_ < 0) return make_error(ciq::errc::exited, "is not running");
     auto now = Clock::now();
     // Checked here, not only when the output pauses: a child that writes
     // without end (and never the marker) still times out.
     if (timeout_seconds > 0 && now >= deadline) {
       if (text) *text = pending_;
       finish(0); // hung: no grace
-      return make_error("timeout", "did not answer within " + format_number(timeout_seconds) + " s");
+      return make_error(ciq::errc::timeout, "did not answer within " + format_number(timeout_seconds) + " s");
     }
     // Its own exit, not only the end of its stdout: a process it started
     // (a daemon, a stray child) may hold that open for ever.
@@ -570,7 +570,7 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
     if (ready < 0) {
       std::string why = std::strerror(errno);
       if (text) *text = pending_;
-      return make_error("exited", "could not be read (" + why + "); it ended (" + finish(0) + ")");
+      return make_error(ciq::errc::exited, "could not be read (" + why + "); it ended (" + finish(0) + ")");
     }
     if (ready == 0) continue;
     char buffer[65536];
@@ -578,7 +578,7 @@ Result<std::string> Coprocess::receive(std::string_view marker, double timeout_s
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
       if (text) *text = pending_;
-      return make_error("exited", "ended (" + finish() + ") before answering");
+      return make_error(ciq::errc::exited, "ended (" + finish() + ") before answering");
     }
     pending_.append(buffer, std::size_t(got));
   }

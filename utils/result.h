@@ -16,6 +16,26 @@ struct Error {
   std::string message;  // for people
 };
 
+/// The error codes some caller branches on, each named once: a misspelt
+/// code is then a compile error, not a branch never taken. (Codes only
+/// counted or shown, "io", "parse", ..., stay literals.)
+namespace errc {
+inline constexpr const char* unsafe = "unsafe";
+inline constexpr const char* exists = "exists";
+inline constexpr const char* usage = "usage";
+inline constexpr const char* absent = "absent";
+inline constexpr const char* other_gpu = "other-gpu";
+inline constexpr const char* not_regular = "not-regular";
+inline constexpr const char* not_found = "not-found";
+inline constexpr const char* missing = "missing";
+inline constexpr const char* exited = "exited";
+inline constexpr const char* cuda = "cuda";
+inline constexpr const char* corrupt = "corrupt";
+inline constexpr const char* timeout = "timeout";
+inline constexpr const char* skipped = "skipped";
+inline constexpr const char* no_timing = "no-timing";
+} // namespace errc
+
 inline Error make_error(std::string code, std::string message) {
   return Error{std::move(code), std::move(message)};
 }

@@ -115,14 +115,14 @@ const char* const k_refusal = ": ciq keeps its files only in directories no othe
                               "name a new path or one of your own";
 
 Result<void> check_secure_location(const std::string& dir) {
-  if (std::string why = insecure_location(dir, true); !why.empty()) return make_error("unsafe", why + k_refusal);
+  if (std::string why = insecure_location(dir, true); !why.empty()) return make_error(ciq::errc::unsafe, why + k_refusal);
   return {};
 }
 
 Result<void> check_place_to_make(const std::string& path) {
   std::string existing = path;
   for (struct stat st {}; ::stat(existing.c_str(), &st) != 0 && existing != dir_of(existing);) existing = dir_of(existing);
-  if (std::string why = insecure_location(existing, existing == path); !why.empty()) return make_error("unsafe", why + k_refusal);
+  if (std::string why = insecure_location(existing, existing == path); !why.empty()) return make_error(ciq::errc::unsafe, why + k_refusal);
   return {};
 }
 
@@ -134,8 +134,8 @@ std::string writable_by_others(unsigned mode) {
 Result<void> check_own_directory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return io_error("cannot look at directory", dir);
-  if (!S_ISDIR(st.st_mode)) return make_error("unsafe", quoted(dir) + " is not a directory");
-  if (std::string why = foreign_reason(st, quoted(dir), true); !why.empty()) return make_error("unsafe", why + k_refusal);
+  if (!S_ISDIR(st.st_mode)) return make_error(ciq::errc::unsafe, quoted(dir) + " is not a directory");
+  if (std::string why = foreign_reason(st, quoted(dir), true); !why.empty()) return make_error(ciq::errc::unsafe, why + k_refusal);
   return check_secure_location(dir);
 }
 
@@ -165,7 +165,7 @@ Result<void> make_own_directory(const std::string& dir, mode_t mode) {
 Result<int> create_new_file(const std::string& path, int flags, mode_t mode) {
   int fd = ::open(path.c_str(), (flags & ~O_TRUNC) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd >= 0) return fd;
-  if (errno == EEXIST) return make_error("exists", quoted(path) + " already exists");
+  if (errno == EEXIST) return make_error(ciq::errc::exists, quoted(path) + " already exists");
   return io_error("cannot create", path);
 }
 
@@ -191,13 +191,13 @@ Result<void> rename_new(const std::string& temporary, const std::string& path) {
 #ifdef SYS_renameat2
   constexpr unsigned rename_noreplace = 1;  // <linux/fs.h>'s RENAME_NOREPLACE; a system call: glibc before 2.28 has no wrapper
   if (::syscall(SYS_renameat2, AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str(), rename_noreplace) == 0) return {};
-  if (errno == EEXIST) return make_error("exists", quoted(path) + " already exists");
+  if (errno == EEXIST) return make_error(ciq::errc::exists, quoted(path) + " already exists");
   if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return io_error("cannot rename a file onto", path);
 #endif
   // A file system (or kernel) without RENAME_NOREPLACE: a hard link fails
   // on anything already there, a dangling link included.
   if (::link(temporary.c_str(), path.c_str()) != 0) {
-    if (errno == EEXIST) return make_error("exists", quoted(path) + " already exists");
+    if (errno == EEXIST) return make_error(ciq::errc::exists, quoted(path) + " already exists");
     return io_error("cannot link a file to", path);
   }
   ::unlink(temporary.c_str());
@@ -209,17 +209,17 @@ Result<int> open_own_file(const std::string& path, int flags, mode_t mode) {
   int fd = ::open(path.c_str(), (flags & ~O_TRUNC) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
   if (fd < 0) {
     if (errno == ELOOP)
-      return make_error("unsafe", quoted(path) + " is a symbolic link: ciq does not write through links there; remove it");
+      return make_error(ciq::errc::unsafe, quoted(path) + " is a symbolic link: ciq does not write through links there; remove it");
     return io_error("cannot open", path);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    return refuse(fd, "not-regular", quoted(path) + " is not a regular file (a FIFO, device or directory was put there)");
+    return refuse(fd, ciq::errc::not_regular, quoted(path) + " is not a regular file (a FIFO, device or directory was put there)");
   if (std::string why = foreign_reason(st, quoted(path), false); !why.empty())
-    return refuse(fd, "unsafe", why + ": ciq does not write into other users' files; remove it");
+    return refuse(fd, ciq::errc::unsafe, why + ": ciq does not write into other users' files; remove it");
   if (st.st_nlink != 1)
-    return refuse(fd, "unsafe", quoted(path) + " has " + std::to_string(st.st_nlink) +
+    return refuse(fd, ciq::errc::unsafe, quoted(path) + " has " + std::to_string(st.st_nlink) +
                                     " hard links: ciq writes only files with one name; remove it");
   if ((flags & O_TRUNC) && ::ftruncate(fd, 0) != 0) return refuse(fd, "io", "cannot truncate " + quoted(path) + ": " + std::strerror(errno));
   make_blocking(fd);
@@ -231,16 +231,16 @@ Result<int> open_own_fifo(const std::string& path, int flags) {
   struct stat before {};
   if (::lstat(path.c_str(), &before) != 0) return io_error("cannot look at", path);
   if (!S_ISFIFO(before.st_mode))
-    return make_error("unsafe", quoted(path) + " is not a FIFO" + (S_ISLNK(before.st_mode) ? " (a symbolic link)" : ""));
+    return make_error(ciq::errc::unsafe, quoted(path) + " is not a FIFO" + (S_ISLNK(before.st_mode) ? " (a symbolic link)" : ""));
   int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return io_error("cannot open the FIFO", path);
   struct stat st {};
   if (::fstat(fd, &st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno));
   if (!S_ISFIFO(st.st_mode) || st.st_ino != before.st_ino || st.st_dev != before.st_dev)
-    return refuse(fd, "unsafe", quoted(path) + " changed while it was opened");
-  if (std::string why = foreign_reason(st, quoted(path), true); !why.empty()) return refuse(fd, "unsafe", why);
+    return refuse(fd, ciq::errc::unsafe, quoted(path) + " changed while it was opened");
+  if (std::string why = foreign_reason(st, quoted(path), true); !why.empty()) return refuse(fd, ciq::errc::unsafe, why);
   if (st.st_mode & (S_IRGRP | S_IROTH))
-    return refuse(fd, "unsafe", quoted(path) + " is readable by other users (mode " + mode_text(st.st_mode) + ")");
+    return refuse(fd, ciq::errc::unsafe, quoted(path) + " is readable by other users (mode " + mode_text(st.st_mode) + ")");
   return fd;
 }
 
@@ -255,7 +255,7 @@ Result<int> open_log_destination(const std::string& path) {
     if (auto secure = check_secure_location(dir_of(path)); !secure) return secure.error();
   if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
     if (link.st_uid != ::geteuid() && link.st_uid != 0)
-      return make_error("unsafe", quoted(path) + " is a symbolic link made by user id " + std::to_string(link.st_uid) +
+      return make_error(ciq::errc::unsafe, quoted(path) + " is a symbolic link made by user id " + std::to_string(link.st_uid) +
                                       ": not followed");
     nofollow = 0;  // /dev/stderr, or the user's own link
   }
@@ -264,18 +264,18 @@ Result<int> open_log_destination(const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno));
   if (S_ISREG(st.st_mode)) {
-    if (std::string why = foreign_reason(st, quoted(path), false); !why.empty()) return refuse(fd, "unsafe", why);
-    if (st.st_nlink != 1) return refuse(fd, "unsafe", quoted(path) + " has more than one hard link");
+    if (std::string why = foreign_reason(st, quoted(path), false); !why.empty()) return refuse(fd, ciq::errc::unsafe, why);
+    if (st.st_nlink != 1) return refuse(fd, ciq::errc::unsafe, quoted(path) + " has more than one hard link");
     make_blocking(fd);
     return fd;
   }
   if (S_ISCHR(st.st_mode)) return fd;  // a terminal, /dev/null; stays non-blocking
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
     // Someone else's FIFO would hand them the log (argv, paths, kernels).
-    if (std::string why = foreign_reason(st, quoted(path), false); !why.empty()) return refuse(fd, "unsafe", why);
+    if (std::string why = foreign_reason(st, quoted(path), false); !why.empty()) return refuse(fd, ciq::errc::unsafe, why);
     return fd;  // stays non-blocking
   }
-  return refuse(fd, "unsafe", quoted(path) + " is neither a file nor a stream");
+  return refuse(fd, ciq::errc::unsafe, quoted(path) + " is neither a file nor a stream");
 }
 
 Result<int> open_regular_file(const std::string& path, int flags, struct stat* st) {
@@ -284,7 +284,7 @@ Result<int> open_regular_file(const std::string& path, int flags, struct stat* s
   struct stat own {};
   struct stat& s = st ? *st : own;
   if (::fstat(fd, &s) != 0 || !S_ISREG(s.st_mode))
-    return refuse(fd, "not-regular", quoted(path) + " is not a regular file");
+    return refuse(fd, ciq::errc::not_regular, quoted(path) + " is not a regular file");
   return fd;
 }
 
@@ -298,10 +298,10 @@ Result<InputFile> open_input(const std::string& path, const InputRules& rules) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (rules.follow_links ? 0 : O_NOFOLLOW));
   if (fd < 0) {
     int error = errno;
-    if (error == ENOENT) return make_error("absent", "cannot open " + quoted(path) + ": " + std::strerror(error));
+    if (error == ENOENT) return make_error(ciq::errc::absent, "cannot open " + quoted(path) + ": " + std::strerror(error));
     // O_NOFOLLOW on a link: ELOOP (EMLINK on some BSDs).
     if (!rules.follow_links && (error == ELOOP || error == EMLINK))
-      return make_error("not-regular", quoted(path) + " is not a regular file (a symbolic link: not followed)");
+      return make_error(ciq::errc::not_regular, quoted(path) + " is not a regular file (a symbolic link: not followed)");
     return io_error("cannot open", path, error);
   }
   InputFile in;
@@ -309,7 +309,7 @@ Result<InputFile> open_input(const std::string& path, const InputRules& rules) {
   // Each refusal closes the descriptor it checked.
   if (::fstat(fd, &in.st) != 0) return refuse(fd, "io", "cannot look at " + quoted(path) + ": " + std::strerror(errno)).error();
   if (!S_ISREG(in.st.st_mode))
-    return refuse(fd, "not-regular", quoted(path) + " is not a regular file (" + kind_of(in.st.st_mode) + ")").error();
+    return refuse(fd, ciq::errc::not_regular, quoted(path) + " is not a regular file (" + kind_of(in.st.st_mode) + ")").error();
   std::uint64_t size = std::uint64_t(in.st.st_size);
   if (rules.size && size != *rules.size)
     return refuse(fd, "wrong-size", quoted(path) + " holds " + std::to_string(size) + " bytes, not " + std::to_string(*rules.size)).error();

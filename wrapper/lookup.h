@@ -16,7 +16,7 @@ namespace ciq::wrapper {
 /// Why an input could not be hashed: not a regular file (a pipe or device,
 /// ptxas' or cicc's to read) or unreadable.
 inline cache::Pass unread_input_pass(const Error& error) {
-  return error.code == "not-regular" ? cache::Pass::input_not_a_file : cache::Pass::unreadable_input;
+  return error.code == ciq::errc::not_regular ? cache::Pass::input_not_a_file : cache::Pass::unreadable_input;
 }
 
 /// The tuner's CIQ_CONTROLS file, parsed; std::nullopt (the reason logged

@@ -138,7 +138,7 @@ static void write_trace_file(const std::string& dir, const std::string& json) {
     std::string name = time + "-" + tag + "-" + std::to_string(sequence++) + ".json";
     auto written = write_new_record(join_path(dir, name), json);
     if (written) return;
-    if (written.error().code != "exists" || tries + 1 >= max_tries) {
+    if (written.error().code != ciq::errc::exists || tries + 1 >= max_tries) {
       spdlog::warn("cannot write a trace record: {}", written.error().message);
       return;
     }

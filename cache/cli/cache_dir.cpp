@@ -43,7 +43,7 @@ std::string unusable(const std::string& dir, bool& missing) {
 
 Result<void> require_cache_dir(const std::string& dir) {
   bool missing = false;
-  if (std::string why = unusable(dir, missing); !why.empty()) return make_error(missing ? "not-found" : "io", why);
+  if (std::string why = unusable(dir, missing); !why.empty()) return make_error(missing ? ciq::errc::not_found : "io", why);
   return {};
 }
 
@@ -55,7 +55,7 @@ Result<bool> check_storing_dir(const std::string& dir, bool named_by_user) {
   if (!named_by_user) return true;
   std::string parent = parent_of(dir);
   if (!is_directory(parent))
-    return make_error("not-found", "will not create the cache directory '" + dir + "': its parent '" + parent +
+    return make_error(ciq::errc::not_found, "will not create the cache directory '" + dir + "': its parent '" + parent +
                                        "' does not exist (a typo?). Create it first (mkdir -p " + parent +
                                        ") or fix --cache-dir / CIQ_CACHE_DIR");
   return true;

@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   // nothing, silently.
   if (std::string problem = ciq::glob_option_problem("--kernels", kernels, kernels.getNumOccurrences() > 0);
       (list_cmd || export_cmd) && !problem.empty())
-    result = ciq::make_error("usage", problem);
+    result = ciq::make_error(ciq::errc::usage, problem);
   else if (reads) {
     if (auto usable = cli::require_cache_dir(dir); !usable) result = usable.error();
   } else if (stores) {
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
   if (creating && ciq::is_directory(dir)) std::cerr << "ciq-cache: created the cache directory " << dir << "\n";
   if (!result) {
     std::cerr << "ciq-cache: error: " << ciq::printable_lines(result.error().message) << "\n";
-    return result.error().code == "usage" ? 2 : 1; // 2: a mistake on the command line
+    return result.error().code == ciq::errc::usage ? 2 : 1; // 2: a mistake on the command line
   }
   return 0;
 }

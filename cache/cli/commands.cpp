@@ -33,7 +33,7 @@ namespace {
 
 Result<Store> open_existing_writable(const std::string& cache_dir) {
   if (!Store::exists(cache_dir))
-    return make_error("not-found", "no cache at '" + cache_dir + "' (set CIQ_CACHE_DIR, or store something with 'ciq-cache put')");
+    return make_error(ciq::errc::not_found, "no cache at '" + cache_dir + "' (set CIQ_CACHE_DIR, or store something with 'ciq-cache put')");
   return Store::open_for_writing(cache_dir);
 }
 
@@ -49,10 +49,10 @@ Result<std::vector<std::string>> match_keys(const Store& store, const std::strin
 }
 
 Result<std::string> unique_key(const Store& store, const std::string& prefix) {
-  if (prefix.size() < 4) return make_error("usage", "give at least 4 hex digits of a key (see 'ciq-cache list')");
+  if (prefix.size() < 4) return make_error(ciq::errc::usage, "give at least 4 hex digits of a key (see 'ciq-cache list')");
   auto keys = match_keys(store, prefix);
   if (!keys) return keys.error();
-  if (keys->empty()) return make_error("not-found", "no record has a key starting with " + prefix);
+  if (keys->empty()) return make_error(ciq::errc::not_found, "no record has a key starting with " + prefix);
   if (keys->size() > 1) return make_error("invalid", "key prefix " + prefix + " is ambiguous (" + std::to_string(keys->size()) + " records)");
   return keys->front();
 }
@@ -149,18 +149,18 @@ static Result<spaces::ControlSet> requested_controls(const PutRequest& req, cons
 static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
   Hash128 key;
   if (!from_hex(req.unit_key, key.data(), key.size()))
-    return make_error("usage", "--unit takes a unit key of 32 hex digits (from a CIQ_TRACE build's units/*.json), got '" +
+    return make_error(ciq::errc::usage, "--unit takes a unit key of 32 hex digits (from a CIQ_TRACE build's units/*.json), got '" +
                                    req.unit_key + "'");
   if (!req.ptx_file.empty() || !req.acf_file.empty() || !req.flags.empty())
-    return make_error("usage", "--unit stores NVVM-stage options only; --ptx, --acf and --flags are for ptxas entries");
+    return make_error(ciq::errc::usage, "--unit stores NVVM-stage options only; --ptx, --acf and --flags are for ptxas entries");
   std::string nvcc_path = req.nvcc.empty() ? env(Env::real_nvcc) : req.nvcc;
   auto found = find_program(nvcc_path.empty() ? "nvcc" : nvcc_path);
-  if (!found) return make_error("not-found", "cannot find nvcc (give --nvcc PATH or set CIQ_REAL_NVCC)");
+  if (!found) return make_error(ciq::errc::not_found, "cannot find nvcc (give --nvcc PATH or set CIQ_REAL_NVCC)");
   auto identity = identify_ptxas(*found, memo_dir(cache_dir)); // nvcc prints the same "release X.Y, VX.Y.Z"
   if (!identity) return identity.error();
   auto space = spaces::find_space(spaces_directory(), "cicc", identity->release);
   if (!space) return space.error();
-  if (!*space) return make_error("not-found", "no NVVM-stage space covers CUDA " + identity->release + " in " + spaces_directory());
+  if (!*space) return make_error(ciq::errc::not_found, "no NVVM-stage space covers CUDA " + identity->release + " in " + spaces_directory());
 
   // KNOB=VALUE means the NVVM stage here.
   auto read = requested_controls(req, [](const std::string& a) { return starts_with(a, "nvcc.") ? a : "nvcc." + a; });
@@ -197,9 +197,9 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
 
 Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
   if (!req.unit_key.empty()) return put_unit(cache_dir, req, json, out);
-  if (req.ptx_file.empty()) return make_error("usage", "put needs --ptx FILE (the PTX the controls are for)");
-  if (req.arch.empty()) return make_error("usage", "put needs --arch sm_XX (the target ptxas compiles for)");
-  if (!starts_with(req.arch, "sm_")) return make_error("usage", "--arch must be a real target such as sm_90a, not '" + req.arch + "'");
+  if (req.ptx_file.empty()) return make_error(ciq::errc::usage, "put needs --ptx FILE (the PTX the controls are for)");
+  if (req.arch.empty()) return make_error(ciq::errc::usage, "put needs --arch sm_XX (the target ptxas compiles for)");
+  if (!starts_with(req.arch, "sm_")) return make_error(ciq::errc::usage, "--arch must be a real target such as sm_90a, not '" + req.arch + "'");
   auto ptx = read_file(req.ptx_file);
   if (!ptx) return make_error("io", ptx.error().message);
   PtxModule module = scan_ptx(*ptx);
@@ -208,12 +208,12 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
 
   std::string ptxas_path = req.ptxas.empty() ? env(Env::real_ptxas) : req.ptxas;
   auto found = find_program(ptxas_path.empty() ? "ptxas" : ptxas_path);
-  if (!found) return make_error("not-found", "cannot find ptxas (give --ptxas PATH or set CIQ_REAL_PTXAS)");
+  if (!found) return make_error(ciq::errc::not_found, "cannot find ptxas (give --ptxas PATH or set CIQ_REAL_PTXAS)");
   auto identity = identify_ptxas(*found, memo_dir(cache_dir));
   if (!identity) return identity.error();
   auto space = spaces::find_space(spaces_directory(), "ptxas", identity->release);
   if (!space) return space.error();
-  if (!*space) return make_error("not-found", "no knob space covers ptxas " + identity->release + " in " + spaces_directory());
+  if (!*space) return make_error(ciq::errc::not_found, "no knob space covers ptxas " + identity->release + " in " + spaces_directory());
 
   auto read = requested_controls(req, [](const std::string& a) { return a; });
   if (!read) return read.error();
@@ -403,7 +403,7 @@ Result<void> list_records(const std::string& cache_dir, const std::string& glob,
 Result<void> show_record(const std::string& cache_dir, const std::string& prefix, bool json, std::ostream& out) {
   auto store = Store::open_for_reading(cache_dir);
   if (!store) return store.error();
-  if (!*store) return make_error("not-found", "no cache at '" + cache_dir + "'");
+  if (!*store) return make_error(ciq::errc::not_found, "no cache at '" + cache_dir + "'");
   auto key = unique_key(**store, prefix);
   if (!key) return key.error();
   auto text = (*store)->get(Table::records, *key);
@@ -443,7 +443,7 @@ Result<void> remove_records(const std::string& cache_dir, const std::vector<std:
     if (!k) return k.error();
     keys = std::move(*k);
   } else {
-    if (prefixes.empty()) return make_error("usage", "rm needs KEY... (prefixes from 'ciq-cache list') or --all");
+    if (prefixes.empty()) return make_error(ciq::errc::usage, "rm needs KEY... (prefixes from 'ciq-cache list') or --all");
     for (const auto& p : prefixes) {
       auto k = unique_key(*store, p);
       if (!k) return k.error();

@@ -66,7 +66,7 @@ void check_compiler_cache(const std::string& launcher, std::vector<Finding>& fin
 } // namespace
 
 Result<bool> diagnose_build(const std::string& cache_dir, const std::string& build_dir, bool json, std::ostream& out) {
-  if (!is_directory(build_dir)) return make_error("usage", build_dir + " is not a directory (give a build directory)");
+  if (!is_directory(build_dir)) return make_error(ciq::errc::usage, build_dir + " is not a directory (give a build directory)");
   std::vector<Finding> findings;
   std::string generator;
   if (auto cmake = read_file(join_path(build_dir, "CMakeCache.txt"), 16 << 20)) {

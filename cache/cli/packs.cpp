@@ -81,15 +81,15 @@ Result<void> check_since(const std::string& since) {
          (t.size() == 6 || (t[6] == ':' && digits(t, 7, 2) && number_at(t, 7, 2) < 61));
   }
   if (!ok)
-    return make_error("usage", "--since takes a UTC date, YYYY-MM-DD (e.g. 2026-12-01) or YYYY-MM-DDTHH:MM[:SS][Z], not '" +
+    return make_error(ciq::errc::usage, "--since takes a UTC date, YYYY-MM-DD (e.g. 2026-12-01) or YYYY-MM-DDTHH:MM[:SS][Z], not '" +
                                    since + "'");
   return {};
 }
 
 Result<void> export_pack(const std::string& cache_dir, const ExportFilter& f, const std::string& output, bool json,
                          std::ostream& out) {
-  if (output.empty()) return make_error("usage", "export needs -o FILE (or -o - for stdout)");
-  if (json && output == "-") return make_error("usage", "--json and -o - would both write to stdout; give -o FILE");
+  if (output.empty()) return make_error(ciq::errc::usage, "export needs -o FILE (or -o - for stdout)");
+  if (json && output == "-") return make_error(ciq::errc::usage, "--json and -o - would both write to stdout; give -o FILE");
   if (!f.since.empty())
     if (auto valid = check_since(f.since); !valid) return valid;
   auto store = Store::open_for_reading(cache_dir);
@@ -227,8 +227,8 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
 
 Result<void> merge_packs(const std::string& a, const std::string& b, const std::string& output, bool json,
                          std::ostream& out) {
-  if (output.empty()) return make_error("usage", "merge needs -o FILE");
-  if (json && output == "-") return make_error("usage", "--json and -o - would both write to stdout; give -o FILE");
+  if (output.empty()) return make_error(ciq::errc::usage, "merge needs -o FILE");
+  if (json && output == "-") return make_error(ciq::errc::usage, "--json and -o - would both write to stdout; give -o FILE");
   auto pa = read_pack(a);
   if (!pa) return pa.error();
   auto pb = read_pack(b);

@@ -505,7 +505,7 @@ std::string LaunchCapture::write_atomically(const std::string& dir, const std::s
       if (written) *written = path;
       return "";
     }
-    if (renamed.error().code != "exists" || taken >= max_name_tries) {
+    if (renamed.error().code != ciq::errc::exists || taken >= max_name_tries) {
       ::unlink(temporary.c_str());
       return "cannot write " + path + ": " + renamed.error().message;
     }

@@ -225,7 +225,7 @@ void write_file(const std::string& dir, const std::string& tag, const std::strin
       say("wrote " + path);
       return;
     }
-    if (renamed.error().code != "exists" || taken >= max_name_tries) {
+    if (renamed.error().code != ciq::errc::exists || taken >= max_name_tries) {
       say("cannot write " + path + ": " + renamed.error().message);
       ::unlink(temporary.c_str());
       return;

@@ -32,7 +32,7 @@ Result<std::string> encode_request(std::uint64_t id, const std::vector<std::stri
   std::string message = std::string(k_request_prefix) + std::to_string(id) + "\n";
   for (const auto& w : words) {
     if (w.empty() || w.find('\n') != std::string::npos)
-      return make_error("usage", "a benchmark server request cannot hold an empty word or a newline");
+      return make_error(ciq::errc::usage, "a benchmark server request cannot hold an empty word or a newline");
     message += w + "\n";
   }
   return message + "\n";

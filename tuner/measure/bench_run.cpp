@@ -156,7 +156,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   const RunResult& run = step->run;
   std::string output = run.out + "\n" + run.err;
   if (!run.succeeded())
-    return make_error(run.timed_out ? "timeout" : "bench", failure_message("benchmark " + run.describe(), output, step->log));
+    return make_error(run.timed_out ? ciq::errc::timeout : "bench", failure_message("benchmark " + run.describe(), output, step->log));
   std::optional<profile::KernelTrace> kernels;
   if (kernel_time) {
     auto read = profile::read_kernel_trace(kernels_dir);

@@ -147,7 +147,7 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
   if (!words) return words.error();
   std::uint64_t id = next_request_++;
   auto message = encode_request(id, *words);
-  if (!message) return make_error("usage", message.error().message + ": " + step.command);
+  if (!message) return make_error(ciq::errc::usage, message.error().message + ": " + step.command);
   std::string shown;
   for (const auto& w : *words) shown += (shown.empty() ? "" : " ") + w;
 
@@ -190,14 +190,14 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
     // A server that answered earlier requests and then exited on its own,
     // status 0, just as this one was sent (its exit was not yet noticed
     // above) never saw it: a fresh server takes it, as it would have.
-    bool quit_before = !fresh && answer.empty() && status.error().code == "exited" && (*server)->ended_cleanly();
+    bool quit_before = !fresh && answer.empty() && status.error().code == ciq::errc::exited && (*server)->ended_cleanly();
     servers_.at(step.gpu).reset(); // dead or killed: the next request starts a fresh one
     if (quit_before) {
       append_log(done.log, log + "[benchmark server: it " + status.error().message +
                                ", having exited on its own after its last answer; a fresh server takes this request]\n");
       return ask_server(step);
     }
-    if (status.error().code != "timeout") {
+    if (status.error().code != ciq::errc::timeout) {
       append_log(done.log, log + "[benchmark server: " + status.error().message + "]\n");
       // What it said last on stderr, when it said nothing on stdout: why a
       // server dies at start (no GPU, no driver) is there.
@@ -236,7 +236,7 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
       append_log(done.log, "[" + cut.error().message + "]\n");
       if (cut.error().message.find("did not answer") != std::string::npos)
         servers_.at(step.gpu).reset(); // its timing can no longer be cut per request
-      return make_error("no-timing", cut.error().message);
+      return make_error(ciq::errc::no_timing, cut.error().message);
     }
   }
   return done;
@@ -254,16 +254,16 @@ Result<void> BenchServerExecutor::cut_kernel_trace(const std::string& gpu, const
   // server, or not with the library).
   auto opened = open_own_fifo(fifo, O_WRONLY);  // never a FIFO someone else put there
   if (!opened && !needed) return {};
-  if (!opened && opened.error().code == "unsafe") return make_error("no-timing", "no kernel timing: " + opened.error().message);
+  if (!opened && opened.error().code == ciq::errc::unsafe) return make_error(ciq::errc::no_timing, "no kernel timing: " + opened.error().message);
   if (!opened)
-    return make_error("no-timing", "no kernel timing: the benchmark server's libciq-inject is not listening on " + fifo +
+    return make_error(ciq::errc::no_timing, "no kernel timing: the benchmark server's libciq-inject is not listening on " + fifo +
                                        " (the server never initialised CUDA, or CUDA_INJECTION64_PATH did not reach the "
                                        "process that did)");
   int fd = *opened;
   std::string command = "cut " + dir + "\n";
   bool sent = ::write(fd, command.data(), command.size()) == ssize_t(command.size()); // < PIPE_BUF: all or nothing
   ::close(fd);
-  if (!sent) return make_error("no-timing", "cannot write to the kernel-timing control FIFO " + fifo + ": " + std::strerror(errno));
+  if (!sent) return make_error(ciq::errc::no_timing, "cannot write to the kernel-timing control FIFO " + fifo + ": " + std::strerror(errno));
   // The library flushes CUPTI and renames the file into place: its
   // appearance is the answer.
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -273,7 +273,7 @@ Result<void> BenchServerExecutor::cut_kernel_trace(const std::string& gpu, const
         if (n.rfind("kernels-", 0) == 0) return {};
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  return make_error("no-timing", "the benchmark server's kernel timing (libciq-inject) did not answer `cut` within 20 s on " + fifo);
+  return make_error(ciq::errc::no_timing, "the benchmark server's kernel timing (libciq-inject) did not answer `cut` within 20 s on " + fifo);
 }
 
 } // namespace ciq::tuner

@@ -20,7 +20,7 @@ Result<void> resolve_tools(SlurmConfig& config) {
   for (std::string* tool : {&config.srun, &config.scancel, &config.squeue}) {
     auto found = find_program(*tool);
     if (!found)
-      return make_error("not-found", "--executor slurm needs Slurm's '" + *tool +
+      return make_error(ciq::errc::not_found, "--executor slurm needs Slurm's '" + *tool +
                                          "' on PATH (Debian: slurm-client) and a cluster it can reach (SLURM_CONF)");
     auto abs = real_path(*found);
     *tool = abs ? *abs : *found;
@@ -94,14 +94,14 @@ std::optional<double> time_seconds(std::string_view t) {
 
 Result<void> validate(const SlurmConfig& config) {
   if (!config.time_limit.empty() && !time_seconds(config.time_limit))
-    return make_error("usage", "--slurm-time '" + config.time_limit + "' is not a Slurm time (MM, HH:MM:SS or D-HH:MM:SS)");
-  if (config.build_cpus < 1) return make_error("usage", "--slurm-build-cpus must be at least 1");
-  if (config.retries < 0) return make_error("usage", "--slurm-retries cannot be negative");
+    return make_error(ciq::errc::usage, "--slurm-time '" + config.time_limit + "' is not a Slurm time (MM, HH:MM:SS or D-HH:MM:SS)");
+  if (config.build_cpus < 1) return make_error(ciq::errc::usage, "--slurm-build-cpus must be at least 1");
+  if (config.retries < 0) return make_error(ciq::errc::usage, "--slurm-retries cannot be negative");
   if (config.gres.empty() || config.gres.find_first_of(" \t\n") != std::string::npos)
-    return make_error("usage", "--slurm-gres '" + config.gres + "': give a GRES such as gpu:1, or none");
+    return make_error(ciq::errc::usage, "--slurm-gres '" + config.gres + "': give a GRES such as gpu:1, or none");
   for (const auto& a : config.extra)
     if (a == "--" || !starts_with(a, "-"))
-      return make_error("usage", "--slurm-arg '" + a + "' is not an srun option (write --slurm-arg=--qos=high)");
+      return make_error(ciq::errc::usage, "--slurm-arg '" + a + "' is not an srun option (write --slurm-arg=--qos=high)");
   return {};
 }
 

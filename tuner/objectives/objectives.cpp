@@ -26,7 +26,7 @@ Result<Objective> builtin_objective(const std::string& spec) {
   } else if (spec == "energy") o.kind = ObjectiveKind::energy;
   else if (spec == "power") o.kind = ObjectiveKind::power;
   else
-    return make_error("usage", "unknown objective '" + spec +
+    return make_error(ciq::errc::usage, "unknown objective '" + spec +
                                    "' (built-in objectives: ptxas:spill-stores, ptxas:registers, ptxas:stack, "
                                    "compile-time, kernel-time[:GLOB], energy, power; use --metric REGEX for a benchmark's number)");
   return o;
@@ -44,7 +44,7 @@ const Objective* kernel_time_objective(const std::vector<Objective>& objectives)
 }
 
 Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace) {
-  if (!trace.timed()) return make_error("no-timing", "no kernel timing: " + trace.no_timing_reason());
+  if (!trace.timed()) return make_error(ciq::errc::no_timing, "no kernel timing: " + trace.no_timing_reason());
   const std::string& glob = objective.pattern;
   double ns = 0;  // kernels' saturated totals added without wrapping
   bool matched = false;
@@ -58,7 +58,7 @@ Result<double> kernel_time_ms(const Objective& objective, const profile::KernelT
     }
   }
   if (!matched)
-    return make_error("no-timing", "no kernel matching '" + glob + "' ran" + (ran.empty() ? "" : " (kernels that ran: " + ran + ")"));
+    return make_error(ciq::errc::no_timing, "no kernel matching '" + glob + "' ran" + (ran.empty() ? "" : " (kernels that ran: " + ran + ")"));
   return ns / 1e6;
 }
 
@@ -71,9 +71,9 @@ Result<Objective> metric_objective(const std::string& pattern) {
   options.set_log_errors(false);
   auto regex = std::make_shared<const RE2>(pattern, options);
   if (!regex->ok())
-    return make_error("usage", "--metric '" + pattern + "' is not a valid regular expression (RE2 syntax): " + regex->error());
+    return make_error(ciq::errc::usage, "--metric '" + pattern + "' is not a valid regular expression (RE2 syntax): " + regex->error());
   if (regex->NumberOfCapturingGroups() < 1)
-    return make_error("usage", "--metric '" + pattern + "' needs a capture group around the number, e.g. 'time_ms: ([0-9.]+)'");
+    return make_error(ciq::errc::usage, "--metric '" + pattern + "' needs a capture group around the number, e.g. 'time_ms: ([0-9.]+)'");
   o.regex = std::move(regex);
   return o;
 }

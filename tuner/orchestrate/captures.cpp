@@ -248,7 +248,7 @@ namespace {
 /// names is never run (check_same_ptxas compares it).
 Result<void> check_trusted(const profile::Capture& c) {
   if (auto own = check_own_directory(c.dir); !own)
-    return make_error("unsafe", "not using the capture " + printable(c.dir) + ": " + own.error().message +
+    return make_error(ciq::errc::unsafe, "not using the capture " + printable(c.dir) + ": " + own.error().message +
                                     " (the tuner compiles its module.ptx and writes reference.cubin there; copy the "
                                     "capture into a directory of your own)");
   // The capture's path goes into the tuner's build and server commands,
@@ -268,7 +268,7 @@ Result<void> check_trusted(const profile::Capture& c) {
   struct stat st = ptx->st;
   ::close(ptx->fd);
   if (st.st_uid != ::geteuid() || st.st_nlink != 1 || !writable_by_others(st.st_mode).empty())
-    return make_error("unsafe", "not using the capture " + printable(c.dir) + ": its module's PTX " + printable(c.compile.ptx) +
+    return make_error(ciq::errc::unsafe, "not using the capture " + printable(c.dir) + ": its module's PTX " + printable(c.compile.ptx) +
                                     (st.st_uid != ::geteuid() ? " belongs to another user"
                                      : st.st_nlink != 1       ? " has other hard links"
                                                               : " is " + writable_by_others(st.st_mode)) +
@@ -333,7 +333,7 @@ Result<void> compile_reference(std::vector<std::string> argv, const std::string&
 
 Result<void> use_capture(GivenOptions& given, const std::string& dir, const std::string& compare) {
   if (!given.build.empty() || !given.bench.empty() || !given.check.empty() || !given.bench_server.empty())
-    return make_error("usage", "--capture replaces --build, --bench, --check and --bench-server (the build is one ptxas "
+    return make_error(ciq::errc::usage, "--capture replaces --build, --bench, --check and --bench-server (the build is one ptxas "
                                "compile of the captured kernel's module, the benchmark its replay): give none of them");
   if (!compare.empty())  // read as ciq-replay reads it, before anything is built
     if (auto mode = profile::parse_compare_mode(compare); !mode) return mode.error();

@@ -37,11 +37,11 @@ Result<void> set_objectives(const GivenOptions& given, TuneOptions& o) {
   for (std::size_t i = 0; i < o.setup.objectives.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (o.setup.objectives[i].name == o.setup.objectives[j].name)
-        return make_error("usage", "objective '" + o.setup.objectives[i].name + "' is given twice (--metric/--objective)");
+        return make_error(ciq::errc::usage, "objective '" + o.setup.objectives[i].name + "' is given twice (--metric/--objective)");
   for (std::size_t i = 0; i < given.directions.size(); ++i) {
     if (given.directions[i] != "min" && given.directions[i] != "max")
-      return make_error("usage", "--direction must be min or max, not '" + given.directions[i] + "'");
-    if (i >= o.setup.objectives.size()) return make_error("usage", "more --direction values than objectives");
+      return make_error(ciq::errc::usage, "--direction must be min or max, not '" + given.directions[i] + "'");
+    if (i >= o.setup.objectives.size()) return make_error(ciq::errc::usage, "more --direction values than objectives");
     o.setup.objectives[i].maximize = given.directions[i] == "max";
   }
   // kernel-time alone times the targeted kernels; it needs libciq-inject.
@@ -49,7 +49,7 @@ Result<void> set_objectives(const GivenOptions& given, TuneOptions& o) {
     if (obj.kind != ObjectiveKind::kernel_time) continue;
     if (obj.pattern.empty()) obj.pattern = o.setup.kernels;
     if (!path_exists(o.setup.inject_library))
-      return make_error("not-found", "--objective " + obj.name + " needs the kernel-timing library, not found at " +
+      return make_error(ciq::errc::not_found, "--objective " + obj.name + " needs the kernel-timing library, not found at " +
                                          o.setup.inject_library + ": " + inject_library_missing());
   }
   return {};
@@ -58,7 +58,7 @@ Result<void> set_objectives(const GivenOptions& given, TuneOptions& o) {
 // --executor and the --slurm-* options.
 Result<void> set_executor(const GivenOptions& given, TuneOptions& o) {
   if (given.executor == "local") return {};
-  if (given.executor != "slurm") return make_error("usage", "--executor must be local or slurm, not '" + given.executor + "'");
+  if (given.executor != "slurm") return make_error(ciq::errc::usage, "--executor must be local or slurm, not '" + given.executor + "'");
   o.setup.slurm = given.slurm;
   return {};
 }
@@ -72,7 +72,7 @@ Result<void> set_prefer(const GivenOptions& given, TuneOptions& o) {
   if (found == SIZE_MAX) {
     std::string names;
     for (const auto& obj : o.setup.objectives) names += (names.empty() ? "" : ", ") + obj.name;
-    return make_error("usage", "--prefer " + given.prefer + " is none of the objectives (" + names + "; or their number from 1)");
+    return make_error(ciq::errc::usage, "--prefer " + given.prefer + " is none of the objectives (" + names + "; or their number from 1)");
   }
   o.prefer = found;
   return {};
@@ -84,10 +84,10 @@ Result<void> check_energy(const TuneOptions& o) {
   for (const auto& obj : o.setup.objectives) {
     if (!obj.needs_energy()) continue;
     if (o.setup.slurm)
-      return make_error("usage", "--objective " + obj.name + " reads the GPU's energy counter on this machine: not with --executor slurm");
+      return make_error(ciq::errc::usage, "--objective " + obj.name + " reads the GPU's energy counter on this machine: not with --executor slurm");
     std::string why;
     Nvml* nvml = Nvml::get(&why);
-    if (!nvml) return make_error("not-found", "--objective " + obj.name + " needs NVML (libnvidia-ml.so.1, from the NVIDIA driver): " + why);
+    if (!nvml) return make_error(ciq::errc::not_found, "--objective " + obj.name + " needs NVML (libnvidia-ml.so.1, from the NVIDIA driver): " + why);
     std::string gpu = o.setup.gpus.empty() ? "" : o.setup.gpus.front();
     if (auto e = nvml->energy_mj(gpu); !e) return make_error("unsupported", "--objective " + obj.name + ": " + e.error().message);
     break;
@@ -144,7 +144,7 @@ Result<void> set_setup(const GivenOptions& given, TuneOptions& o) {
 Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
   o.space = given.space;
   if (given.stages != "all" && given.stages != "ptxas" && given.stages != "nvcc")
-    return make_error("usage", "--stages must be all, ptxas or nvcc, not '" + given.stages + "'");
+    return make_error(ciq::errc::usage, "--stages must be all, ptxas or nvcc, not '" + given.stages + "'");
   o.stages = given.stages;
   o.params = given.params;
   o.seeds = given.seed_controls;
@@ -175,17 +175,17 @@ Result<void> set_search(const GivenOptions& given, TuneOptions& o) {
     o.publish = *url;
   }
   if (given.strategy != "genetic" && given.strategy != "generational" && given.strategy != "random")
-    return make_error("usage", "--strategy must be genetic, generational or random, not '" + given.strategy + "'");
+    return make_error(ciq::errc::usage, "--strategy must be genetic, generational or random, not '" + given.strategy + "'");
   o.separately = given.separately;
   if (o.separately) {
     bool kernel_time = o.setup.objectives.size() == 1 && o.setup.objectives[0].kind == ObjectiveKind::kernel_time;
     if (!kernel_time)
-      return make_error("usage", "--separately judges each targeted kernel by its own time in the program: give --objective "
+      return make_error(ciq::errc::usage, "--separately judges each targeted kernel by its own time in the program: give --objective "
                                  "kernel-time[:GLOB] as the only objective");
     if (!o.params.empty())
-      return make_error("usage", "--separately tunes each kernel's own compiler knobs; a --param changes the whole program "
+      return make_error(ciq::errc::usage, "--separately tunes each kernel's own compiler knobs; a --param changes the whole program "
                                  "(tune it in a run without --separately)");
-    if (!o.replay.empty()) return make_error("usage", "--separately needs kernel times measured in the program, not --replay");
+    if (!o.replay.empty()) return make_error(ciq::errc::usage, "--separately needs kernel times measured in the program, not --replay");
   }
   o.random_search = given.strategy == "random";
   o.generational = given.strategy == "generational";
@@ -208,8 +208,8 @@ std::string unwritable_cache(const std::string& dir) {
 // nothing shipped.
 Result<void> prepare_replay(TuneOptions& o) {
   if (!o.setup.build.empty() || !o.setup.bench.empty() || !o.setup.check.empty())
-    return make_error("usage", "--replay answers evaluations from its file: give no --build, --bench or --check");
-  if (!o.setup.objectives.empty()) return make_error("usage", "--replay's objective is the recorded time: give no --metric or --objective");
+    return make_error(ciq::errc::usage, "--replay answers evaluations from its file: give no --build, --bench or --check");
+  if (!o.setup.objectives.empty()) return make_error(ciq::errc::usage, "--replay's objective is the recorded time: give no --metric or --objective");
   auto data = ReplayData::load(o.replay);
   if (!data) return data.error();
   o.setup.replay = *data;
@@ -247,9 +247,9 @@ Result<std::vector<std::string>> parse_gpu_list(const std::string& list) {
   if (list.empty()) return gpus;
   for (auto part : split(list, ',')) {
     std::string_view g = trim(part);
-    if (g.empty()) return make_error("usage", "--gpus '" + list + "' has an empty entry: give GPUs as 0,1 (indices or UUIDs)");
+    if (g.empty()) return make_error(ciq::errc::usage, "--gpus '" + list + "' has an empty entry: give GPUs as 0,1 (indices or UUIDs)");
     if (std::find(gpus.begin(), gpus.end(), g) != gpus.end())
-      return make_error("usage", "--gpus names GPU '" + std::string(g) + "' twice: each benchmark slot is one GPU");
+      return make_error(ciq::errc::usage, "--gpus names GPU '" + std::string(g) + "' twice: each benchmark slot is one GPU");
     gpus.emplace_back(g);
   }
   return gpus;
@@ -260,14 +260,14 @@ Result<TuneOptions> tune_options(const GivenOptions& given) {
   if (auto r = set_setup(given, o); !r) return r.error();
   if (auto r = set_search(given, o); !r) return r.error();
   if (given.verify_runs < 2)
-    return make_error("usage", "--verify-runs " + std::to_string(given.verify_runs) + ": give 2 or more interleaved runs per side: "
+    return make_error(ciq::errc::usage, "--verify-runs " + std::to_string(given.verify_runs) + ": give 2 or more interleaved runs per side: "
                                "the verification's Welch's t-test needs at least 2 pairs to estimate the variance");
   if (given.budget < 1 || given.pool < 2 || given.repeats < 1 || o.setup.jobs < 1 || given.verify_runs < 2 || given.cull < 0 ||
       given.cull >= 1 || given.mutate_rate < 0 || given.mutate_rate > 1)
-    return make_error("usage", "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
+    return make_error(ciq::errc::usage, "need --budget >= 1, --pool >= 2, --repeats >= 1, --jobs >= 1, --verify-runs >= 2, "
                                "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   if (!(given.timeout >= 0) || !(given.server_start >= 0))
-    return make_error("usage", "need --timeout >= 0 and --server-start >= 0 (seconds)");
+    return make_error(ciq::errc::usage, "need --timeout >= 0 and --server-start >= 0 (seconds)");
   if (auto r = check_gpu(o); !r) return r.error();
   return o;
 }
@@ -278,20 +278,20 @@ Result<double> parse_cover(const std::string& text) {
   if (percent) share.pop_back();
   char* end = nullptr;
   double value = std::strtod(share.c_str(), &end);
-  if (share.empty() || *end) return make_error("usage", "--cover takes a percentage (e.g. 90%), not '" + text + "'");
+  if (share.empty() || *end) return make_error(ciq::errc::usage, "--cover takes a percentage (e.g. 90%), not '" + text + "'");
   // 0.9 is read as a fraction (90 %), as 90 and 90% are percentages.
   double cover = percent || value > 1 ? value / 100 : value;
-  if (!(cover > 0 && cover <= 1)) return make_error("usage", "--cover must be a percentage above 0 and at most 100");
+  if (!(cover > 0 && cover <= 1)) return make_error(ciq::errc::usage, "--cover must be a percentage above 0 and at most 100");
   return cover;
 }
 
 Result<std::string> publish_url(const std::string& given, const std::string& full) {
   auto url = parse_redis_url(given);
-  if (!url) return make_error("usage", url.error().message);
+  if (!url) return make_error(ciq::errc::usage, url.error().message);
   bool masked = redact_secrets(given) == given && given.find("***@") != std::string::npos;
   if (!masked) return given;
   if (full.empty())
-    return make_error("usage", "--publish " + given + ": the run directory keeps this URL without its password; give it "
+    return make_error(ciq::errc::usage, "--publish " + given + ": the run directory keeps this URL without its password; give it "
                                "again after --resume DIR (--publish URL), or set CIQ_PUBLISH to the URL");
   if (auto f = parse_redis_url(full); !f) return make_error("invalid", "CIQ_PUBLISH: " + f.error().message);
   if (redact_secrets(full) != given)
@@ -306,12 +306,12 @@ bool campaign_needs_gpus(const TuneOptions& o, int concurrent) {
 }
 
 Result<void> check_campaign_options(const TuneOptions& o, int concurrent) {
-  if (concurrent < 1) return make_error("usage", "--concurrent must be at least 1");
+  if (concurrent < 1) return make_error(ciq::errc::usage, "--concurrent must be at least 1");
   if (campaign_needs_gpus(o, concurrent) && o.setup.gpus.size() < std::size_t(concurrent))
-    return make_error("usage", "--concurrent " + std::to_string(concurrent) + " with a benchmark on this machine needs --gpus with at least " +
+    return make_error(ciq::errc::usage, "--concurrent " + std::to_string(concurrent) + " with a benchmark on this machine needs --gpus with at least " +
                                    std::to_string(concurrent) + " GPUs (each search times on its own), or --executor slurm");
   if (concurrent > 1 && !o.setup.build.empty() && o.setup.build.find("{workdir}") == std::string::npos)
-    return make_error("usage", "--concurrent " + std::to_string(concurrent) + " runs " + std::to_string(concurrent) +
+    return make_error(ciq::errc::usage, "--concurrent " + std::to_string(concurrent) + " runs " + std::to_string(concurrent) +
                                    " searches at once, but every one would build the same tree ('" + o.setup.build +
                                      "'): build into {workdir} (e.g. 'cmake -S . -B {workdir}/b && cmake --build {workdir}/b' with "
                                      "--shell), or use --concurrent 1");
@@ -319,7 +319,7 @@ Result<void> check_campaign_options(const TuneOptions& o, int concurrent) {
 }
 
 Result<void> check_profile_top(int top) {
-  if (top < 0) return make_error("usage", "--top takes a number of kernels, 0 for all; not " + std::to_string(top));
+  if (top < 0) return make_error(ciq::errc::usage, "--top takes a number of kernels, 0 for all; not " + std::to_string(top));
   return {};
 }
 
@@ -327,10 +327,10 @@ Result<void> check_commands(const TuneOptions& o) {
   bool replay = o.setup.replay || !o.replay.empty(); // its objective is the recorded time
   if (o.setup.bench.empty() && !replay &&
       std::any_of(o.setup.objectives.begin(), o.setup.objectives.end(), [](auto& x) { return x.needs_benchmark(); }))
-    return make_error("usage", "--metric needs --bench (the command whose output holds the number)");
+    return make_error(ciq::errc::usage, "--metric needs --bench (the command whose output holds the number)");
   if (o.setup.objectives.empty() && !replay)
-    return make_error("usage", "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
-  if (o.setup.build.empty() && o.setup.bench.empty() && !replay) return make_error("usage", "give --build CMD and/or --bench CMD");
+    return make_error(ciq::errc::usage, "give an objective: --metric REGEX (with --bench) or --objective ptxas:spill-stores ...");
+  if (o.setup.build.empty() && o.setup.bench.empty() && !replay) return make_error(ciq::errc::usage, "give --build CMD and/or --bench CMD");
   return {};
 }
 

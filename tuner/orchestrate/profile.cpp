@@ -159,10 +159,10 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
                                        const std::map<std::string, std::string>& placeholders, bool quiet,
                                        const std::string& capture_kernels) {
   if (argv.empty())
-    return make_error("usage", "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
+    return make_error(ciq::errc::usage, "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
   std::string library = inject_library(library_given);
   if (!path_exists(library))
-    return make_error("not-found", "no kernel-timing library at " + library + ": " + inject_library_missing());
+    return make_error(ciq::errc::not_found, "no kernel-timing library at " + library + ": " + inject_library_missing());
   auto out = new_out_dir(out_dir);
   if (!out) return out.error();
   ProfileCapture c;
@@ -231,7 +231,7 @@ Result<Profile> read_profile(const std::string& kernel_dir, const std::string& b
   if (!trace) return trace.error();
   for (const auto& problem : trace->problems)
     std::fprintf(stderr, "ciq-tuner: warning: %s: %s\n", printable(problem.where).c_str(), printable(problem.message).c_str());
-  if (!trace->timed()) return make_error("no-timing", "no kernel timing: " + printable(trace->no_timing_reason()));
+  if (!trace->timed()) return make_error(ciq::errc::no_timing, "no kernel timing: " + printable(trace->no_timing_reason()));
   p.trace = std::move(*trace);
   if (!build_dir.empty()) {
     auto modules = read_trace(build_dir);
@@ -256,10 +256,10 @@ Result<int> run_profile(const ProfileOptions& o) {
     kernel_dir = join_path(kernel_dir, "kernels");
   }
   if (!o.trace_dir.empty() && !o.argv.empty())
-    return make_error("usage", "--trace reads a recorded profile and runs nothing: give either --trace DIR or a program after '--'");
+    return make_error(ciq::errc::usage, "--trace reads a recorded profile and runs nothing: give either --trace DIR or a program after '--'");
   int program_status = 0;
   if (!o.capture.empty() && !o.trace_dir.empty())
-    return make_error("usage", "--capture records launches while the program runs: give the program after '--', not --trace");
+    return make_error(ciq::errc::usage, "--capture records launches while the program runs: give the program after '--', not --trace");
   // Without --out the traces are scratch, as a compiler cache leaves no
   // litter: removed at the end of a profile that went well (`done`), else
   // kept for a look, and said where (a failed build's error says it).
@@ -294,7 +294,7 @@ Result<int> run_profile(const ProfileOptions& o) {
   }
   auto p = read_profile(kernel_dir, build_dir);
   if (!p) {
-    if (p.error().code != "no-timing") return p.error();
+    if (p.error().code != ciq::errc::no_timing) return p.error();
     std::string note = o.trace_dir.empty() ? no_driver_note() : "";
     std::fprintf(stderr, "ciq-tuner: error: %s%s\n", printable_lines(p.error().message).c_str(), note.c_str());
     return 1;

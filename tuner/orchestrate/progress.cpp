@@ -55,7 +55,7 @@ int fail(const std::string& message) {
 
 int fail(const Error& error) {
   fail(error.message);
-  return error.code == "usage" ? 2 : 1;
+  return error.code == ciq::errc::usage ? 2 : 1;
 }
 
 Progress::Progress(const TuneOptions& o, int budget)

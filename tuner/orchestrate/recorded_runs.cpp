@@ -40,7 +40,7 @@ Result<void> for_each_entry(const std::string& cache_dir, const std::function<vo
 }
 
 // "why" as the reason a run is skipped.
-Error skipped(const std::string& why) { return Error{"skipped", why}; }
+Error skipped(const std::string& why) { return Error{ciq::errc::skipped, why}; }
 
 } // namespace
 
@@ -126,7 +126,7 @@ Result<SavedRun> read_saved_run(const std::string& path, const std::string& run_
                    " (an entry from a pack or another machine, or a run directory since removed)");
   // What it reads and refuses is what --resume reads and refuses.
   auto start = load_saved_start(dir_name(path));
-  if (!start) return skipped(start.error().message + (start.error().code == "unsafe" ? ": not run" : ""));
+  if (!start) return skipped(start.error().message + (start.error().code == ciq::errc::unsafe ? ": not run" : ""));
   // An --out path used again (here, or on the machine a pack came from)
   // holds another run: its commands are not the ones that made the entry.
   // An entry of before run ids (none recorded) is not of a run that has one.
@@ -228,7 +228,7 @@ Result<std::string> existing_cache(const std::string& given) {
     if (::getcwd(cwd, sizeof cwd)) dir = join_path(cwd, dir);
   }
   if (!cache::Store::exists(dir))
-    return make_error("usage", "no cache at " + dir + " (give --cache-dir DIR or set CIQ_CACHE_DIR)");
+    return make_error(ciq::errc::usage, "no cache at " + dir + " (give --cache-dir DIR or set CIQ_CACHE_DIR)");
   return dir;
 }
 

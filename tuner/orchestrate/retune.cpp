@@ -358,7 +358,7 @@ void print_skipped(const std::vector<Row>& rows, const nlohmann::json& planned, 
 
 int run_retune(const RetuneOptions& given) {
   RetuneOptions o = given;
-  if (!o.gpu.empty() && !o.stale) return fail(make_error("usage", "--gpu names the GPU model --stale compares entries with: give --stale too"));
+  if (!o.gpu.empty() && !o.stale) return fail(make_error(ciq::errc::usage, "--gpu names the GPU model --stale compares entries with: give --stale too"));
   auto cache = existing_cache(o.cache_dir);
   if (!cache) return fail(cache.error().message);
   o.cache_dir = *cache;

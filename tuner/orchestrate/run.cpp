@@ -222,7 +222,7 @@ Result<Found> search_and_verify(TuneOptions& o, const SearchSpace& space, Evalua
     for (const auto& kernel : o.setup.own_kernels)
       if (auto it = ran.find(kernel); it == ran.end() || it->second.empty()) {
         evaluator.on_record = nullptr;
-        return make_error("no-timing", "the default candidate fails, so nothing can be compared with it: no kernel matching '" +
+        return make_error(ciq::errc::no_timing, "the default candidate fails, so nothing can be compared with it: no kernel matching '" +
                                            kernel + "' ran (--separately times each targeted kernel on its own)");
       }
     compose_and_verify(o, space, evaluator, found);

@@ -192,7 +192,7 @@ Result<std::vector<cache::Entry>> unit_entries(const cache::Store& store, const 
     });
     if (partial) {
       auto existing = store.get(cache::Table::records, digest_bytes(*key));
-      auto record = existing && *existing ? cache::parse_record(**existing, "cache") : Result<cache::Record>(make_error("absent", ""));
+      auto record = existing && *existing ? cache::parse_record(**existing, "cache") : Result<cache::Record>(make_error(ciq::errc::absent, ""));
       bool has_controls = record && !record->controls.options.empty();
       if (has_controls && unit_controls.options.empty()) continue;
       if (has_controls && record->controls.options != unit_controls.options)

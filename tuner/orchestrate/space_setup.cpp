@@ -32,7 +32,7 @@ Result<Dimension> acf_dimension(const TuneOptions& o, const std::vector<TracedMo
   // measured as so many invalid candidates.
   for (const auto& m : discovery)
     if (std::string why = cache::acf_set_fits(*set, m.ptxas_version, m.target); !why.empty())
-      return make_error("skipped", "ACF set '" + set->name + "' does not fit: " + why);
+      return make_error(ciq::errc::skipped, "ACF set '" + set->name + "' does not fit: " + why);
   Dimension d;
   d.kind = DimensionKind::acf;
   d.knob = "acf";
@@ -54,7 +54,7 @@ Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModu
     space->shared_left_out.push_back("acf");
   } else if (!o.acf_candidates.empty()) {
     auto acfs = acf_dimension(o, discovery);
-    if (!acfs && acfs.error().code != "skipped") return acfs.error();
+    if (!acfs && acfs.error().code != ciq::errc::skipped) return acfs.error();
     if (acfs) {
       space->dimensions.push_back(std::move(*acfs));
       o.setup.acf_cache_dir = o.cache_dir;

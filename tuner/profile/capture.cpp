@@ -81,7 +81,7 @@ bool is_digest(const std::string& text) {
 Result<void> check_image(const std::string& path, std::size_t i, const CaptureAllocation& a) {
   std::string which = "allocation " + std::to_string(i) + "'s bytes";
   auto in = open_input(a.file, InputRules{false, std::nullopt, UINT64_MAX});
-  if (!in && in.error().code == "absent") return bad(path, which + " are missing: " + a.file);
+  if (!in && in.error().code == ciq::errc::absent) return bad(path, which + " are missing: " + a.file);
   if (!in) return bad(path, which + " cannot be used: " + in.error().message);
   ::close(in->fd);
   if (std::uint64_t(in->st.st_size) != a.size)
@@ -91,7 +91,7 @@ Result<void> check_image(const std::string& path, std::size_t i, const CaptureAl
 Result<void> read_compile(const std::string& dir, Capture& c) {
   std::string path = join_path(dir, "compile.json");
   auto doc = read_json_file(path);
-  if (!doc && doc.error().code == "absent") return {};
+  if (!doc && doc.error().code == ciq::errc::absent) return {};
   if (!doc) return doc.error();
   CaptureCompile& k = c.compile;
   k.ptx = string_member(*doc, "ptx");
@@ -321,7 +321,7 @@ Result<void> read_capture_image(const CaptureAllocation& a, const ImageSink& sin
   std::transform(recorded.begin(), recorded.end(), recorded.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
   std::string actual = to_hex(digest.digest());
   if (!recorded.empty() && recorded != actual)
-    return make_error("corrupt", a.file + " does not hold the bytes the capture recorded: its digest is " + actual +
+    return make_error(ciq::errc::corrupt, a.file + " does not hold the bytes the capture recorded: its digest is " + actual +
                                      ", launch.json records " + recorded + " (\"before_xxh128\"); capture the launch again");
   return {};
 }

@@ -17,7 +17,7 @@ namespace {
 const char* const k_forms = "bitwise, close, or rtol=R,atol=A (e.g. rtol=1e-3,atol=1e-5)";
 
 Error usage(std::string_view text, const std::string& why) {
-  return make_error("usage", "--compare " + (text.empty() ? std::string("''") : printable(text)) + ": " + why);
+  return make_error(ciq::errc::usage, "--compare " + (text.empty() ? std::string("''") : printable(text)) + ": " + why);
 }
 
 /// A tolerance's number: plain decimal or exponent notation, finite, >= 0

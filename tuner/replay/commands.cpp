@@ -119,7 +119,7 @@ Result<std::unique_ptr<Replayer>> open_replayer(const Options& options) {
   // on a machine without one): a missing one is said as such.
   for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--cubin", options.cubin}, {"--reference", options.reference}})
     if (!path.empty() && !path_exists(path))
-      return make_error("usage", std::string(flag) + " " + path + ": no such file (the cubin to replay with)");
+      return make_error(ciq::errc::usage, std::string(flag) + " " + path + ": no such file (the cubin to replay with)");
   auto replayer = Replayer::open(options.device, std::move(*captures));
   if (!replayer) return replayer.error();
   std::fprintf(stderr, "ciq-replay: %zu capture(s) loaded on %s\n", (*replayer)->captures().size(),

@@ -10,7 +10,7 @@ namespace ciq::replay {
 
 namespace {
 
-Error usage(const std::string& message) { return make_error("usage", message); }
+Error usage(const std::string& message) { return make_error(ciq::errc::usage, message); }
 
 /// A word of the form --name or --name=value, for options that take a value.
 struct ValueOption {

@@ -42,7 +42,7 @@ struct Replayer::Module {
 Result<void> Replayer::check(const char* call, CUresult code) {
   if (code == CUDA_SUCCESS) return {};
   if (sticky(code)) broken_ = true;
-  return make_error("cuda", cuda_error(*api_, call, code));
+  return make_error(ciq::errc::cuda, cuda_error(*api_, call, code));
 }
 
 Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<profile::Capture> captures) {
@@ -56,7 +56,7 @@ Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<profil
   int count = 0;
   if (auto c = r->check("cuDeviceGetCount", cu.cuDeviceGetCount(&count)); !c) return c.error();
   if (ordinal >= count)
-    return make_error("usage", "--device " + std::to_string(ordinal) + ": this process sees " + std::to_string(count) +
+    return make_error(ciq::errc::usage, "--device " + std::to_string(ordinal) + ": this process sees " + std::to_string(count) +
                                    " device(s) (CUDA_VISIBLE_DEVICES applies)");
   if (auto c = r->check("cuDeviceGet", cu.cuDeviceGet(&r->device_, ordinal)); !c) return c.error();
   if (auto c = r->check("cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(&r->context_, r->device_)); !c) return c.error();
@@ -91,22 +91,22 @@ Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<profil
       std::string what = "allocation " + std::to_string(i) + " of " + c.dir + " (" + std::to_string(a.size) + " bytes)";
       CUdeviceptr pristine = 0, working = 0;
       if (auto e = r->check("cuMemAlloc", cu.cuMemAlloc(&pristine, a.size)); !e)
-        return make_error("cuda", e.error().message + " for " + what);
+        return make_error(ciq::errc::cuda, e.error().message + " for " + what);
       loaded->pristine.push_back(pristine);
       if (auto e = r->check("cuMemAlloc", cu.cuMemAlloc(&working, a.size)); !e)
-        return make_error("cuda", e.error().message + " for the working copy of " + what);
+        return make_error(ciq::errc::cuda, e.error().message + " for the working copy of " + what);
       loaded->working.push_back(working);
       // Opened once, checked on that descriptor, hashed as it is loaded:
       // an image swapped or changed since the capture was read is refused
       // (capture.h, read_capture_image) before any output is compared.
       auto load = [&](std::uint64_t offset, const std::uint8_t* bytes, std::size_t size) -> Result<void> {
         if (auto e = r->check("cuMemcpyHtoD", cu.cuMemcpyHtoD(pristine + offset, bytes, size)); !e)
-          return make_error("cuda", e.error().message + " loading " + a.file);
+          return make_error(ciq::errc::cuda, e.error().message + " loading " + a.file);
         return {};
       };
       if (auto loaded_image = profile::read_capture_image(a, load, k_file_chunk); !loaded_image) {
         const Error& e = loaded_image.error();
-        if (e.code == "cuda" || e.code == "corrupt") return e;
+        if (e.code == ciq::errc::cuda || e.code == ciq::errc::corrupt) return e;
         return make_error("io", c.dir + ": allocation " + std::to_string(i) + " cannot be loaded: " + e.message);
       }
     }
@@ -226,7 +226,7 @@ Result<void> Replayer::launch(std::size_t index, Module& module) {
 }
 
 Result<void> Replayer::outputs(std::size_t index, Module& module, std::vector<HostBytes>& into) {
-  if (broken_) return make_error("cuda", "an earlier launch left the GPU context unusable");
+  if (broken_) return make_error(ciq::errc::cuda, "an earlier launch left the GPU context unusable");
   if (auto r = restore(index, true); !r) return r.error();
   if (auto r = launch(index, module); !r) return r.error();
   if (auto r = check("cuStreamSynchronize (after the launch)", api_->cuStreamSynchronize(stream_)); !r) return r.error();
@@ -242,7 +242,7 @@ Result<void> Replayer::outputs(std::size_t index, Module& module, std::vector<Ho
 }
 
 Result<Timing> Replayer::time(std::size_t index, Module& module, int warmup, int samples, double max_seconds) {
-  if (broken_) return make_error("cuda", "an earlier launch left the GPU context unusable");
+  if (broken_) return make_error(ciq::errc::cuda, "an earlier launch left the GPU context unusable");
   const CudaApi& cu = *api_;
   for (int w = 0; w < warmup; ++w) {
     if (auto r = restore(index, w == 0); !r) return r.error();

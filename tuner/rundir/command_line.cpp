@@ -164,7 +164,7 @@ constexpr std::uint64_t k_max_saved_bytes = std::uint64_t(1) << 20;
 Result<std::optional<std::string>> trusted_run_file(const std::string& path, const std::string& what) {
   std::string why = untrusted_run_file(path);
   if (why == "missing") return std::optional<std::string>();
-  if (!why.empty()) return make_error("unsafe", "the run's " + what + " " + path + " is " + why);
+  if (!why.empty()) return make_error(ciq::errc::unsafe, "the run's " + what + " " + path + " is " + why);
   auto text = read_file(path, k_max_saved_bytes);
   if (!text) return make_error("invalid", "the run's " + what + " " + path + " is unreadable: " + text.error().message);
   return std::optional<std::string>(std::move(*text));
@@ -173,25 +173,25 @@ Result<std::optional<std::string>> trusted_run_file(const std::string& path, con
 } // namespace
 
 Result<SavedStart> load_saved_start(const std::string& dir) {
-  if (!is_directory(dir)) return make_error("missing", "the run directory " + dir + " does not exist");
+  if (!is_directory(dir)) return make_error(ciq::errc::missing, "the run directory " + dir + " does not exist");
   // Checked before anything is read: another user's link flipped between
   // two directories would otherwise have one file read from each.
   if (auto own = check_own_directory(dir); !own)
-    return make_error("unsafe", "the run directory " + dir + " is not yours alone (" + own.error().message + ")");
+    return make_error(ciq::errc::unsafe, "the run directory " + dir + " is not yours alone (" + own.error().message + ")");
   auto real = real_path(dir);
-  if (!real) return make_error("missing", "the run directory " + dir + " cannot be resolved");
+  if (!real) return make_error(ciq::errc::missing, "the run directory " + dir + " cannot be resolved");
   SavedStart saved;
   saved.dir = *real;
   std::string line_file = join_path(saved.dir, "command-line");
   auto line = trusted_run_file(line_file, "command line");
   if (!line) return line.error();
-  if (!*line) return make_error("missing", "the run's command line " + line_file + " is missing");
+  if (!*line) return make_error(ciq::errc::missing, "the run's command line " + line_file + " is missing");
   saved.arguments = parse_command_line(**line);
   // Which run the directory holds: trusted as the other files are (another
   // user's id would make your entries another run's, or theirs yours).
   std::string id_file = join_path(saved.dir, "run-id");
   if (std::string why = untrusted_run_file(id_file); !why.empty() && why != "missing")
-    return make_error("unsafe", "the run's id file " + id_file + " is " + why);
+    return make_error(ciq::errc::unsafe, "the run's id file " + id_file + " is " + why);
   saved.run_id = read_run_id(saved.dir);
   // A NUL cannot reach a process in an argument: the run would get less
   // than the dry run shows.
@@ -212,7 +212,7 @@ Result<SavedStart> load_saved_start(const std::string& dir) {
     return make_error("gone", "the directory the run ran in, " + w + ", is gone: its commands' relative paths mean nothing elsewhere");
   if (!S_ISDIR(st.st_mode)) return make_error("invalid", "the run's working directory " + w + " is not a directory (edited by hand?)");
   if (auto own = check_command_directory(w); !own)
-    return make_error("unsafe", "the directory the run ran in, " + w + ", is not yours alone (" + own.error().message + ")");
+    return make_error(ciq::errc::unsafe, "the directory the run ran in, " + w + ", is not yours alone (" + own.error().message + ")");
   return saved;
 }
 
@@ -227,7 +227,7 @@ Result<void> check_command_directory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return {}; // gone: the caller's use of it says so
   if (std::string others = writable_by_others(st.st_mode); !others.empty())
-    return make_error("unsafe", "'" + dir + "' is " + others + ": they could add the files its commands read, the sticky bit does not stop that");
+    return make_error(ciq::errc::unsafe, "'" + dir + "' is " + others + ": they could add the files its commands read, the sticky bit does not stop that");
   return {};
 }
 

@@ -229,7 +229,7 @@ static Result<void> add_nvvm_stage(SearchSpace& space, const SpaceRequest& reque
   // and a candidate's NVVM knobs on every traced unit.
   if (request.separately && targeted_kernels_of_units(request).size() > 1) {
     if (request.stages == "nvcc")
-      return make_error("usage", "--stages nvcc with --separately: the NVVM stage's knobs act on every targeted kernel at "
+      return make_error(ciq::errc::usage, "--stages nvcc with --separately: the NVVM stage's knobs act on every targeted kernel at "
                                  "once, so --separately searches none of them");
     space.shared_left_out.push_back("the NVVM stage's knobs (nvcc.*)");
     return {};
