@@ -3,6 +3,7 @@
 # below it and its own, nothing above.
 #
 #   utils <- spaces <- cache <- {wrapper, cache/cli, tuner}
+#   utils <- utils/cli (LLVM's cl parser) <- {cache/cli, tuner's main}: never the wrappers
 #
 # and inside tuner/, one library per sub-folder:
 #
@@ -15,15 +16,16 @@
 # CMakeLists.txt); this check catches what linking would not: an upward
 # #include of a header-only part. A header belongs to the deepest listed
 # folder that holds it (tuner/measure/slurm.h to tuner/measure). Every
-# sub-folder of tuner/ with C++ in it must have its place here: one that
+# sub-folder of tuner/ and utils/ with C++ in it must have its place here: one that
 # has none fails the check rather than go unchecked. Usage as a script:
 #   cmake -DROOT=<source dir> -P cmake/check_layering.cmake
 cmake_policy(SET CMP0057 NEW) # if(IN_LIST) in script mode too
 set(ciq_below_utils utils)
+set(ciq_below_utils/cli utils utils/cli)
 set(ciq_below_spaces utils spaces)
 set(ciq_below_cache utils spaces cache)
 set(ciq_below_wrapper utils spaces cache wrapper)
-set(ciq_below_cache/cli utils spaces cache cache/cli)
+set(ciq_below_cache/cli utils utils/cli spaces cache cache/cli)
 # tuner/profile reads kernel traces (utils only); tuner/inject is the
 # library loaded into the user's program (no ciq library but utils' ELF
 # part, ciq_elf); objectives and everything above may read traces.
@@ -37,12 +39,12 @@ set(ciq_below_tuner/rundir ${ciq_below_tuner/search} tuner/rundir)
 set(ciq_below_tuner/measure ${ciq_below_tuner/rundir} tuner/measure)
 set(ciq_below_tuner/report ${ciq_below_tuner/measure} tuner/report)
 set(ciq_below_tuner/orchestrate ${ciq_below_tuner/measure} tuner/orchestrate)
-set(ciq_below_tuner ${ciq_below_tuner/measure} tuner/report tuner/orchestrate tuner)
-set(ciq_folders utils spaces cache wrapper cache/cli tuner/profile tuner/inject tuner/replay
+set(ciq_below_tuner ${ciq_below_tuner/measure} utils/cli tuner/report tuner/orchestrate tuner)
+set(ciq_folders utils utils/cli spaces cache wrapper cache/cli tuner/profile tuner/inject tuner/replay
     tuner/objectives tuner/search tuner/rundir tuner/measure tuner/report tuner/orchestrate tuner)
 
 set(ciq_layering_errors "")
-file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/*)
+file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/* ${ROOT}/utils/*)
 foreach(entry ${ciq_tuner_entries})
   if(IS_DIRECTORY ${ROOT}/${entry} AND NOT entry IN_LIST ciq_folders)
     file(GLOB_RECURSE cxx ${ROOT}/${entry}/*.cpp ${ROOT}/${entry}/*.h)
