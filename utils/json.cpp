@@ -71,6 +71,10 @@ Result<JsonValue> parse_json(std::string_view text) {
   return convert(j);
 }
 
+std::string json_line(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 std::string json_escape(std::string_view s) {
   // Bytes that are not UTF-8 become U+FFFD: what is written can be read back.
   std::string quoted = nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

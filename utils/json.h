@@ -6,12 +6,18 @@
 #include "utils/result.h"
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ciq {
+
+/// `j` as one line of JSON as ciq writes it everywhere: no spaces, members
+/// in the order they were added (ordered_json), bytes that are not UTF-8
+/// as U+FFFD (what is written can be read back).
+std::string json_line(const nlohmann::ordered_json& j);
 
 class JsonValue {
 public:

@@ -14,12 +14,14 @@
 #include "cache/store.h"
 #include "cache/tuned_on.h"
 #include "spaces/space.h"
+#include "utils/json.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
 #include "utils/redis.h"
 #include "utils/text.h"
 
+#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -27,6 +29,8 @@
 #include <set>
 
 namespace ciq::cache::cli {
+
+using nlohmann::ordered_json;
 
 namespace {
 
@@ -58,32 +62,25 @@ Result<std::string> unique_key(const Store& store, const std::string& prefix) {
 }
 
 std::string record_json(std::string_view key, const Record& r, bool quarantined) {
-  std::string j = "{\"key\":" + json_string(bytes_to_hex(key)) + ",\"kind\":" + json_string(std::string(kind_name(r.kind))) +
-                  ",\"kernel\":" + json_string(r.kernel) + ",\"target\":" + json_string(r.target) +
-                  ",\"ptxas\":" + json_string(r.ptxas) + ",\"unit\":" + json_string(r.unit) +
-                  ",\"nvcc\":" + json_string(r.nvcc) + ",\"flags\":" + json_string(r.flags) +
-                  ",\"created\":" + json_string(r.created) + ",\"source\":" + json_string(r.source) +
-                  ",\"space\":" + json_string(r.controls.space) + ",\"controls\":{";
-  bool first = true;
-  auto add = [&](const std::string& k, const std::string& v) {
-    j += (first ? "" : ",") + json_string(k) + ":" + json_string(v);
-    first = false;
-  };
-  for (const auto& [k, v] : r.controls.options) add(k, v);
+  ordered_json j{{"key", bytes_to_hex(key)}, {"kind", kind_name(r.kind)}, {"kernel", r.kernel}, {"target", r.target},
+                 {"ptxas", r.ptxas}, {"unit", r.unit}, {"nvcc", r.nvcc}, {"flags", r.flags}, {"created", r.created},
+                 {"source", r.source}, {"space", r.controls.space}};
+  ordered_json controls = ordered_json::object(), provenance = ordered_json::object(), on_json = ordered_json::object();
+  for (const auto& [k, v] : r.controls.options) controls[k] = v;
   for (const auto& [kernel, knobs] : r.controls.kernels)
-    for (const auto& [k, v] : knobs) add(kernel + ":" + k, v);
-  if (r.controls.acf) add("acf", "sha256:" + to_hex(*r.controls.acf));
-  j += "},\"provenance\":{";
-  first = true;
-  for (const auto& [k, v] : r.provenance) add(k, v);
+    for (const auto& [k, v] : knobs) controls[kernel + ":" + k] = v;
+  if (r.controls.acf) controls["acf"] = "sha256:" + to_hex(*r.controls.acf);
+  for (const auto& [k, v] : r.provenance) provenance[k] = v;
   // The same, read the one way whatever names the record's ciq gave it.
   auto on = tuned_on(r);
-  j += "},\"tuned_on\":{";
-  first = true;
   for (const auto& [k, v] : {std::pair<std::string, std::string>{"compiler", on.compiler}, {"driver", on.driver}, {"gpu_model", on.gpu_model},
                              {"gpu_memory_mib", on.gpu_memory_mib}, {"gpu_cuda_cores", on.gpu_cuda_cores}, {"command_line", on.command_line}})
-    if (!v.empty()) add(k, v);
-  return j + "},\"quarantined\":" + (quarantined ? "true" : "false") + "}";
+    if (!v.empty()) on_json[k] = v;
+  j["controls"] = std::move(controls);
+  j["provenance"] = std::move(provenance);
+  j["tuned_on"] = std::move(on_json);
+  j["quarantined"] = quarantined;
+  return json_line(j);
 }
 
 } // namespace
@@ -188,8 +185,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   if (!store) return store.error();
   if (auto r = write_entries(*store, std::vector<Entry>{{key, record}}); !r) return r;
   if (json)
-    out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":\"unit\",\"controls\":"
-        << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
+    out << json_line({{"key", to_hex(key)}, {"kind", "unit"}, {"controls", spaces::summarise_control_set(record.controls)}}) << "\n";
   else
     out << "stored " << to_hex(key) << "  unit  " << printable(spaces::summarise_control_set(record.controls)) << "\n";
   return {};
@@ -277,9 +273,9 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
   if (auto w = write_entries(*store, entries, blobs); !w) return w;
   for (const auto& [key, record] : entries) {
     if (json)
-      out << "{\"key\":" << json_string(to_hex(key)) << ",\"kind\":" << json_string(std::string(kind_name(record.kind)))
-          << ",\"kernel\":" << json_string(record.kernel) << ",\"controls\":"
-          << json_string(spaces::summarise_control_set(record.controls)) << "}\n";
+      out << json_line({{"key", to_hex(key)}, {"kind", kind_name(record.kind)}, {"kernel", record.kernel},
+                        {"controls", spaces::summarise_control_set(record.controls)}})
+          << "\n";
     else
       out << "stored " << to_hex(key) << "  " << kind_name(record.kind) << printable(record.kernel.empty() ? "" : " " + record.kernel)
           << "  " << printable(spaces::summarise_control_set(record.controls)) << "\n";
@@ -305,14 +301,11 @@ Result<void> show_stats(const std::string& cache_dir, bool json, bool zero, std:
     bytes = s.file_size();
   }
   if (json) {
-    out << "{\"cache_dir\":" << json_string(cache_dir) << ",\"records\":" << records << ",\"blobs\":" << blobs
-        << ",\"quarantined\":" << quarantined << ",\"bytes\":" << bytes << ",\"counters\":{";
-    bool first = true;
-    for (const auto& [k, v] : *counters) {
-      out << (first ? "" : ",") << json_string(k) << ":" << v;
-      first = false;
-    }
-    out << "}}\n";
+    ordered_json counted = ordered_json::object();
+    for (const auto& [k, v] : *counters) counted[k] = v;
+    out << json_line({{"cache_dir", cache_dir}, {"records", records}, {"blobs", blobs}, {"quarantined", quarantined},
+                      {"bytes", bytes}, {"counters", std::move(counted)}})
+        << "\n";
   } else {
     out << "cache directory   " << printable(cache_dir) << "\n"
         << "records           " << records << "\n"
@@ -453,7 +446,7 @@ Result<void> remove_records(const std::string& cache_dir, const std::vector<std:
   for (const auto& k : keys) {
     if (auto r = store->remove(Table::records, k); !r) return r.error();
     if (auto r = store->remove(Table::quarantine, k); !r) return r.error();
-    if (json) out << "{\"removed\":" << json_string(bytes_to_hex(k)) << "}\n";
+    if (json) out << json_line({{"removed", bytes_to_hex(k)}}) << "\n";
     else out << "removed " << bytes_to_hex(k) << "\n";
   }
   return {};
@@ -463,7 +456,7 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
   auto opened = Store::open_for_reading(cache_dir);
   if (!opened) return opened.error();
   if (!*opened) {
-    out << (json ? "{\"records\":0,\"blobs\":0,\"problems\":[],\"fixed\":false}\n"
+    out << (json ? json_line({{"records", 0}, {"blobs", 0}, {"problems", ordered_json::array()}, {"fixed", false}}) + "\n"
                  : "no entries yet in " + cache_dir + "; nothing to verify\n");
     return {};
   }
@@ -511,10 +504,9 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
       if (auto rm = writable->remove(table, key); !rm) return rm.error();
   }
   if (json) {
-    out << "{\"records\":" << records << ",\"blobs\":" << blobs << ",\"problems\":[";
-    for (std::size_t i = 0; i < problems.size(); ++i)
-      out << (i ? "," : "") << "{\"entry\":" << json_string(problems[i].first) << ",\"problem\":" << json_string(problems[i].second) << "}";
-    out << "],\"fixed\":" << (fix ? "true" : "false") << "}\n";
+    ordered_json listed = ordered_json::array();
+    for (const auto& [entry, what] : problems) listed.push_back({{"entry", entry}, {"problem", what}});
+    out << json_line({{"records", records}, {"blobs", blobs}, {"problems", std::move(listed)}, {"fixed", fix}}) << "\n";
   } else {
     for (const auto& [entry, what] : problems) out << printable(entry) << ": " << printable(what) << (fix ? " (removed)" : "") << "\n";
     out << "checked " << records << " records and " << blobs << " blobs: " << problems.size() << " problem"
@@ -583,8 +575,8 @@ Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, boo
   if (!changes.empty())
     if (auto applied = store->apply(changes); !applied) return applied;
   if (json)
-    out << "{\"blobs_removed\":" << blobs_removed << ",\"marks_removed\":" << stale_marks.size()
-        << ",\"quarantined_removed\":" << dropped << "}\n";
+    out << json_line({{"blobs_removed", blobs_removed}, {"marks_removed", stale_marks.size()}, {"quarantined_removed", dropped}})
+        << "\n";
   else
     out << "removed " << blobs_removed << " unreferenced blob(s), " << stale_marks.size()
         << " stale quarantine mark(s), " << dropped << " quarantined record(s)\n";
@@ -595,8 +587,7 @@ Result<void> show_environment(bool json, std::ostream& out) {
   for (const auto& v : environment_variables()) {
     std::string value = redact_secrets(env(v.id));
     if (json)
-      out << "{\"name\":" << json_string(v.name) << ",\"set\":" << (value.empty() ? "false" : "true")
-          << ",\"value\":" << json_string(value) << ",\"meaning\":" << json_string(v.meaning) << "}\n";
+      out << json_line({{"name", v.name}, {"set", !value.empty()}, {"value", value}, {"meaning", v.meaning}}) << "\n";
     else
       out << v.name << (value.empty() ? "  (unset)" : "=" + printable(value)) << "\n    " << v.meaning << "\n";
   }

@@ -9,6 +9,7 @@
 #include "cache/store.h"
 #include "cache/tuned_on.h"
 #include "spaces/space.h"
+#include "utils/json.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/hash.h"
@@ -216,7 +217,7 @@ Result<void> import_pack(const std::string& cache_dir, const std::string& file, 
     if (auto r = write_entries(*store, writes, pack->blobs); !r) return r;
   }
   for (const auto& a : actions) {
-    if (json) out << "{\"key\":" << json_string(a.key) << ",\"action\":" << json_string(a.what) << "}\n";
+    if (json) out << json_line({{"key", a.key}, {"action", a.what}}) << "\n";
     else out << a.key << "  " << a.what << "\n";
   }
   if (!json)
@@ -238,8 +239,7 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
   auto print = [&](const std::vector<Line>& report) {
     for (const auto& l : report) {
       if (json)
-        out << "{\"key\":" << json_string(l.key) << ",\"action\":" << json_string(l.action) << ",\"reason\":"
-            << json_string(l.reason) << "}\n";
+        out << json_line({{"key", l.key}, {"action", l.action}, {"reason", l.reason}}) << "\n";
       else
         out << l.key << "  " << l.action << " (" << printable(l.reason) << ")\n";
     }
@@ -298,9 +298,9 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
   if (output == "-") return {}; // the pack is on stdout: no report there
   print(lines);
   if (json)
-    out << "{\"merged\":" << merged.entries.size() << ",\"from_a\":" << pa->entries.size() << ",\"from_b\":"
-        << pb->entries.size() << ",\"added\":" << added << ",\"replaced\":" << replaced << ",\"kept\":" << kept
-        << ",\"same\":" << same << ",\"file\":" << json_string(output) << "}\n";
+    out << json_line({{"merged", merged.entries.size()}, {"from_a", pa->entries.size()}, {"from_b", pb->entries.size()},
+                      {"added", added}, {"replaced", replaced}, {"kept", kept}, {"same", same}, {"file", output}})
+        << "\n";
   else
     out << "merged " << pa->entries.size() << " + " << pb->entries.size() << " entries into " << merged.entries.size() << " ("
         << added << " added, " << replaced << " replaced by a better result, " << kept << " kept, " << same
@@ -313,18 +313,18 @@ Result<void> push_cache(const std::string& cache_dir, const std::string& url, bo
   auto report = cache::push_cache(cache_dir, url, {});
   if (!report) return make_error(report.error().code, redact_secrets(report.error().message));
   if (!report->cache_found) {
-    if (json) out << "{\"pushed\":0,\"url\":" << json_string(shown) << ",\"note\":\"no entries in the cache\"}\n";
+    if (json) out << json_line({{"pushed", 0}, {"url", shown}, {"note", "no entries in the cache"}}) << "\n";
     else out << "nothing to push: no entries yet in " << cache_dir << "\n";
     return {};
   }
   for (const auto& why : report->refused) {
-    if (json) out << "{\"refused\":" << json_string(with_unsafe_hint(why)) << "}\n";
+    if (json) out << json_line({{"refused", with_unsafe_hint(why)}}) << "\n";
     else out << "not pushed: " << printable(with_unsafe_hint(why)) << "\n";
   }
   if (json)
-    out << "{\"pushed\":" << report->pushed << ",\"blobs\":" << report->blobs << ",\"same\":" << report->same
-        << ",\"kept_remote\":" << report->kept_remote << ",\"refused\":" << report->refused.size()
-        << ",\"url\":" << json_string(shown) << "}\n";
+    out << json_line({{"pushed", report->pushed}, {"blobs", report->blobs}, {"same", report->same},
+                      {"kept_remote", report->kept_remote}, {"refused", report->refused.size()}, {"url", shown}})
+        << "\n";
   else
     out << "pushed " << report->pushed << " entr" << (report->pushed == 1 ? "y" : "ies") << " (" << report->blobs
         << " ACF blob" << (report->blobs == 1 ? "" : "s") << ") to " << shown << "; " << report->same << " already there, "
@@ -338,12 +338,11 @@ Result<void> import_acfs(const std::string& cache_dir, const std::string& path, 
   auto set = import_acf_candidates(cache_dir, path, name);
   if (!set) return set.error();
   if (json) {
-    out << "{\"name\":" << json_string(set->name) << ",\"cuda_version\":" << json_string(set->cuda_version)
-        << ",\"controls_stage\":" << json_string(set->controls_stage) << ",\"acfs\":[";
-    for (std::size_t i = 0; i < set->acfs.size(); ++i)
-      out << (i ? "," : "") << "{\"sha256\":" << json_string(set->acfs[i].sha256) << ",\"size\":" << set->acfs[i].size
-          << ",\"file\":" << json_string(set->acfs[i].file) << "}";
-    out << "]}\n";
+    nlohmann::ordered_json acfs = nlohmann::ordered_json::array();
+    for (const auto& a : set->acfs) acfs.push_back({{"sha256", a.sha256}, {"size", a.size}, {"file", a.file}});
+    out << json_line({{"name", set->name}, {"cuda_version", set->cuda_version}, {"controls_stage", set->controls_stage},
+                      {"acfs", std::move(acfs)}})
+        << "\n";
     return {};
   }
   out << "imported " << set->acfs.size() << " ACF" << (set->acfs.size() == 1 ? "" : "s") << " as candidate set '"
