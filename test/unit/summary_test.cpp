@@ -1,4 +1,5 @@
 // rundir/summary.h: summary.json written from its struct and read back.
+#include "tuner/rundir/best_controls.h"
 #include "tuner/rundir/summary.h"
 #include "utils/files.h"
 
@@ -154,4 +155,28 @@ TEST(Summary, a_childs_outcome_from_its_file_else_its_stdout) {
   ASSERT_TRUE(from_file);
   EXPECT_EQ(from_file->outcome, RunOutcome::finished);
   EXPECT_EQ(from_file->run_dir, "/runs/a");
+}
+
+// best.controls: written by the run, read back by campaigns as the set it holds.
+TEST(BestControls, written_and_read_back) {
+  auto dir = ScratchDir::create("ciq-best");
+  ASSERT_TRUE(dir);
+  spaces::ControlSet set;
+  set.space = "ptxas-13";
+  set.options["maxrregcount"] = "64";
+  set.kernels["_Z1kv"]["maxnreg"] = "96";
+  ASSERT_TRUE(write_best_controls(dir->path(), "maxrregcount=64;_Z1kv:maxnreg=96", set));
+  auto text = read_file(best_controls_path(dir->path()));
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->rfind("# best candidate of " + dir->path() + "\n# maxrregcount=64;_Z1kv:maxnreg=96\n", 0), 0u);
+  auto back = read_controls_file(best_controls_path(dir->path()));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->options.at("maxrregcount"), "64");
+  EXPECT_EQ(back->kernels.at("_Z1kv").at("maxnreg"), "96");
+  // Parameters only: the comment lines, an empty set.
+  ASSERT_TRUE(write_best_controls(dir->path(), "param:x=3", std::nullopt));
+  auto none = read_controls_file(best_controls_path(dir->path()));
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(read_controls_file(dir->path() + "/absent.controls"));
 }

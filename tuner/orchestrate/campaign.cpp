@@ -6,6 +6,7 @@
 #include "tuner/orchestrate/campaign_table.h"
 #include "tuner/orchestrate/program_check.h"
 #include "tuner/orchestrate/replay_fallback.h"
+#include "tuner/rundir/best_controls.h"
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
@@ -168,7 +169,7 @@ RunOptions joint_confirm_run(const CampaignOptions& c, const std::vector<std::st
 // control-set file in directives_controls). Under the lock.
 bool directive_fallback(const CampaignOptions& c, KernelResult& r) {
   if (r.replay_dir.empty() || r.state != KernelState::done || r.shipped || !r.refused.empty()) return false;
-  if (!sets_module_wide(join_path(r.replay_dir, "best.controls"))) return false;
+  if (!sets_module_wide(best_controls_path(r.replay_dir))) return false;
   auto candidate = best_directive_candidate(r.replay_dir, c.tune.min_effect);
   if (!candidate) return false;
   r.refused = r.verdict.empty() ? "not shipped" : r.verdict;
@@ -221,9 +222,7 @@ std::vector<std::string> seed_hints(const CampaignOptions& c, const std::vector<
     // confirmation (a first guess needs no more).
     bool waiting = !done.joint_controls.empty();
     if (&done == &r || (!waiting && (done.state != KernelState::done || !done.shipped))) continue;
-    auto text = read_file(waiting ? done.joint_controls : join_path(done.run_dir, "best.controls"));
-    if (!text) continue;
-    auto won = spaces::parse_control_set(*text, "best.controls");
+    auto won = read_controls_file(waiting ? done.joint_controls : best_controls_path(done.run_dir));
     if (!won) continue;
     spaces::ControlSet hint;
     hint.space = won->space;
@@ -444,7 +443,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
             continue;
           }
           if (what == Replayed::confirm) {
-            std::string best = join_path(r.replay_dir, "best.controls");
+            std::string best = best_controls_path(r.replay_dir);
             if (joint && !sets_module_wide(best)) {
               defer(r, best, i);
               continue;

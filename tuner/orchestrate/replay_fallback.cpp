@@ -1,6 +1,8 @@
 #include "tuner/orchestrate/replay_fallback.h"
 
 #include "spaces/control_set.h"
+#include "tuner/measure/step.h"
+#include "tuner/rundir/best_controls.h"
 #include "tuner/rundir/journal.h"
 #include "utils/files.h"
 
@@ -8,20 +10,12 @@ namespace ciq::tuner {
 
 namespace {
 
-std::optional<spaces::ControlSet> read_set(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) return std::nullopt;
-  auto set = spaces::parse_control_set(*text, path);
-  if (!set) return std::nullopt;
-  return std::move(*set);
-}
-
 bool module_wide(const spaces::ControlSet& set) { return !set.options.empty() || set.acf || !set.nvcc.empty(); }
 
 } // namespace
 
 bool sets_module_wide(const std::string& path) {
-  auto set = read_set(path);
+  auto set = read_controls_file(path);
   return set && module_wide(*set);
 }
 
@@ -41,8 +35,8 @@ std::optional<DirectiveCandidate> best_directive_candidate(const std::string& re
     if (best && time >= best_time) continue;
     // The evaluation's own directory under this run (the journal's path is
     // where the run was when it ran).
-    std::string file = join_path(join_path(join_path(replay_dir, "evals"), base_name(r.workdir)), "candidate.controls");
-    auto set = read_set(file);
+    std::string file = controls_path(join_path(join_path(replay_dir, "evals"), base_name(r.workdir)));
+    auto set = read_controls_file(file);
     if (!set || set->kernels.empty() || module_wide(*set)) continue;
     best = DirectiveCandidate{file, spaces::summarise_control_set(*set), time / *base - 1};
     best_time = time;

@@ -1,5 +1,7 @@
 #include "tuner/orchestrate/run_directory.h"
 
+#include "tuner/rundir/best_controls.h"
+
 #include "spaces/control_set.h"
 #include "tuner/measure/executor.h"
 #include "tuner/orchestrate/progress.h"
@@ -90,9 +92,9 @@ void record_evaluation(const TuneOptions& o, const EvalRecord& r) {
 void write_best_controls(const TuneOptions& o, const SearchSpace& space, const std::string& best) {
   auto c = space.parse(best);
   if (!c) return;
-  std::string text = "# best candidate of " + o.out_dir + "\n# " + best + "\n";
-  if (o.setup.compiler) text += spaces::format_control_set(space.controls(*c));
-  if (auto w = write_file_atomic(join_path(o.out_dir, "best.controls"), text); !w)
+  std::optional<spaces::ControlSet> controls;
+  if (o.setup.compiler) controls = space.controls(*c);
+  if (auto w = tuner::write_best_controls(o.out_dir, best, controls); !w)
     std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(w.error().message).c_str());
 }
 
