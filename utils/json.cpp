@@ -1,8 +1,12 @@
 // JSON through nlohmann/json (header-only), converted into the small value
 // type the rest of ciq reads.
 #include "utils/json.h"
+#include "utils/text.h"
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <cmath>
 
 namespace ciq {
 
@@ -73,6 +77,13 @@ Result<JsonValue> parse_json(std::string_view text) {
 
 std::string json_line(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+nlohmann::ordered_json json_number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  double rounded = std::strtod(format_number(v).c_str(), nullptr);
+  if (std::fabs(rounded) < 9007199254740992.0 && rounded == std::floor(rounded)) return static_cast<std::int64_t>(rounded);
+  return rounded;
 }
 
 std::string json_escape(std::string_view s) {

@@ -1,7 +1,12 @@
-// rundir/summary.h: summary.json written from its struct and read back.
+// rundir/summary.h: summary.json written from its struct and read back; the
+// other run and campaign files with one owner (best.controls, profile.json).
+#include "tuner/orchestrate/campaign_kernels.h"
 #include "tuner/rundir/best_controls.h"
 #include "tuner/rundir/summary.h"
 #include "utils/files.h"
+#include "utils/json.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -179,4 +184,34 @@ TEST(BestControls, written_and_read_back) {
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
   EXPECT_FALSE(read_controls_file(dir->path() + "/absent.controls"));
+}
+
+// profile.json: written by profile_json(), its shares read back by a
+// campaign; a file that is there but not a profile is an error naming it,
+// not a campaign silently without shares.
+TEST(ProfileJson, shares_read_back_and_a_broken_file_said) {
+  auto dir = ScratchDir::create("ciq-profile");
+  ASSERT_TRUE(dir);
+  auto none = profiled_shares(dir->path());
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  std::string path = dir->path() + "/profile.json";
+  ASSERT_TRUE(write_file_atomic(path, R"({"total_ns":100,"processes":[],"kernels":[{"kernel":"k1","share":0.75},{"kernel":"k2","share":0.25}]})"));
+  auto shares = profiled_shares(dir->path());
+  ASSERT_TRUE(shares) << shares.error().message;
+  EXPECT_DOUBLE_EQ(shares->at("k1"), 0.75);
+  EXPECT_DOUBLE_EQ(shares->at("k2"), 0.25);
+  ASSERT_TRUE(write_file_atomic(path, "{\"kernels\":[{\"kernel\":"));
+  auto broken = profiled_shares(dir->path());
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message.find(path), std::string::npos);
+  ASSERT_TRUE(write_file_atomic(path, "[1,2]"));
+  EXPECT_FALSE(profiled_shares(dir->path()));
+}
+
+// Numbers in ciq's files: 6 significant digits, whole ones without a
+// fraction, non-finite ones null (a NaN share was written "nan" before).
+TEST(ProfileJson, numbers_as_the_files_write_them) {
+  EXPECT_EQ(json_line({{"a", json_number(1144.0)}, {"b", json_number(0.1234567)}, {"c", json_number(NAN)}}),
+            R"({"a":1144,"b":0.123457,"c":null})");
 }

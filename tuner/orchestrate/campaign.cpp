@@ -544,7 +544,10 @@ int run_campaign(CampaignOptions c) {
     if (made_here) remove_bookkeeping_only(o.out_dir);
     return fail(kernels.error().message);
   }
-  auto shares = profiled_shares(o.out_dir);
+  auto profiled = profiled_shares(o.out_dir);
+  if (!profiled)
+    std::fprintf(stderr, "ciq-tuner: warning: %s; the table shows no shares\n", printable(profiled.error().message).c_str());
+  std::map<std::string, double> shares = profiled ? std::move(*profiled) : std::map<std::string, double>{};
 
   std::string captures = captures_root(c);
   std::set<std::string> replayable = replayable_kernels(captures);

@@ -151,13 +151,21 @@ std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
   return sets;
 }
 
-std::map<std::string, double> profiled_shares(const std::string& out_dir) {
+Result<std::map<std::string, double>> profiled_shares(const std::string& out_dir) {
   std::map<std::string, double> shares;
-  auto text = read_file(join_path(out_dir, "profile.json"));
-  if (!text) return shares;
+  std::string path = join_path(out_dir, "profile.json");
+  if (!path_exists(path)) return shares;
+  auto text = read_file(path);
+  if (!text) return text.error();
   auto json = parse_json(*text);
-  if (!json) return shares;
-  for (const auto& k : (*json)["kernels"].array) shares[k["kernel"].string_or("")] = k["share"].number_or(NAN);
+  if (!json) return make_error("parse", path + ": " + json.error().message);
+  if (json->kind != JsonValue::Kind::object || (*json)["kernels"].kind != JsonValue::Kind::array)
+    return make_error("parse", path + " is not a profile (no \"kernels\" array)");
+  for (const auto& k : (*json)["kernels"].array) {
+    std::string kernel = k["kernel"].string_or("");
+    if (kernel.empty()) return make_error("parse", path + ": a kernel without its name");
+    shares[kernel] = k["share"].number_or(NAN);
+  }
   return shares;
 }
 

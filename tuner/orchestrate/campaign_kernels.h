@@ -25,9 +25,11 @@ namespace ciq::tuner {
 /// holds a campaign, or no kernel is found.
 Result<std::vector<std::string>> campaign_kernels(const CampaignOptions& c, TuneOptions& o, const std::string& list_path);
 
-/// Each kernel's share of the program's GPU time, from <campaign>/profile.json.
-/// Empty when there is none (no --from-profile) or it cannot be read.
-std::map<std::string, double> profiled_shares(const std::string& out_dir);
+/// Each kernel's share of the program's GPU time, from <campaign>/profile.json
+/// (profile_json()'s form); empty when there is none (no --from-profile).
+/// Fails, naming the file, when it is there but cannot be read or is not a
+/// profile (the campaign then says so and goes on without shares).
+Result<std::map<std::string, double>> profiled_shares(const std::string& out_dir);
 
 /// The --gpus each concurrent run benchmarks on (slot i: the i-th share of
 /// --gpus); all "" when a scheduler places the benchmarks (Slurm) or no

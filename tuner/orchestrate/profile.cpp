@@ -3,11 +3,13 @@
 #include "tuner/measure/command.h"
 #include "tuner/measure/gpu_driver.h"
 #include "tuner/orchestrate/captures.h"
+#include "utils/json.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
 #include "utils/text.h"
 
+#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -125,33 +127,23 @@ std::string format_profile(const profile::KernelTrace& trace, const std::vector<
 }
 
 std::string profile_json(const profile::KernelTrace& trace, const std::vector<ProfileRow>& rows) {
-  std::string out = "{\"total_ns\":" + std::to_string(trace.total_ns) + ",\"processes\":[";
-  for (std::size_t i = 0; i < trace.processes.size(); ++i) {
-    const auto& p = trace.processes[i];
-    out += std::string(i ? "," : "") + "{\"pid\":" + std::to_string(p.pid) + ",\"exe\":" + json_string(p.exe) +
-           ",\"status\":" + json_string(p.status) + ",\"reason\":" + json_string(p.reason) + "}";
-  }
-  out += "],\"kernels\":[";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& k = *rows[i].kernel;
+  using json = nlohmann::ordered_json;
+  json processes = json::array(), kernels = json::array();
+  for (const auto& p : trace.processes)
+    processes.push_back({{"pid", p.pid}, {"exe", p.exe}, {"status", p.status}, {"reason", p.reason}});
+  for (const auto& row : rows) {
+    const auto& k = *row.kernel;
     const auto* config = largest_config(k);
-    out += std::string(i ? "," : "") + "{\"kernel\":" + json_string(k.kernel) + ",\"demangled\":" + json_string(k.demangled) +
-           ",\"share\":" + format_number(k.share) + ",\"cumulative\":" + format_number(rows[i].cumulative) +
-           ",\"launches\":" + std::to_string(k.stats.launches) + ",\"total_ns\":" + std::to_string(k.stats.total_ns) +
-           ",\"median_ns\":" + format_number(k.stats.median_ns) + ",\"min_ns\":" + std::to_string(k.stats.min_ns) +
-           ",\"max_ns\":" + std::to_string(k.stats.max_ns) + ",\"registers\":" +
-           (config ? std::to_string(config->registers) : "null") + ",\"configs\":" + std::to_string(k.configs.size()) +
-           ",\"processes\":" + std::to_string(k.processes) + ",\"origins\":[";
-    for (std::size_t j = 0; j < rows[i].origins.size(); ++j) {
-      const auto& o = rows[i].origins[j];
-      out += std::string(j ? "," : "") + "{\"key\":" + json_string(o.module_key) + ",\"input\":" + json_string(o.input) +
-             ",\"target\":" + json_string(o.target) + "}";
-    }
-    out += "],\"code_xxh128\":[";
-    for (std::size_t j = 0; j < k.code_xxh128.size(); ++j) out += std::string(j ? "," : "") + json_string(k.code_xxh128[j]);
-    out += "]}";
+    json origins = json::array();
+    for (const auto& o : row.origins) origins.push_back({{"key", o.module_key}, {"input", o.input}, {"target", o.target}});
+    kernels.push_back({{"kernel", k.kernel}, {"demangled", k.demangled}, {"share", json_number(k.share)},
+                       {"cumulative", json_number(row.cumulative)}, {"launches", k.stats.launches},
+                       {"total_ns", k.stats.total_ns}, {"median_ns", json_number(k.stats.median_ns)},
+                       {"min_ns", k.stats.min_ns}, {"max_ns", k.stats.max_ns},
+                       {"registers", config ? json(config->registers) : json(nullptr)}, {"configs", k.configs.size()},
+                       {"processes", k.processes}, {"origins", std::move(origins)}, {"code_xxh128", k.code_xxh128}});
   }
-  return out + "]}";
+  return json_line({{"total_ns", trace.total_ns}, {"processes", std::move(processes)}, {"kernels", std::move(kernels)}});
 }
 
 Result<ProfileCapture> capture_profile(const std::string& build_command, const std::vector<std::string>& argv, bool shell,

@@ -20,12 +20,7 @@ using json = nlohmann::ordered_json; // members in the documented order
 // The file format of a number: what format_number() shows (6 significant
 // digits), as a JSON number: a whole one without a fraction ("1144", not
 // nlohmann's "1144.0"), NaN and infinities as null.
-json number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  double rounded = std::strtod(format_number(v).c_str(), nullptr);
-  if (std::fabs(rounded) < 9007199254740992.0 && rounded == std::floor(rounded)) return static_cast<std::int64_t>(rounded);
-  return rounded;
-}
+json number(double v) { return json_number(v); }
 
 json numbers(const std::vector<double>& values) {
   json a = json::array();
