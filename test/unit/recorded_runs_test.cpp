@@ -101,6 +101,9 @@ TEST(RecordedRuns, without_options_drops_them_with_their_values) {
   EXPECT_EQ(parsed[1].count, 2u);
   EXPECT_EQ(parsed[2].name, "json");
   EXPECT_EQ(parsed[3].name, "");  // an operand
+  // After "--", a program's own words: none is an option, none is dropped.
+  EXPECT_EQ(without_options({"--out", "d", "--", "./app", "--out", "x"}, "run", {"out"}),
+            (std::vector<std::string>{"--", "./app", "--out", "x"}));
   set_option_grammar(nullptr);
 }
 

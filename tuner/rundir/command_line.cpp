@@ -43,9 +43,15 @@ void set_option_grammar(OptionGrammar g) { grammar() = std::move(g); }
 
 std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& arguments, std::string_view subcommand) {
   std::vector<ParsedArgument> out;
+  bool operands_only = false; // after "--": a program's own arguments
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const std::string& a = arguments[i];
-    if (a.size() < 2 || a[0] != '-') {
+    if (a == "--" && !operands_only) {
+      operands_only = true;
+      out.push_back(ParsedArgument{"", i, 1});
+      continue;
+    }
+    if (operands_only || a.size() < 2 || a[0] != '-') {
       out.push_back(ParsedArgument{"", i, 1});
       continue;
     }

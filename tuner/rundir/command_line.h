@@ -28,7 +28,8 @@ void set_option_grammar(OptionGrammar grammar);
 
 /// One argument list read as the parser reads it: each option's name
 /// (without dashes) and where it and its value stand; operands (words not
-/// starting with '-', the subcommand of a saved command line) have no name.
+/// starting with '-', the subcommand of a saved command line, "--" and
+/// every word after it) have no name.
 struct ParsedArgument {
   std::string name;        // "" for an operand
   std::size_t first = 0;   // the option's index in the list
