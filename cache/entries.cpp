@@ -102,6 +102,18 @@ Result<void> write_entries(Store& store, const std::vector<std::pair<Hash128, st
   return store.apply(changes);
 }
 
+std::vector<Change> entry_removal(std::string_view raw_key) {
+  return {Change{Table::records, std::string(raw_key), std::nullopt}, Change{Table::quarantine, std::string(raw_key), std::nullopt}};
+}
+
+Result<void> remove_entries(Store& store, const std::vector<std::string>& raw_keys) {
+  std::vector<Change> changes;
+  for (const auto& k : raw_keys)
+    for (auto& c : entry_removal(k)) changes.push_back(std::move(c));
+  if (changes.empty()) return {};
+  return store.apply(changes);
+}
+
 Result<void> write_entries(Store& store, const std::vector<Entry>& entries, const std::map<Sha256, std::string>& blobs) {
   std::vector<std::pair<Hash128, std::string>> records;
   for (const auto& e : entries) records.emplace_back(e.key, format_record(e.record));

@@ -6,7 +6,10 @@
 //     wins (record_merit);
 //   - one record writer: a module's records (the module's and each
 //     kernel's) are made by module_entries() and stored by write_entries()
-//     in one transaction, each with its quarantine mark lifted.
+//     in one transaction, each with its quarantine mark lifted;
+//   - one record remover: remove_entries() takes records and their
+//     quarantine marks away together, in one transaction (ciq-cache rm,
+//     gc, retune --drop-losers).
 #pragma once
 
 #include "cache/gpu_policy.h"
@@ -103,5 +106,14 @@ Result<void> write_entries(Store& store, const std::vector<std::pair<Hash128, st
                            const std::map<Sha256, std::string>& blobs = {});
 Result<void> write_entries(Store& store, const std::vector<Entry>& entries,
                            const std::map<Sha256, std::string>& blobs = {});
+
+/// The changes that take the entry under `raw_key` (16 bytes) away: its
+/// record and its quarantine mark (for a caller that adds them to a larger
+/// transaction).
+std::vector<Change> entry_removal(std::string_view raw_key);
+
+/// Removes the entries under `raw_keys` (records and quarantine marks) in
+/// one transaction: all or nothing.
+Result<void> remove_entries(Store& store, const std::vector<std::string>& raw_keys);
 
 } // namespace ciq::cache

@@ -443,9 +443,8 @@ Result<void> remove_records(const std::string& cache_dir, const std::vector<std:
       keys.push_back(*k);
     }
   }
+  if (auto removed = remove_entries(*store, keys); !removed) return removed.error();
   for (const auto& k : keys) {
-    if (auto r = store->remove(Table::records, k); !r) return r.error();
-    if (auto r = store->remove(Table::quarantine, k); !r) return r.error();
     if (json) out << json_line({{"removed", bytes_to_hex(k)}}) << "\n";
     else out << "removed " << bytes_to_hex(k) << "\n";
   }
@@ -568,8 +567,7 @@ Result<void> collect_garbage(const std::string& cache_dir, bool quarantined, boo
   std::size_t dropped = 0;
   if (quarantined)
     for (const auto& k : quarantined_records) {
-      changes.push_back({Table::records, k, std::nullopt});
-      changes.push_back({Table::quarantine, k, std::nullopt});
+      for (auto& c : entry_removal(k)) changes.push_back(std::move(c));
       ++dropped;
     }
   if (!changes.empty())

@@ -1,4 +1,5 @@
 #include "cache/store.h"
+#include "cache/entries.h"
 
 #include "test/unit/temp_cache.h"
 #include "utils/files.h"
@@ -122,4 +123,24 @@ TEST(Store, a_held_writer_lock_bounds_the_wait) {
   EXPECT_EQ(w.error().code, "busy");
   EXPECT_NE(w.error().message.find("nothing was written"), std::string::npos) << w.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+// One remover of entries: each key's record and quarantine mark go together,
+// every key in one transaction; other keys and tables stay.
+TEST(Store, remove_entries_takes_records_and_marks_together) {
+  TempCache t;
+  auto s = Store::open_for_writing(t.path());
+  ASSERT_TRUE(s.ok());
+  std::string a(16, 'a'), b(16, 'b'), c(16, 'c');
+  for (const auto& k : {a, b, c}) ASSERT_TRUE(s->put(Table::records, k, "record").ok());
+  ASSERT_TRUE(s->put(Table::quarantine, a, "why").ok());
+  ASSERT_TRUE(s->put(Table::blobs, a, "blob").ok());
+  ASSERT_TRUE(remove_entries(*s, {a, b}).ok());
+  EXPECT_FALSE(s->get(Table::records, a).value());
+  EXPECT_FALSE(s->get(Table::quarantine, a).value());
+  EXPECT_FALSE(s->get(Table::records, b).value());
+  EXPECT_TRUE(s->get(Table::records, c).value());
+  EXPECT_TRUE(s->get(Table::blobs, a).value());
+  EXPECT_TRUE(remove_entries(*s, {}).ok());
+  EXPECT_EQ(entry_removal(c).size(), 2u);
 }

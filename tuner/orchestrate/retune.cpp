@@ -1,5 +1,6 @@
 #include "tuner/orchestrate/retune.h"
 
+#include "cache/entries.h"
 #include "cache/stale.h"
 #include "cache/store.h"
 #include "cache/tuned_on.h"
@@ -167,14 +168,10 @@ std::string new_run_name(const std::string& batch, const std::string& command_li
 Result<void> remove_entries(const std::string& cache_dir, const std::vector<RecordedEntry>& entries) {
   auto store = cache::Store::open_for_writing(cache_dir);
   if (!store) return store.error();
-  std::vector<cache::Change> changes;
-  for (const auto& e : entries) {
-    auto key = parse_digest<16>(e.key);
-    if (!key) continue;
-    changes.push_back(cache::Change{cache::Table::records, digest_bytes(*key), std::nullopt});
-    changes.push_back(cache::Change{cache::Table::quarantine, digest_bytes(*key), std::nullopt});
-  }
-  return store->apply(changes);
+  std::vector<std::string> keys;
+  for (const auto& e : entries)
+    if (auto key = parse_digest<16>(e.key)) keys.push_back(digest_bytes(*key));
+  return cache::remove_entries(*store, keys);
 }
 
 // What one finished new run made of the old entries of `run`: a kernel's
