@@ -1,6 +1,7 @@
 // JSON through nlohmann/json (header-only), converted into the small value
 // type the rest of ciq reads.
 #include "utils/json.h"
+#include "utils/json_number.h"
 #include "utils/text.h"
 
 #include <nlohmann/json.hpp>
@@ -81,9 +82,7 @@ std::string json_line(const nlohmann::ordered_json& j) {
 
 nlohmann::ordered_json json_number(double v) {
   if (!std::isfinite(v)) return nullptr;
-  double rounded = std::strtod(format_number(v).c_str(), nullptr);
-  if (std::fabs(rounded) < 9007199254740992.0 && rounded == std::floor(rounded)) return static_cast<std::int64_t>(rounded);
-  return rounded;
+  return rounded_number(v);
 }
 
 std::string json_escape(std::string_view s) {

@@ -19,9 +19,9 @@ namespace ciq {
 /// as U+FFFD (what is written can be read back).
 std::string json_line(const nlohmann::ordered_json& j);
 
-/// A number as ciq's files write it: format_number()'s 6 significant
-/// digits, a whole one without a fraction ("1144", not "1144.0"), NaN and
-/// infinities as null.
+/// A number as ciq's files write it: rounded_number() (utils/json_number.h:
+/// 6 significant digits, a whole one without a fraction, "1144" not
+/// "1144.0"), NaN and infinities as null.
 nlohmann::ordered_json json_number(double v);
 
 class JsonValue {

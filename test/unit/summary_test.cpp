@@ -2,6 +2,7 @@
 // other run and campaign files with one owner (best.controls, profile.json).
 #include "tuner/orchestrate/campaign_kernels.h"
 #include "tuner/rundir/best_controls.h"
+#include "tuner/rundir/campaign_file.h"
 #include "tuner/rundir/summary.h"
 #include "utils/files.h"
 #include "utils/json.h"
@@ -214,4 +215,35 @@ TEST(ProfileJson, shares_read_back_and_a_broken_file_said) {
 TEST(ProfileJson, numbers_as_the_files_write_them) {
   EXPECT_EQ(json_line({{"a", json_number(1144.0)}, {"b", json_number(0.1234567)}, {"c", json_number(NAN)}}),
             R"({"a":1144,"b":0.123457,"c":null})");
+}
+
+// campaign.json: one owner writes and reads it; another format is refused,
+// naming the file (the report used to read any JSON's "kernels").
+TEST(CampaignFile, rows_round_trip_and_the_format_is_checked) {
+  auto dir = ScratchDir::create("ciq-campaign");
+  ASSERT_TRUE(dir);
+  CampaignRow row;
+  row.kernel = "k\xff";  // not UTF-8: written as U+FFFD
+  row.state = "done";
+  row.verdict = "better than the default";
+  row.baseline = 1144;
+  row.best = 0.1234567;
+  row.shipped = true;
+  row.tuned_by = "replay";
+  std::string text = campaign_json({row});
+  EXPECT_EQ(text.rfind("{\"format\":\"ciq-campaign/1\",\"kernels\":[{\"kernel\":\"k\xef\xbf\xbd\",", 0), 0u) << text;
+  EXPECT_NE(text.find("\"baseline\":1144,\"best\":0.123457,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"share\":null,"), std::string::npos) << text;
+  ASSERT_TRUE(write_file_atomic(dir->path() + "/campaign.json", text));
+  auto back = read_campaign(dir->path());
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].state, "done");
+  EXPECT_TRUE((*back)[0].shipped);
+  EXPECT_EQ((*back)[0].baseline, 1144);
+  EXPECT_TRUE(std::isnan((*back)[0].share));
+  ASSERT_TRUE(write_file_atomic(dir->path() + "/campaign.json", R"({"format":"ciq-campaign/9","kernels":[]})"));
+  auto other = read_campaign(dir->path());
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("campaign.json is not a campaign of format ciq-campaign/1"), std::string::npos);
 }

@@ -1,7 +1,7 @@
 #include "tuner/orchestrate/campaign_table.h"
 
+#include "tuner/rundir/campaign_file.h"
 #include "utils/json.h"
-#include "utils/json_number.h"
 #include "utils/text.h"
 
 #include <nlohmann/json.hpp>
@@ -21,13 +21,6 @@ const char* state_name(KernelState s) {
   case KernelState::failed: return "failed";
   }
   return "pending";
-}
-
-// A number in campaign.json: 6 significant digits; null when not finite
-// (a reader's "unknown": the report shows "-").
-nlohmann::ordered_json number_json(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  return rounded_number(v);
 }
 
 /// The relative change of the kernel's objective (best vs baseline).
@@ -69,36 +62,13 @@ std::string percent_text(double v, const char* format) {
 std::string change_text(const KernelResult& r) { return percent_text(change(r), "%+.1f %%"); }
 
 std::string to_json(const std::vector<KernelResult>& results) {
-  nlohmann::ordered_json j;
-  j["format"] = "ciq-campaign/1";
-  j["kernels"] = nlohmann::ordered_json::array();
-  for (const KernelResult& r : results) {
-    nlohmann::ordered_json k;
-    k["kernel"] = r.kernel;
-    k["run_dir"] = r.run_dir;
-    k["state"] = state_name(r.state);
-    k["verdict"] = r.verdict;
-    k["objective"] = r.objective;
-    k["share"] = number_json(r.share);
-    k["program_change"] = number_json(program_change(r));
-    k["baseline"] = number_json(r.baseline);
-    k["best"] = number_json(r.best);
-    k["shipped"] = r.shipped;
-    k["controls"] = r.controls;
-    k["evaluations"] = r.evaluations;
-    k["invalid"] = r.invalid;
-    k["error"] = r.error;
-    k["tuned_by"] = r.replay_dir.empty() ? "program" : "replay";
-    k["replay_dir"] = r.replay_dir;
-    k["replay_change"] = number_json(r.replay_change);
-    k["replay_note"] = r.replay_note;
-    k["refused"] = r.refused;
-    k["seconds"] = number_json(r.seconds);
-    k["replay_seconds"] = number_json(r.replay_seconds);
-    j["kernels"].push_back(std::move(k));
-  }
-  // Kernel names and errors may hold bytes that are not UTF-8: U+FFFD, as json_escape() wrote them.
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  std::vector<CampaignRow> rows;
+  for (const KernelResult& r : results)
+    rows.push_back(CampaignRow{r.kernel, r.run_dir, state_name(r.state), r.verdict, r.objective, r.share, program_change(r),
+                               r.baseline, r.best, r.shipped, r.controls, r.evaluations, r.invalid, r.error,
+                               r.replay_dir.empty() ? "program" : "replay", r.replay_dir, r.replay_change, r.replay_note,
+                               r.refused, r.seconds, r.replay_seconds});
+  return campaign_json(rows);
 }
 
 void print_table(const std::vector<KernelResult>& results) {

@@ -3,6 +3,7 @@
 #include "tuner/report/chart.h"
 
 #include "tuner/objectives/statistics.h"
+#include "tuner/rundir/campaign_file.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/results.h"
 #include "tuner/rundir/summary.h"
@@ -383,31 +384,29 @@ Result<std::string> run_report(const std::string& dir, std::string* title) {
 }
 
 Result<std::string> campaign_report(const std::string& dir, std::string* title) {
-  auto text = read_file(join_path(dir, "campaign.json"));
-  if (!text) return text.error();
-  auto json = parse_json(*text);
-  if (!json) return json.error();
+  auto rows = read_campaign(dir);
+  if (!rows) return rows.error();
   *title = "ciq-tuner campaign report: " + base_name(dir);
   std::string body = "<table>\n<tr><th>kernel</th><th>state</th><th>verdict</th><th>baseline</th><th>best</th><th>shipped</th><th>controls</th></tr>\n";
   std::string plots;
   int index = 0;
-  for (const auto& k : (*json)["kernels"].array) {
-    body += "<tr><td><code>" + esc(k["kernel"].string_or("")) + "</code></td><td>" + esc(k["state"].string_or("")) + "</td><td>" +
-            esc(k["verdict"].string_or(k["error"].string_or(""))) + "</td><td>" + esc(format_number(k["baseline"].number_or(NAN))) +
-            "</td><td>" + esc(format_number(k["best"].number_or(NAN))) + "</td><td>" + (k["shipped"].boolean ? "yes" : "no") +
-            "</td><td><code>" + esc(k["controls"].string_or("")) + "</code></td></tr>\n";
+  for (const CampaignRow& k : *rows) {
+    body += "<tr><td><code>" + esc(k.kernel) + "</code></td><td>" + esc(k.state) + "</td><td>" +
+            esc(k.verdict.empty() ? k.error : k.verdict) + "</td><td>" + esc(format_number(k.baseline)) +
+            "</td><td>" + esc(format_number(k.best)) + "</td><td>" + (k.shipped ? "yes" : "no") +
+            "</td><td><code>" + esc(k.controls) + "</code></td></tr>\n";
     // A campaign started with a relative --out (before it recorded absolute
     // paths) names its runs relative to where it ran: they are in its runs/.
-    std::string run_dir = k["run_dir"].string_or("");
+    std::string run_dir = k.run_dir;
     if (!run_dir.empty() && run_dir[0] != '/' && !is_directory(run_dir)) run_dir = join_path(join_path(dir, "runs"), base_name(run_dir));
     auto run = load_run(run_dir);
     if (!run) {
-      plots += "<h2><code>" + esc(k["kernel"].string_or("")) + "</code></h2>\n<p>no plot: " + esc(run.error().message) + "</p>\n";
+      plots += "<h2><code>" + esc(k.kernel) + "</code></h2>\n<p>no plot: " + esc(run.error().message) + "</p>\n";
       continue;
     }
     std::string id = "convergence-" + std::to_string(index++);
     std::string svg = convergence_plot(*run, id);
-    plots += "<h2><code>" + esc(k["kernel"].string_or("")) + "</code></h2>\n" + svg;
+    plots += "<h2><code>" + esc(k.kernel) + "</code></h2>\n" + svg;
     if (auto saved = save_svg(join_path(dir, "report"), id, svg); !saved) return saved.error();
   }
   return body + "</table>\n" + plots;
