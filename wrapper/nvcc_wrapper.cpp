@@ -3,6 +3,7 @@
 #include "cache/counters.h"
 #include "cache/ptxas_identity.h"
 #include "spaces/space.h"
+#include "utils/json.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/log.h"
@@ -64,7 +65,7 @@ static void write_memo_report(const MemoOutcome& outcome) {
   j["steps_run"] = outcome.steps_run;
   j["steps_reused"] = outcome.steps_reused;
   j["reused"] = outcome.reused;
-  std::string json = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  std::string json = json_line(j) + "\n";
   auto path = join_path(join_path(trace, "steps"), "nvcc-" + std::to_string(::getpid()) + ".json");
   if (auto w = write_file_atomic(path, json); !w) spdlog::warn("{}", w.error().message);
 }

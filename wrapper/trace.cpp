@@ -1,5 +1,6 @@
 #include "wrapper/trace.h"
 
+#include "utils/json.h"
 #include "utils/files.h"
 #include "utils/safe_open.h"
 #include "utils/text.h"
@@ -33,8 +34,8 @@ Json milli_rounded(double v) {
 }
 
 // One record, one line; bytes that are not UTF-8 (a path, a kernel name)
-// become U+FFFD, as json_escape() wrote them.
-std::string record_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n"; }
+// become U+FFFD (json_line).
+std::string record_line(const Json& j) { return json_line(j) + "\n"; }
 
 } // namespace
 

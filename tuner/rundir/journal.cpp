@@ -83,7 +83,7 @@ std::string EvalRecord::to_json() const {
     for (const auto& state : gpu_states) j["gpu"].push_back(state); // gpu_state.h's to_json
   }
   // Bytes that are not UTF-8 (a build's output in `detail`) become U+FFFD, as json_escape() does.
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return json_line(j);
 }
 
 Result<EvalRecord> EvalRecord::from_json(const std::string& line) {

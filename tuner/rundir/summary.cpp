@@ -136,7 +136,7 @@ std::string RunSummary::to_json() const {
   }
   // Bytes that are not UTF-8 (a path, a candidate) become U+FFFD, as
   // json_string() writes them: the file stays readable.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return json_line(j);
 }
 
 Result<RunSummary> RunSummary::from_json(const std::string& text) {
