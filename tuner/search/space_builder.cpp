@@ -138,12 +138,11 @@ std::vector<std::size_t> providers(const SearchSpace& space, const Dimension& d,
 // the space).
 void add_ptx_exclusions(SearchSpace& space, const std::vector<const spaces::Knob*>& knob_of, const PtxFacts& facts) {
   if (!facts.known) return;
-  std::vector<bool> unusable(space.dimensions.size(), false);
+  std::vector<bool> unusable(space.dimensions.size(), false), overridden(space.dimensions.size(), false);
   for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
     const spaces::Knob* knob = knob_of[i];
     if (knob && !knob->overridden_by.empty() && overridden_everywhere(space.dimensions[i].kernel, facts)) {
-      unusable[i] = true;
-      space.overridden_left_out.push_back(space.dimensions[i].label());
+      unusable[i] = overridden[i] = true;
       continue;
     }
     if (!knob || knob->needs.empty()) continue;
@@ -181,10 +180,8 @@ void add_ptx_exclusions(SearchSpace& space, const std::vector<const spaces::Knob
   std::vector<std::size_t> index(space.dimensions.size());
   for (std::size_t i = 0; i < space.dimensions.size(); ++i) {
     index[i] = kept.size();
-    bool overridden = std::find(space.overridden_left_out.begin(), space.overridden_left_out.end(),
-                                space.dimensions[i].label()) != space.overridden_left_out.end();
     if (!unusable[i]) kept.push_back(std::move(space.dimensions[i]));
-    else if (!overridden) space.left_out.push_back(space.dimensions[i].label());
+    else (overridden[i] ? space.overridden_left_out : space.left_out).push_back(space.dimensions[i].label());
   }
   std::vector<Exclusion> exclusions;
   for (auto& x : space.exclusions)
