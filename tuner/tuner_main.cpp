@@ -217,11 +217,9 @@ static void summaries_for_json_runs(int argc, char** argv) {
   bool asked = false;
   std::string out_dir;
   for (const auto& p : tn::parse_arguments(given, "run")) {
-    const std::string& word = given[p.first];
-    std::string value = p.count == 2 ? given[p.first + 1]
-                        : word.find('=') != std::string::npos ? word.substr(word.find('=') + 1) : "";
-    if (p.name == "json") asked = value.empty() || !(value == "false" || value == "FALSE" || value == "False" || value == "0");
-    if (p.name == "out" || p.name == "resume") out_dir = value;
+    if (p.name == "json")
+      asked = p.value.empty() || !(p.value == "false" || p.value == "FALSE" || p.value == "False" || p.value == "0");
+    if (p.name == "out" || p.name == "resume") out_dir = p.value;
   }
   if (asked) tn::summaries_on_stdout(out_dir);
 }

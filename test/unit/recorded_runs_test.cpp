@@ -99,7 +99,9 @@ TEST(RecordedRuns, without_options_drops_them_with_their_values) {
   ASSERT_EQ(parsed.size(), 4u);
   EXPECT_EQ(parsed[1].name, "budget");
   EXPECT_EQ(parsed[1].count, 2u);
+  EXPECT_EQ(parsed[1].value, "3");
   EXPECT_EQ(parsed[2].name, "json");
+  EXPECT_EQ(parse_arguments({"--out=d"}, "run").front().value, "d");
   EXPECT_EQ(parsed[3].name, "");  // an operand
   // After "--", a program's own words: none is an option, none is dropped.
   EXPECT_EQ(without_options({"--out", "d", "--", "./app", "--out", "x"}, "run", {"out"}),

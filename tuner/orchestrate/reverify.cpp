@@ -184,12 +184,8 @@ int run_reverify(const ReverifyOptions& given) {
     // a campaign's kernels tuned together): each kernel's entry is judged
     // by its own time, as that run judged it: one measurement per kernel.
     bool separately = false;
-    for (const auto& p : parse_arguments(saved->arguments, "run")) {
-      const std::string& word = saved->arguments[p.first];
-      if (p.name == "separately")
-        separately = word.find('=') == std::string::npos || word.substr(word.find('=') + 1) == "true" ||
-                     word.substr(word.find('=') + 1) == "1";
-    }
+    for (const auto& p : parse_arguments(saved->arguments, "run"))
+      if (p.name == "separately") separately = p.value.empty() || p.value == "true" || p.value == "1";
     if (separately) {
       std::vector<std::string> one = without_options(args, "run", {"kernels", "separately"});
       for (const auto& e : run.selected) {

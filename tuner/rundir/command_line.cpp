@@ -46,22 +46,20 @@ std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& argu
   bool operands_only = false; // after "--": a program's own arguments
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const std::string& a = arguments[i];
-    if (a == "--" && !operands_only) {
-      operands_only = true;
-      out.push_back(ParsedArgument{"", i, 1});
-      continue;
-    }
-    if (operands_only || a.size() < 2 || a[0] != '-') {
-      out.push_back(ParsedArgument{"", i, 1});
+    bool operand = operands_only || a == "--" || a.size() < 2 || a[0] != '-';
+    operands_only = operands_only || a == "--";
+    if (operand) {
+      out.push_back(ParsedArgument{"", i, 1, ""});
       continue;
     }
     std::string name = a.substr(a.find_first_not_of('-'));
-    bool joined = name.find('=') != std::string::npos;
-    name = name.substr(0, name.find('='));
+    std::size_t equals = name.find('=');
+    std::string joined = equals == std::string::npos ? "" : name.substr(equals + 1);
+    name = name.substr(0, equals);
     // Without a grammar (a program that never set one) an option is taken
     // to stand alone: its value, if any, is then kept as an operand.
-    bool valued = !joined && grammar() && grammar()(subcommand, name) && i + 1 < arguments.size();
-    out.push_back(ParsedArgument{name, i, valued ? 2u : 1u});
+    bool valued = equals == std::string::npos && grammar() && grammar()(subcommand, name) && i + 1 < arguments.size();
+    out.push_back(ParsedArgument{name, i, valued ? 2u : 1u, valued ? arguments[i + 1] : joined});
     if (valued) ++i;
   }
   return out;

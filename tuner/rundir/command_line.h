@@ -34,6 +34,7 @@ struct ParsedArgument {
   std::string name;        // "" for an operand
   std::size_t first = 0;   // the option's index in the list
   std::size_t count = 1;   // 2 when its value is the next argument
+  std::string value;       // joined by '=' or the next argument; "" when it has none
 };
 std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& arguments, std::string_view subcommand);
 
