@@ -2,6 +2,7 @@
 errors and wrong answers become invalid answers with the reason; the server goes on."""
 import io
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import ciq
 from ciq import protocol
 from ciq.jit import KernelCache
 from ciq.server import BenchServer, SocketListener, benchmark_parts
+from ciq.tune import socket_folder
 
 # The directory holding the copy of ciq under test (the source tree's, or one
 # pip installed): the subprocesses below import that same copy.
@@ -32,13 +34,15 @@ def request(action, controls="", workdir="", **params):
 
 class BenchServerTest(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.addCleanup(self.dir.cleanup)
+        # Sockets live here: a folder short enough for their addresses even
+        # under a deep $TMPDIR (lit gives each test one inside the checkout).
+        self.dir = socket_folder()
+        self.addCleanup(shutil.rmtree, self.dir, True)
         self.log = io.StringIO()
         self.seen = []
 
     def controls(self, name, text):
-        path = os.path.join(self.dir.name, name)
+        path = os.path.join(self.dir, name)
         with open(path, "w") as f:
             f.write(text)
         return path
@@ -170,7 +174,7 @@ class BenchServerTest(unittest.TestCase):
         # ciq.tune(quiet=True): its listener thread died of OverflowError,
         # printing a traceback on the terminal, and answered nothing more.
         s = self.server(bench=lambda c: 10**400 if c.params["x"] == 1 else 4)
-        path = os.path.join(self.dir.name, "q.sock")
+        path = os.path.join(self.dir, "q.sock")
         listener = SocketListener(s, path).start()
         self.addCleanup(listener.close)
         env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
@@ -185,7 +189,7 @@ class BenchServerTest(unittest.TestCase):
 
     def test_socket_and_relay(self):
         s = self.server(bench=lambda c: c.params["x"] * 2)
-        path = os.path.join(self.dir.name, "s.sock")
+        path = os.path.join(self.dir, "s.sock")
         listener = SocketListener(s, path).start()
         self.addCleanup(listener.close)
         env = dict(os.environ, PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
@@ -205,7 +209,7 @@ class BenchServerTest(unittest.TestCase):
         # Issue 46, item 11: `ciq-status: 1 256` made the one-shot relay exit
         # 256 % 256 = 0 (success), and `1 00` exit 0; the C++ tuner calls
         # them garbled (test/vectors/cpp_python.json has the whole table).
-        path = os.path.join(self.dir.name, "raw.sock")
+        path = os.path.join(self.dir, "raw.sock")
         listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listening.bind(path)
         listening.listen(4)
@@ -234,7 +238,7 @@ class BenchServerTest(unittest.TestCase):
     def serve_raw(self, name, answers):
         """A server on a socket that answers each request with the next
         bytes of `answers` (a callable gets the socket and sends itself)."""
-        path = os.path.join(self.dir.name, name)
+        path = os.path.join(self.dir, name)
         listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listening.bind(path)
         listening.listen(1)

@@ -78,7 +78,8 @@ class TuneArgumentsTest(unittest.TestCase):
 
     def test_the_servers_socket_binds_under_a_deep_tmpdir(self):
         # CI's checkout gives each test a TMPDIR near 70 bytes deep; a user's may be deeper.
-        with tempfile.TemporaryDirectory() as d:
+        # d itself must be short (this test's own $TMPDIR may not be).
+        with tempfile.TemporaryDirectory(dir="/tmp") as d:
             deep = os.path.join(d, "t" * 120)
             os.mkdir(deep)
             with mock.patch.object(tempfile, "tempdir", deep):
