@@ -162,13 +162,24 @@ RunOptions joint_confirm_run(const CampaignOptions& c, const std::vector<std::st
   return tuner_run(c, dir, std::move(args), gpus);
 }
 
+// Whether replay winners with per-kernel directives only wait, and are
+// confirmed together once every replay is done (--together with
+// kernel-time: each kernel judged by its own time in the same runs).
+bool confirms_jointly(const CampaignOptions& c) {
+  const auto& objectives = c.tune.setup.objectives;
+  return c.together && objectives.size() == 1 && objectives[0].kind == ObjectiveKind::kernel_time;
+}
+
+// The directory of the joint confirmation (confirm_jointly).
+std::string joint_dir(const CampaignOptions& c) { return join_path(join_path(c.tune.out_dir, "runs"), "confirm-together"); }
+
 // After the program's confirmation of a replay winner that set module-wide
 // knobs and was not shipped: whether the replay's fastest candidate with
 // per-kernel directives only beat the replayed default by --min-effect;
-// if so `r` is made ready for its confirmation (<run>.directives, its
-// control-set file in directives_controls). Under the lock.
+// if so `r` moves to its confirmation (<run>.directives; confirm_jointly
+// with --together's joint confirmation). Under the lock.
 bool directive_fallback(const CampaignOptions& c, KernelResult& r) {
-  if (r.replay_dir.empty() || r.state != KernelState::done || r.shipped || !r.refused.empty()) return false;
+  if (r.replay_dir.empty() || r.phase != KernelPhase::done || r.shipped || !r.refused.empty()) return false;
   if (!sets_module_wide(best_controls_path(r.replay_dir))) return false;
   auto candidate = best_directive_candidate(r.replay_dir, c.tune.min_effect);
   if (!candidate) return false;
@@ -176,8 +187,8 @@ bool directive_fallback(const CampaignOptions& c, KernelResult& r) {
   r.replay_controls = candidate->controls;
   r.replay_change = candidate->change;
   r.run_dir += ".directives";
-  r.state = KernelState::pending;
-  r.directives_controls = candidate->controls_file;
+  r.phase = confirms_jointly(c) ? KernelPhase::confirm_jointly : KernelPhase::confirm_directives;
+  r.to_confirm = candidate->controls_file;
   return true;
 }
 
@@ -194,15 +205,17 @@ std::string failure_reason(const std::optional<RunSummary>& summary, const Resul
   return "ciq-tuner run " + ran->describe() + (summary ? " after a summary that says no error" : " and left no summary");
 }
 
-// What one kernel's run came to, in `r` and on stderr (under the lock).
+// What a run of the program (tuning or confirming) came to: `r` done or
+// failed, and a line on stderr (under the lock).
 void record_outcome(KernelResult& r, const Result<RunResult>& ran, std::size_t i, std::size_t n) {
+  r.to_confirm.clear();
   std::optional<RunSummary> summary = child_summary(r.run_dir, ran ? std::string_view(ran->out) : std::string_view());
   if (ran && ran->succeeded() && take_results(r, summary)) {
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s, %.0f s)%s\n", i + 1, n, printable(r.kernel).c_str(),
                  printable(r.verdict).c_str(), change_text(r).c_str(), r.seconds, r.shipped ? ", shipped" : "");
     return;
   }
-  r.state = KernelState::failed;
+  r.phase = KernelPhase::failed;
   r.error = failure_reason(summary, ran);
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
                printable(r.error).c_str(), printable(r.run_dir).c_str());
@@ -220,9 +233,9 @@ std::vector<std::string> seed_hints(const CampaignOptions& c, const std::vector<
     const KernelResult& done = *it;
     // A shipped winner, or a replay winner waiting for the joint
     // confirmation (a first guess needs no more).
-    bool waiting = !done.joint_controls.empty();
-    if (&done == &r || (!waiting && (done.state != KernelState::done || !done.shipped))) continue;
-    auto won = read_controls_file(waiting ? done.joint_controls : best_controls_path(done.run_dir));
+    bool waiting = done.phase == KernelPhase::confirm_jointly;
+    if (&done == &r || (!waiting && (done.phase != KernelPhase::done || !done.shipped))) continue;
+    auto won = read_controls_file(waiting ? done.to_confirm : best_controls_path(done.run_dir));
     if (!won) continue;
     spaces::ControlSet hint;
     hint.space = won->space;
@@ -237,45 +250,120 @@ std::vector<std::string> seed_hints(const CampaignOptions& c, const std::vector<
   return files;
 }
 
-// What a kernel's replay run came to.
-enum class Replayed {
-  done,      // nothing beat the default: the replay's result is the kernel's
-  confirm,   // a winner, for the program to confirm
-  fallback,  // no result (r.replay_note says why): tuned by program runs
-};
-
-// Takes the replay run's summary into `r`. Under the campaign's lock.
-Replayed take_replay(KernelResult& r, const Result<RunResult>& ran) {
+// Takes the replay run's summary into `r`: done (nothing beat the default:
+// the replay's result is the kernel's), confirm (a winner, for the program
+// to confirm), or tune (no result; r.replay_note says why). Says so on
+// stderr. Under the campaign's lock.
+void take_replay(KernelResult& r, const Result<RunResult>& ran, std::size_t i, std::size_t n) {
+  std::string kernel = printable(r.kernel);
   std::optional<RunSummary> said = child_summary(r.replay_dir, ran ? std::string_view(ran->out) : std::string_view());
-  if (ran && ran->succeeded() && said && said->results) {
-    r.replay_change = relative_change(*said->results);
-    r.replay_controls = said->results->controls;
-    if (r.replay_controls != "default") return Replayed::confirm;
+  if (!ran || !ran->succeeded() || !said || !said->results) {
+    r.replay_note = "replay could not tune it (" + failure_reason(said, ran) + "): tuned by program runs";
+    r.replay_dir.clear();
+    r.phase = KernelPhase::tune;
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, n, kernel.c_str(), printable(r.replay_note).c_str());
+    return;
+  }
+  r.replay_change = relative_change(*said->results);
+  r.replay_controls = said->results->controls;
+  if (r.replay_controls == "default") {
     take_results(r, said);
     r.seconds = r.replay_seconds;
-    return Replayed::done;
-  }
-  r.replay_note = "replay could not tune it (" + failure_reason(said, ran) + "): tuned by program runs";
-  r.replay_dir.clear();
-  return Replayed::fallback;
-}
-
-void say_replay(const KernelResult& r, Replayed what, std::size_t i, std::size_t n) {
-  std::string kernel = printable(r.kernel);
-  switch (what) {
-  case Replayed::done:
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s (%.0f s)\n", i + 1, n, kernel.c_str(), printable(r.verdict).c_str(),
                  r.seconds);
-    break;
-  case Replayed::confirm:
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1, n,
-                 kernel.c_str(), printable(r.replay_controls).c_str(), percent_text(r.replay_change, "%+.1f %%").c_str(),
-                 r.replay_seconds);
-    break;
-  case Replayed::fallback:
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, n, kernel.c_str(), printable(r.replay_note).c_str());
-    break;
+    return;
   }
+  r.phase = KernelPhase::confirm;
+  r.to_confirm = best_controls_path(r.replay_dir);
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1, n,
+               kernel.c_str(), printable(r.replay_controls).c_str(), percent_text(r.replay_change, "%+.1f %%").c_str(),
+               r.replay_seconds);
+}
+
+// The confirmation of the replay's directive-only candidate, on stderr.
+void say_fallback(const KernelResult& r, std::size_t i, std::size_t n) {
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the fastest "
+                       "candidate of the replay with per-kernel directives only, %s (%s)%s\n",
+               i + 1, n, printable(r.kernel).c_str(), printable(r.replay_controls).c_str(),
+               percent_text(r.replay_change, "%+.1f %%").c_str(),
+               r.phase == KernelPhase::confirm_jointly ? ", once every replay is done, with any other such winner" : "");
+}
+
+// The campaign's one transition function: the kernel's next phase after
+// its phase's run (`ran`, begun with the kernel's attempt at `started`)
+// ended, said on stderr. Under the lock.
+void advance(const CampaignOptions& c, KernelResult& r, const Result<RunResult>& ran,
+             std::chrono::steady_clock::time_point started, std::size_t i, std::size_t n) {
+  std::string kernel = printable(r.kernel);
+  switch (r.phase) {
+  case KernelPhase::replay:
+    r.replay_seconds = seconds_since(started);
+    take_replay(r, ran, i, n);
+    if (r.phase == KernelPhase::confirm && confirms_jointly(c) && !sets_module_wide(r.to_confirm)) {
+      r.phase = KernelPhase::confirm_jointly;
+      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: its winner sets per-kernel directives only: confirmed once every replay is "
+                           "done, with any other such winner in the same program runs\n", i + 1, n, kernel.c_str());
+    }
+    return;
+  case KernelPhase::confirm:
+    r.seconds = seconds_since(started);
+    record_outcome(r, ran, i, n);
+    // confirm_directives says so as its run starts (phase_run), resumed or not.
+    if (directive_fallback(c, r) && r.phase == KernelPhase::confirm_jointly) say_fallback(r, i, n);
+    return;
+  case KernelPhase::tune:
+  case KernelPhase::confirm_directives:
+  case KernelPhase::confirm_jointly:
+    r.seconds = seconds_since(started);
+    record_outcome(r, ran, i, n);
+    return;
+  case KernelPhase::done:
+  case KernelPhase::failed:
+    return;
+  }
+}
+
+// Where a kernel of a campaign starts, from what its runs' directories
+// already hold (a resumed campaign): done when its run, its directive-only
+// confirmation or the joint confirmation finished; confirm_directives (or
+// confirm_jointly) when only that confirmation is left; else tune, or
+// replay for a kernel with a capture (a finished replay answers at once
+// and moves it on as before).
+void start_phase(const CampaignOptions& c, KernelResult& r) {
+  r.phase = r.replay_dir.empty() ? KernelPhase::tune : KernelPhase::replay;
+  take_results(r, summary_of(r));
+  if (directive_fallback(c, r) && take_results(r, summary_of(r))) r.to_confirm.clear();
+  if (finished(r.phase) || r.replay_dir.empty()) return;
+  KernelResult joint = r;
+  joint.run_dir = joint_dir(c);
+  if (take_results(joint, summary_of(joint))) {
+    joint.to_confirm.clear();
+    r = std::move(joint);
+  }
+}
+
+// The run of the kernel's phase (said on stderr); none for a phase that
+// runs nothing here: done, failed, or waiting for the joint confirmation.
+// Under the lock.
+std::optional<RunOptions> phase_run(const CampaignOptions& c, const std::vector<KernelResult>& results, const KernelResult& r,
+                                    const std::string& captures, const std::string& gpus, const std::vector<std::string>& hints,
+                                    std::size_t i) {
+  std::string kernel = printable(r.kernel);
+  if (r.phase == KernelPhase::replay) {
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), kernel.c_str());
+    return replay_run(c, r, captures, gpus, hints);
+  }
+  if (r.phase != KernelPhase::tune && r.phase != KernelPhase::confirm && r.phase != KernelPhase::confirm_directives)
+    return std::nullopt;
+  // What an earlier attempt's summary said (it failed) is not this one's.
+  if (auto removed = remove_summary(r.run_dir); !removed)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+  if (r.phase == KernelPhase::tune) {
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), kernel.c_str());
+    return kernel_run(c, r, gpus, hints);
+  }
+  if (r.phase == KernelPhase::confirm_directives) say_fallback(r, i, results.size());
+  return confirm_run(c, r, r.to_confirm, reusable_discovery(c, results), gpus);
 }
 
 // The kernels of `group` (indices into `results`, sharing one run
@@ -284,7 +372,7 @@ void say_replay(const KernelResult& r, Replayed what, std::size_t i, std::size_t
 template <class WriteSummary>
 void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::size_t>& group,
                   const std::string& gpus, std::mutex& mutex, WriteSummary& write_summary) {
-  if (std::all_of(group.begin(), group.end(), [&](std::size_t i) { return results[i].state == KernelState::done; })) return;
+  if (std::all_of(group.begin(), group.end(), [&](std::size_t i) { return results[i].phase == KernelPhase::done; })) return;
   const std::string& dir = results[group.front()].run_dir;
   if (auto removed = remove_summary(dir); !removed)
     std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
@@ -299,17 +387,11 @@ void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, 
   const auto started = std::chrono::steady_clock::now();
   auto ran = run_process(run);
   std::lock_guard lock(mutex);
-  for (std::size_t i : group) {
-    results[i].seconds = seconds_since(started);
-    record_outcome(results[i], ran, i, results.size());
-  }
+  for (std::size_t i : group) advance(c, results[i], ran, started, i, results.size());
   write_summary();
 }
 
-// The directory of the joint confirmation (confirm_jointly).
-std::string joint_dir(const CampaignOptions& c) { return join_path(join_path(c.tune.out_dir, "runs"), "confirm-together"); }
-
-// Confirms the winners waiting in joint_controls: one alone as any replay
+// Confirms the winners waiting in confirm_jointly: one alone as any replay
 // winner, several in one `run --separately` (joint_confirm_run) whose
 // candidate is the union of their directives, each kernel's outcome its
 // part of that run's summary. Under the lock (nothing else runs now).
@@ -318,27 +400,30 @@ void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& result
                      WriteSummary& write_summary) {
   std::vector<std::size_t> group;
   for (std::size_t i = 0; i < results.size(); ++i)
-    if (!results[i].joint_controls.empty()) group.push_back(i);
+    if (results[i].phase == KernelPhase::confirm_jointly) group.push_back(i);
   if (group.empty()) return;
-  std::string controls = group.size() == 1 ? results[group.front()].joint_controls : joint_dir(c) + ".controls";
+  std::string controls = group.size() == 1 ? results[group.front()].to_confirm : joint_dir(c) + ".controls";
   std::vector<std::string> kernels;
+  auto fail = [&](std::size_t i, const std::string& why) {
+    results[i].phase = KernelPhase::failed;
+    results[i].to_confirm.clear();
+    results[i].error = why;
+  };
   if (group.size() > 1) {
     spaces::ControlSet all;
     for (std::size_t i : group) {
-      auto text = read_file(results[i].joint_controls);
-      auto set = text ? spaces::parse_control_set(*text, results[i].joint_controls) : Result<spaces::ControlSet>(text.error());
+      auto set = read_controls_file(results[i].to_confirm);
       if (!set) {
-        results[i].state = KernelState::failed;
-        results[i].error = "cannot read its winner's controls: " + set.error().message;
+        fail(i, "cannot read its winner's controls: " + set.error().message);
         continue;
       }
       all.space = set->space;
       for (auto& [kernel, knobs] : set->kernels) all.kernels[kernel].insert(knobs.begin(), knobs.end());
       kernels.push_back(results[i].kernel);
     }
-    std::erase_if(group, [&](std::size_t i) { return results[i].state == KernelState::failed; });
+    std::erase_if(group, [&](std::size_t i) { return results[i].phase == KernelPhase::failed; });
     if (auto w = write_file_atomic(controls, spaces::format_control_set(all)); !w) {
-      for (std::size_t i : group) results[i].state = KernelState::failed, results[i].error = w.error().message;
+      for (std::size_t i : group) fail(i, w.error().message);
       group.clear();
     }
   }
@@ -363,18 +448,15 @@ void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& result
   }
   const auto started = std::chrono::steady_clock::now();
   auto ran = run_process(run);
-  for (std::size_t i : group) {
-    results[i].seconds = seconds_since(started);
-    results[i].joint_controls.clear();
-    results[i].directives_controls.clear();
-    record_outcome(results[i], ran, i, results.size());
-  }
+  for (std::size_t i : group) advance(c, results[i], ran, started, i, results.size());
   write_summary();
 }
 
-// Runs the kernels' runs not done yet, --concurrent at a time (slot i
-// benchmarks on gpu_sets[i]), each outcome recorded in `results` and
-// campaign.json as it ends; the kernels of `together` in one run.
+// Runs the kernels' phases until each is done, failed or waiting for the
+// joint confirmation, --concurrent kernels at a time (slot i benchmarks on
+// gpu_sets[i]), each outcome recorded in `results` and campaign.json as
+// it ends; the kernels of `together` in one run; then the joint
+// confirmation.
 void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::string>& gpu_sets,
                  const std::string& captures, const std::vector<std::size_t>& together) {
   std::mutex mutex;
@@ -394,15 +476,6 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
     if (!grouped) jobs.push_back({i});
     else if (i == together.front()) jobs.push_back(together);
   }
-  // --together with kernel-time: replay winners with per-kernel directives
-  // only wait, and are confirmed together once every replay is done.
-  const auto& objectives = c.tune.setup.objectives;
-  bool joint = c.together && objectives.size() == 1 && objectives[0].kind == ObjectiveKind::kernel_time;
-  auto defer = [&](KernelResult& r, const std::string& controls, std::size_t i) { // under the mutex
-    r.joint_controls = controls;
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: its winner sets per-kernel directives only: confirmed once every replay is done, "
-                         "with any other such winner in the same program runs\n", i + 1, results.size(), printable(r.kernel).c_str());
-  };
   std::atomic<std::size_t> next{0};
   auto worker = [&](std::size_t slot) {
     for (std::size_t job = next++; job < jobs.size(); job = next++) {
@@ -412,80 +485,24 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
       }
       std::size_t i = jobs[job].front();
       KernelResult& r = results[i];
-      if (r.state == KernelState::done) continue;
-      // What an earlier attempt's summary said (it failed) is not this one's.
-      if (auto removed = remove_summary(r.run_dir); !removed)
-        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+      const auto started = std::chrono::steady_clock::now();
       std::vector<std::string> hints;
       {
         std::lock_guard lock(mutex);
-        hints = seed_hints(c, results, r);
+        if (!finished(r.phase)) hints = seed_hints(c, results, r);
       }
-      RunOptions run = kernel_run(c, r, gpu_sets[slot], hints);
-      const auto started = std::chrono::steady_clock::now();
-      // A resumed campaign whose program did not take the module-wide
-      // winner has only the directive-only candidate's confirmation left.
-      if (r.directives_controls.empty()) {
-        bool confirming = false;
-        if (!r.replay_dir.empty()) {
-          {
-            std::lock_guard lock(mutex);
-            std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), printable(r.kernel).c_str());
-          }
-          RunOptions replay = replay_run(c, r, captures, gpu_sets[slot], hints);
-          auto replayed = run_process(replay);
+      for (;;) {
+        std::optional<RunOptions> run;
+        {
           std::lock_guard lock(mutex);
-          r.replay_seconds = seconds_since(started);
-          Replayed what = take_replay(r, replayed);
-          say_replay(r, what, i, results.size());
-          if (what == Replayed::done) {
-            write_summary();
-            continue;
-          }
-          if (what == Replayed::confirm) {
-            std::string best = best_controls_path(r.replay_dir);
-            if (joint && !sets_module_wide(best)) {
-              defer(r, best, i);
-              continue;
-            }
-            run = confirm_run(c, r, best, reusable_discovery(c, results), gpu_sets[slot]);
-            confirming = true;
-          }
-        } else {
-          std::lock_guard lock(mutex);
-          std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), printable(r.kernel).c_str());
+          run = phase_run(c, results, r, captures, gpu_sets[slot], hints, i);
         }
-        auto ran = run_process(run);
+        if (!run) break;
+        auto ran = run_process(*run);
         std::lock_guard lock(mutex);
-        r.seconds = seconds_since(started);
-        record_outcome(r, ran, i, results.size());
+        advance(c, r, ran, started, i, results.size());
         write_summary();
-        if (!confirming || !directive_fallback(c, r)) continue;
       }
-      if (joint) {
-        std::lock_guard lock(mutex);
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the "
-                             "fastest candidate of the replay with per-kernel directives only, %s (%s), once every replay is "
-                             "done, with any other such winner\n",
-                     i + 1, results.size(), printable(r.kernel).c_str(), printable(r.replay_controls).c_str(),
-                     percent_text(r.replay_change, "%+.1f %%").c_str());
-        r.joint_controls = r.directives_controls;
-        continue;
-      }
-      {
-        std::lock_guard lock(mutex);
-        run = confirm_run(c, r, r.directives_controls, reusable_discovery(c, results), gpu_sets[slot]);
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the "
-                             "fastest candidate of the replay with per-kernel directives only, %s (%s)\n",
-                     i + 1, results.size(), printable(r.kernel).c_str(), printable(r.replay_controls).c_str(),
-                     percent_text(r.replay_change, "%+.1f %%").c_str());
-      }
-      auto ran = run_process(run);
-      std::lock_guard lock(mutex);
-      r.seconds = seconds_since(started);
-      r.directives_controls.clear();
-      record_outcome(r, ran, i, results.size());
-      write_summary();
     }
   };
   std::vector<std::thread> threads;
@@ -493,7 +510,6 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
   for (auto& t : threads) t.join();
   std::lock_guard lock(mutex);
   confirm_jointly(c, results, gpu_sets.front(), write_summary);
-
 }
 
 // Removes `dir` when it holds only a starting campaign's bookkeeping (its
@@ -564,30 +580,15 @@ int run_campaign(CampaignOptions c) {
         results[i].replay_change = relative_change(*(*said)->results);
     }
     if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
-    take_results(results[i], summary_of(results[i]));
-    // The program did not take the replay's module-wide winner: the
-    // directive-only candidate's confirmation is this kernel's result (or
-    // still to run).
-    if (directive_fallback(c, results[i]) && take_results(results[i], summary_of(results[i])))
-      results[i].directives_controls.clear();
-    // Its winner confirmed with others' in the same program runs: that
-    // run's summary has its part.
-    if (results[i].state != KernelState::done && !results[i].replay_dir.empty()) {
-      KernelResult joint = results[i];
-      joint.run_dir = joint_dir(c);
-      if (take_results(joint, summary_of(joint))) {
-        joint.directives_controls.clear();
-        results[i] = std::move(joint);
-      }
-    }
+    start_phase(c, results[i]);
   }
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
-  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.state == KernelState::done; });
+  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.phase == KernelPhase::done; });
   std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
   run_kernels(c, results, gpu_sets, captures, together);
 
   print_table(results);
-  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.state != KernelState::done; }));
+  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.phase != KernelPhase::done; }));
   int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
   std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
                failed, join_path(o.out_dir, "campaign.json").c_str());

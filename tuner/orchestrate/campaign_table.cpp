@@ -13,14 +13,14 @@ namespace ciq::tuner {
 
 namespace {
 
-// The state as campaign.json and the table name it.
-const char* state_name(KernelState s) {
-  switch (s) {
-  case KernelState::pending: return "pending";
-  case KernelState::done: return "done";
-  case KernelState::failed: return "failed";
+// The state as campaign.json and the table name it: done, failed, or
+// pending (any phase still to run).
+const char* state_name(KernelPhase p) {
+  switch (p) {
+  case KernelPhase::done: return "done";
+  case KernelPhase::failed: return "failed";
+  default: return "pending";
   }
-  return "pending";
 }
 
 /// The relative change of the kernel's objective (best vs baseline).
@@ -64,7 +64,7 @@ std::string change_text(const KernelResult& r) { return percent_text(change(r), 
 std::string to_json(const std::vector<KernelResult>& results) {
   std::vector<CampaignRow> rows;
   for (const KernelResult& r : results)
-    rows.push_back(CampaignRow{r.kernel, r.run_dir, state_name(r.state), r.verdict, r.objective, r.share, program_change(r),
+    rows.push_back(CampaignRow{r.kernel, r.run_dir, state_name(r.phase), r.verdict, r.objective, r.share, program_change(r),
                                r.baseline, r.best, r.shipped, r.controls, r.evaluations, r.invalid, r.error,
                                r.replay_dir.empty() ? "program" : "replay", r.replay_dir, r.replay_change, r.replay_note,
                                r.refused, r.seconds, r.replay_seconds});
@@ -85,8 +85,8 @@ void print_table(const std::vector<KernelResult>& results) {
     std::fprintf(stderr, "\n%-*s  %-8s  %-10s  %s\n", int(width), "kernel", "change", "shipped", "verdict");
   double total = 0;
   for (const auto& r : results) {
-    std::string verdict = printable(r.state == KernelState::done ? r.verdict
-                                                                  : state_name(r.state) + (r.error.empty() ? "" : ": " + r.error));
+    std::string verdict = printable(r.phase == KernelPhase::done ? r.verdict
+                                                                  : state_name(r.phase) + (r.error.empty() ? "" : ": " + r.error));
     if (shares) {
       if (std::isfinite(program_change(r))) total += program_change(r);
       std::fprintf(stderr, "%-*s  %6s  %-8s  %-8s  %-8s  %-7s  %s\n", int(width), table_name(r.kernel).c_str(),
@@ -121,7 +121,7 @@ bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
   for (const auto& k : s.kernels)
     if (k.kernel == r.kernel) own = &k;
   if (!s.kernels.empty() && !own) return false;
-  r.state = KernelState::done;
+  r.phase = KernelPhase::done;
   r.verdict = own ? own->verdict : s.verdict;
   r.controls = own ? own->controls : s.controls;
   r.objective = s.objective;

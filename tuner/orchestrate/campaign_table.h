@@ -16,14 +16,35 @@
 
 namespace ciq::tuner {
 
-/// Where a kernel's run stands: not run (or interrupted), finished (its
-/// summary.json holds results), or could not tune.
-enum class KernelState { pending, done, failed };
+/// Where a kernel stands in its campaign. It moves on only by the
+/// campaign's one transition function (advance(), campaign.cpp), from
+/// tune or replay (where a resumed campaign starts it: start_phase()) to
+/// done or failed:
+///   tune               -> done | failed
+///   replay             -> done (the default won) | confirm | confirm_jointly
+///                         | tune (the replay could not serve)
+///   confirm            -> done | failed | confirm_directives | confirm_jointly
+///   confirm_directives -> done | failed
+///   confirm_jointly    -> done | failed (after every other kernel's phases)
+enum class KernelPhase {
+  tune,               // by program runs: each candidate a build and a run of the program
+  replay,             // by replay of its captured launches, nothing shipped
+  confirm,            // the replay's winner (to_confirm), confirmed in the program
+  confirm_directives, // the program did not take the winner's module-wide knobs: the replay's fastest
+                      // directive-only candidate (to_confirm), confirmed in the program
+  confirm_jointly,    // a directive-only winner (to_confirm) waiting to be confirmed with the other kernels'
+                      // in the same program runs once every replay is done (--together)
+  done,               // finished: its summary.json holds results
+  failed,             // could not tune; `error` says why
+};
+
+/// Whether the kernel's campaign is over (done or failed).
+inline bool finished(KernelPhase p) { return p == KernelPhase::done || p == KernelPhase::failed; }
 
 /// What one kernel's run said (its summary.json), or why it said nothing.
 struct KernelResult {
   std::string kernel, run_dir;
-  KernelState state = KernelState::pending;
+  KernelPhase phase = KernelPhase::tune;
   std::string verdict, controls, error, objective;
   double baseline = NAN, best = NAN;
   double share = NAN; // of the program's GPU time (--from-profile)
@@ -39,15 +60,12 @@ struct KernelResult {
   // knobs and the replay's fastest directive-only candidate was confirmed
   // instead (replay_fallback.h): what the program said of the first winner
   // ("" otherwise). run_dir, replay_controls and replay_change are then the
-  // second confirmation's; directives_controls: the candidate's control-set
-  // file while that confirmation is still to run, "" otherwise.
-  std::string refused, directives_controls;
-  // A winner with per-kernel directives only (the replay's, or the fallback
-  // above), waiting to be confirmed with the other kernels' in the same
-  // program runs once every replay is done (--together): its control-set
-  // file; "" otherwise. Not saved: a resumed campaign replays again (the
+  // second confirmation's.
+  std::string refused;
+  // The control-set file a confirm phase confirms in the program; "" in
+  // the other phases. Not saved: a resumed campaign replays again (a
   // finished replay answers at once) and finds it again.
-  std::string joint_controls;
+  std::string to_confirm;
 };
 
 /// Seconds since `start`, for the wall times the campaign reports.
@@ -74,9 +92,9 @@ void print_table(const std::vector<KernelResult>& results);
 double relative_change(const SummaryResults& s);
 
 /// A finished run's results (its summary.json) into `r`, which is then
-/// done; false when the run has no results (not run, or it failed before its
-/// search ended).
-/// A run of several kernels (--together: `run --separately`) gives each its
+/// done (for advance() and start_phase(), which own the phases); false
+/// when the run has no results (not run, or it failed before its search
+/// ended). A run of several kernels (--together: `run --separately`) gives each its
 /// own part of the summary; false when the kernel has none there.
 bool take_results(KernelResult& r, const std::optional<RunSummary>& summary);
 
