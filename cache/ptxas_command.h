@@ -44,7 +44,7 @@ struct PtxasCommand {
 Result<PtxasCommand> scan_ptxas_args(const std::vector<std::string>& args);
 
 /// The arguments a capture's compile.json gives for ptxas (another user's
-/// text: tuner/profile/capture.h), rebuilt from what they mean for code
+/// text: tuner/formats/capture.h), rebuilt from what they mean for code
 /// generation: the target and the codegen flags, each as `--name=value`, so
 /// the same module key results. Refused ("invalid", naming the word): an
 /// input file, -o, an options file, --input-as-string, --apply-controls,

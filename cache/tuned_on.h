@@ -1,7 +1,7 @@
 // What a record says it was tuned and verified on: the compiler its key was
 // made for, the driver, the GPU (model, memory, CUDA cores) and the run
 // that produced it (its saved command line). ciq-tuner writes these as
-// provenance keys when it ships an entry (tuner/orchestrate/ship.cpp);
+// provenance keys when it ships an entry (tuner/run/ship.cpp);
 // records shipped before they existed hold fewer (`gpu` from nvidia-smi,
 // `gpu_nvml`, `driver`, `run_dir`), and tuned_on() reads whichever a record
 // has. Packs carry records as text, so all of it travels with them.

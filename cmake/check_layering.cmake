@@ -7,10 +7,11 @@
 #
 # and inside tuner/, one library per sub-folder:
 #
-#   tuner/profile <- tuner/objectives <- tuner/search <- tuner/rundir <- tuner/measure
-#     <- {tuner/report, tuner/orchestrate} <- tuner (ciq-tuner's main)
+#   tuner/formats <- tuner/objectives <- tuner/search <- tuner/rundir <- tuner/measure
+#     <- tuner/run <- tuner/commands <- tuner (ciq-tuner's main)
+#   tuner/measure <- tuner/report <- tuner
 #   utils <- tuner/inject (the library loaded into programs)
-#   utils <- tuner/profile <- tuner/replay (ciq-replay)
+#   utils <- tuner/formats <- tuner/replay (ciq-replay)
 #
 # Each folder is also one library that links only downward (its
 # CMakeLists.txt); this check catches what linking would not: an upward
@@ -26,22 +27,23 @@ set(ciq_below_spaces utils spaces)
 set(ciq_below_cache utils spaces cache)
 set(ciq_below_wrapper utils spaces cache wrapper)
 set(ciq_below_cache/cli utils utils/cli spaces cache cache/cli)
-# tuner/profile reads kernel traces (utils only); tuner/inject is the
+# tuner/formats reads kernel traces (utils only); tuner/inject is the
 # library loaded into the user's program (no ciq library but utils' ELF
 # part, ciq_elf); objectives and everything above may read traces.
-set(ciq_below_tuner/profile utils tuner/profile)
+set(ciq_below_tuner/formats utils tuner/formats)
 set(ciq_below_tuner/inject utils tuner/inject)
 # tuner/replay re-runs captured launches (ciq-replay): the capture reader only.
-set(ciq_below_tuner/replay utils tuner/profile tuner/replay)
-set(ciq_below_tuner/objectives utils spaces cache tuner/profile tuner/objectives)
+set(ciq_below_tuner/replay utils tuner/formats tuner/replay)
+set(ciq_below_tuner/objectives utils spaces cache tuner/formats tuner/objectives)
 set(ciq_below_tuner/search ${ciq_below_tuner/objectives} tuner/search)
 set(ciq_below_tuner/rundir ${ciq_below_tuner/search} tuner/rundir)
 set(ciq_below_tuner/measure ${ciq_below_tuner/rundir} tuner/measure)
 set(ciq_below_tuner/report ${ciq_below_tuner/measure} tuner/report)
-set(ciq_below_tuner/orchestrate ${ciq_below_tuner/measure} tuner/orchestrate)
-set(ciq_below_tuner ${ciq_below_tuner/measure} utils/cli tuner/report tuner/orchestrate tuner)
-set(ciq_folders utils utils/cli spaces cache wrapper cache/cli tuner/profile tuner/inject tuner/replay
-    tuner/objectives tuner/search tuner/rundir tuner/measure tuner/report tuner/orchestrate tuner)
+set(ciq_below_tuner/run ${ciq_below_tuner/measure} tuner/run)
+set(ciq_below_tuner/commands ${ciq_below_tuner/run} tuner/commands)
+set(ciq_below_tuner ${ciq_below_tuner/commands} utils/cli tuner/report tuner)
+set(ciq_folders utils utils/cli spaces cache wrapper cache/cli tuner/formats tuner/inject tuner/replay
+    tuner/objectives tuner/search tuner/rundir tuner/measure tuner/report tuner/run tuner/commands tuner)
 
 set(ciq_layering_errors "")
 file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/* ${ROOT}/utils/*)
@@ -73,6 +75,6 @@ foreach(folder ${ciq_folders})
 endforeach()
 if(ciq_layering_errors)
   message(FATAL_ERROR "ciq: an include goes against the folders' layering (utils <- spaces <- cache <- wrapper, cache/cli, tuner; "
-                      "tuner/profile <- tuner/objectives <- tuner/search <- tuner/measure <- tuner/report, tuner/orchestrate <- tuner; "
-                      "tuner/profile <- tuner/inject, tuner/replay):${ciq_layering_errors}")
+                      "tuner/formats <- tuner/objectives <- tuner/search <- tuner/rundir <- tuner/measure <- tuner/run <- tuner/commands <- tuner, tuner/measure <- tuner/report <- tuner; "
+                      "tuner/formats <- tuner/inject, tuner/replay):${ciq_layering_errors}")
 endif()

@@ -3,20 +3,20 @@
 // run_tuning, run_campaign, write_report, sample_space, run_profile,
 // measure_search_quality, run_retune, run_reverify (and run_remeasure for
 // `run --verify-controls`). What the options mean together is checked in
-// orchestrate/options.h; --resume's saved command line is merged here,
+// run/options.h; --resume's saved command line is merged here,
 // before parsing.
-#include "tuner/orchestrate/campaign.h"
-#include "tuner/orchestrate/captures.h"
-#include "tuner/orchestrate/options.h"
-#include "tuner/orchestrate/profile.h"
-#include "tuner/orchestrate/progress.h"
-#include "tuner/orchestrate/remeasure.h"
-#include "tuner/orchestrate/recorded_runs.h"
-#include "tuner/orchestrate/retune.h"
-#include "tuner/orchestrate/reverify.h"
-#include "tuner/orchestrate/run.h"
-#include "tuner/orchestrate/space_setup.h"
-#include "tuner/profile/compare_mode.h"
+#include "tuner/commands/campaign.h"
+#include "tuner/run/captures.h"
+#include "tuner/run/options.h"
+#include "tuner/commands/profile.h"
+#include "tuner/run/progress.h"
+#include "tuner/run/remeasure.h"
+#include "tuner/commands/recorded_runs.h"
+#include "tuner/commands/retune.h"
+#include "tuner/commands/reverify.h"
+#include "tuner/run/run.h"
+#include "tuner/run/space_setup.h"
+#include "tuner/formats/compare_mode.h"
 #include "tuner/rundir/command_line.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
@@ -302,7 +302,7 @@ static std::string unknown_subcommand(int argc, char** argv) {
   return argv[1];
 }
 
-// The options of run and campaign as given (orchestrate/options.h checks
+// The options of run and campaign as given (run/options.h checks
 // them). Only copies: long because there are many options.
 static tn::GivenOptions given_options(int argc, char** argv) {
   tn::GivenOptions g;
@@ -475,7 +475,7 @@ int main(int argc, char** argv) {
     return fail("--separately tunes several kernels in program runs; --capture replays one kernel", 2);
   if (run_cmd && !capture.empty()) {
     // An empty --compare= is refused as ciq-replay refuses it, not taken for "not given".
-    if (compare.getNumOccurrences() > 0 && compare.empty()) return tn::fail(ciq::profile::parse_compare_mode("").error());
+    if (compare.getNumOccurrences() > 0 && compare.empty()) return tn::fail(ciq::formats::parse_compare_mode("").error());
     if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
   } else if (compare.getNumOccurrences() > 0) {
     return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);

@@ -25,7 +25,7 @@ namespace {
 using Json = nlohmann::ordered_json; // members in the order traces always had
 
 // A duration to the microsecond's thousandth kept before (%.3f): rounded to
-// three decimals. A trace is read as JSON (tuner/profile): the value, not
+// three decimals. A trace is read as JSON (tuner/formats): the value, not
 // the text, is what readers see. Never NaN or infinite in practice; if one
 // were, null (a reader's "unknown") rather than invalid JSON.
 Json milli_rounded(double v) {

@@ -44,7 +44,7 @@ namespace {
 enum class Type { bf16, f16, f32, f64 };
 const char* type_name(Type t) { return t == Type::bf16 ? "bf16" : t == Type::f16 ? "f16" : t == Type::f32 ? "f32" : "f64"; }
 
-// The defaults ciq-replay uses (tuner/profile/compare_mode.cpp): keep in step.
+// The defaults ciq-replay uses (tuner/formats/compare_mode.cpp): keep in step.
 struct Tolerance {
   double rtol, atol;
 };

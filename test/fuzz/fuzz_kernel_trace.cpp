@@ -1,10 +1,10 @@
-// Kernel traces (tuner/profile/kernel_trace.h): a file libciq-inject wrote
+// Kernel traces (tuner/formats/kernel_trace.h): a file libciq-inject wrote
 // inside the user's program, or anything else put in the trace directory.
 // Whatever it holds, reading it neither crashes nor makes figures wrap:
 // no sum falls below its parts, shares add up to at most 1, and every
 // kept duration and count is within k_max_trace_count. Names shown on a
 // terminal through printable() are printable.
-#include "tuner/profile/kernel_trace.h"
+#include "tuner/formats/kernel_trace.h"
 #include "utils/text.h"
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string_view>
 
-using namespace ciq::profile;
+using namespace ciq::formats;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,15 +1,15 @@
-// Prints what tuner/profile reads, for lit tests (the tuner's own
+// Prints what tuner/formats reads, for lit tests (the tuner's own
 // `profile` command comes later):
 //
 //   ciq-test-profile hashes CUBIN   one "NAME HASH" line per function's code
 //   ciq-test-profile trace DIR      the merged trace: processes, kernels, problems
 //   ciq-test-profile capture DIR    the captures under DIR (CIQ_CAPTURE's), as
-//                                   tuner/profile/capture.h reads them, with
+//                                   tuner/formats/capture.h reads them, with
 //                                   each memory file's first bytes and whether
 //                                   its digest is the recorded one
 #include "utils/elf.h"
-#include "tuner/profile/capture.h"
-#include "tuner/profile/kernel_trace.h"
+#include "tuner/formats/capture.h"
+#include "tuner/formats/kernel_trace.h"
 #include "utils/files.h"
 #include "utils/hash.h"
 
@@ -24,7 +24,7 @@ static std::string dims(const std::array<std::uint32_t, 3>& d) {
 }
 
 static int print_captures(const std::string& root) {
-  auto set = profile::read_capture_set(root);
+  auto set = formats::read_capture_set(root);
   if (!set) {
     std::fprintf(stderr, "error: %s\n", set.error().message.c_str());
     return 1;
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "trace") {
-    auto trace = profile::read_kernel_trace(argv[2]);
+    auto trace = formats::read_kernel_trace(argv[2]);
     if (!trace) {
       std::fprintf(stderr, "error: %s\n", trace.error().message.c_str());
       return 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in for a user's program run under libciq-inject, for machines
 without a GPU: it writes the kernel trace the library would write (the
-format of tuner/profile/kernel_trace.h) into $CIQ_KERNEL_TRACE, as if it
+format of tuner/formats/kernel_trace.h) into $CIQ_KERNEL_TRACE, as if it
 had launched its kernels, and prints nothing a --metric could read.
 
   fake_kernel_program.py X [--no-trace] [--processes N] [--names TARGET,OTHER]

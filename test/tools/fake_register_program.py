@@ -3,7 +3,7 @@
 times depend on their own compiled code, for machines without a GPU: it
 reads the register count of every kernel of CUBIN (the cubin the --build
 compiled through ciq-ptxas: EIATTR_REGCOUNT in its .nv.info section) and
-writes the kernel trace libciq-inject would (tuner/profile/kernel_trace.h)
+writes the kernel trace libciq-inject would (tuner/formats/kernel_trace.h)
 into $CIQ_KERNEL_TRACE, each kernel's time a function of its own registers
 only. So a candidate's knobs for one kernel change that kernel's time and
 no other's, as per-kernel directives do on a GPU.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a kernel capture by hand (the format of tuner/profile/capture.h),
+"""Writes a kernel capture by hand (the format of tuner/formats/capture.h),
 for tests on a machine without a GPU.
 
   make_capture.py DIR KERNEL [--launches N] [--module-key KEY] [--compile PTX PTXAS TARGET ARG...]

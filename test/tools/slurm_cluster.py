@@ -109,7 +109,11 @@ def start(link):
     reason = why_not()
     if reason:
         sys.exit("slurm_cluster: cannot start: " + reason)
-    state = tempfile.mkdtemp(prefix="ciq-slurm-")
+    # Unix sockets live in it (munge's, slurmd's and each step's in the
+    # spool), 107 bytes of path at most: $TMPDIR when short (lit gives each
+    # test one inside the checkout, which may be deep), else /tmp.
+    base = tempfile.gettempdir()
+    state = tempfile.mkdtemp(prefix="ciq-slurm-", dir=base if len(os.fsencode(base)) <= 40 else "/tmp")
     for d in ("state", "spool"):
         os.mkdir(os.path.join(state, d))
     if os.path.lexists(link):

@@ -1,5 +1,5 @@
 #include "tuner/inject/capture_writer.h"
-#include "tuner/profile/capture.h"
+#include "tuner/formats/capture.h"
 #include "utils/files.h"
 #include "utils/hash.h"
 
@@ -217,11 +217,11 @@ TEST(CaptureWriter, writes_what_the_capture_reader_reads_back) {
   table.count_graph_launch();
   ASSERT_TRUE(write_file_atomic(root + "/index-42.jsonl", table.render_index(42, "/bin/app", "ok", "")));
 
-  auto set = profile::read_capture_set(root);
+  auto set = formats::read_capture_set(root);
   ASSERT_TRUE(set) << set.error().message;
   EXPECT_TRUE(set->problems.empty()) << set->problems[0];
   ASSERT_EQ(set->captures.size(), 1u);
-  const profile::Capture& c = set->captures[0];
+  const formats::Capture& c = set->captures[0];
   EXPECT_EQ(c.kernel, r.kernel);
   EXPECT_EQ(c.pid, 42);
   EXPECT_EQ(c.exe, "/bin/app");
@@ -249,7 +249,7 @@ TEST(CaptureWriter, writes_what_the_capture_reader_reads_back) {
   EXPECT_EQ(c.bytes(), 96u);
 
   ASSERT_EQ(set->indexes.size(), 1u);
-  const profile::CaptureIndex& index = set->indexes[0];
+  const formats::CaptureIndex& index = set->indexes[0];
   EXPECT_EQ(index.pid, 42);
   EXPECT_EQ(index.status, "ok");
   ASSERT_EQ(index.entries.size(), 2u);

@@ -1,13 +1,13 @@
 // The --compare spelling both ciq-replay and ciq-tuner read
-// (tuner/profile/compare_mode.h), and the element types a kernel's
+// (tuner/formats/compare_mode.h), and the element types a kernel's
 // signature gives its pointer parameters (tuner/replay/param_types.h).
-#include "tuner/profile/compare_mode.h"
+#include "tuner/formats/compare_mode.h"
 #include "tuner/replay/param_types.h"
 
 #include <gtest/gtest.h>
 
 using namespace ciq;
-using namespace ciq::profile;
+using namespace ciq::formats;
 using ciq::replay::allocation_types;
 using ciq::replay::kernel_param_types;
 
@@ -126,7 +126,7 @@ TEST(ParamTypes, names_without_a_cpp_signature_have_no_types) {
 }
 
 TEST(ParamTypes, allocations_take_the_type_their_parameters_agree_on) {
-  profile::Capture c;
+  formats::Capture c;
   c.kernel = "_Z1kPfPiS_P13__nv_bfloat16S_";  // k(float*, int*, float*, __nv_bfloat16*, float*)
   c.params = {{0, 8}, {8, 8}, {16, 8}, {24, 8}, {32, 8}};
   c.param_bytes.resize(40);

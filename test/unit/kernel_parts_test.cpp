@@ -1,6 +1,6 @@
-// orchestrate/kernel_parts.h: each kernel's best part from its own times
+// run/kernel_parts.h: each kernel's best part from its own times
 // over every run that carried it, and their composition.
-#include "tuner/orchestrate/kernel_parts.h"
+#include "tuner/run/kernel_parts.h"
 
 #include <cmath>
 #include <gtest/gtest.h>

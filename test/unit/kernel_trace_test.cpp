@@ -1,6 +1,6 @@
 #include "tuner/inject/kernel_table.h"
 #include "utils/elf.h"
-#include "tuner/profile/kernel_trace.h"
+#include "tuner/formats/kernel_trace.h"
 #include "utils/files.h"
 
 #include <cstring>
@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 using namespace ciq;
-using namespace ciq::profile;
+using namespace ciq::formats;
 
 namespace {
 

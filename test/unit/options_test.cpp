@@ -1,5 +1,5 @@
-// orchestrate/options.h: what ciq-tuner's options must be, checked in one place.
-#include "tuner/orchestrate/options.h"
+// run/options.h: what ciq-tuner's options must be, checked in one place.
+#include "tuner/run/options.h"
 #include "utils/files.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// orchestrate/progress.h: values as people read them.
-#include "tuner/orchestrate/progress.h"
+// run/progress.h: values as people read them.
+#include "tuner/run/progress.h"
 
 #include <cmath>
 #include <gtest/gtest.h>

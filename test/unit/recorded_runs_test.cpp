@@ -1,7 +1,7 @@
-// Tests of tuner/orchestrate/recorded_runs.h's pure parts: the arguments a
+// Tests of tuner/commands/recorded_runs.h's pure parts: the arguments a
 // run is started again with, the gains entries recorded, and a run's
 // control set made whole again from its entries.
-#include "tuner/orchestrate/recorded_runs.h"
+#include "tuner/commands/recorded_runs.h"
 #include "tuner/rundir/command_line.h"
 #include "utils/text.h"
 

@@ -22,8 +22,8 @@ std::uint64_t read_u64(const std::vector<std::uint8_t>& bytes, std::size_t at) {
 
 /// saxpy(float* y @0, int n @8, float a @12, const float* x @16), y and x
 /// in two allocations; x points 16 bytes into its allocation.
-profile::Capture saxpy_capture() {
-  profile::Capture c;
+formats::Capture saxpy_capture() {
+  formats::Capture c;
   c.dir = "/captures/100-0";
   c.kernel = "_Z5saxpyPfifPKf";
   c.params = {{0, 8}, {8, 4}, {12, 4}, {16, 8}};

@@ -1,6 +1,6 @@
 // rundir/summary.h: summary.json written from its struct and read back; the
 // other run and campaign files with one owner (best.controls, profile.json).
-#include "tuner/orchestrate/campaign_kernels.h"
+#include "tuner/commands/campaign_kernels.h"
 #include "tuner/rundir/best_controls.h"
 #include "tuner/rundir/campaign_file.h"
 #include "tuner/rundir/summary.h"

@@ -1,5 +1,5 @@
-// orchestrate/verify.h: the parts of a verdict that need no GPU.
-#include "tuner/orchestrate/verify.h"
+// run/verify.h: the parts of a verdict that need no GPU.
+#include "tuner/run/verify.h"
 
 #include <gtest/gtest.h>
 

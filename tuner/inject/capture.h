@@ -2,7 +2,7 @@
 // kernel named in CIQ_CAPTURE_KERNELS, the first launch of each launch
 // configuration (up to CIQ_CAPTURE_CONFIGS per kernel) is recorded whole —
 // parameters, and every device allocation a pointer parameter points into,
-// before and after the launch — in the format of tuner/profile/capture.h,
+// before and after the launch — in the format of tuner/formats/capture.h,
 // so that ciq-replay can run the kernel alone.
 //
 // inject.cpp owns CUPTI and hands this every driver-API callback of the

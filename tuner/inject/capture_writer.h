@@ -3,7 +3,7 @@
 // from a launch's arguments, the device allocations its pointer parameters
 // point into, the policy (which kernels, which launch configurations, the
 // caps) and the text of launch.json and index-<tag>.jsonl. The format is
-// tuner/profile/capture.h's; tuner/inject/capture.cpp does the driver calls
+// tuner/formats/capture.h's; tuner/inject/capture.cpp does the driver calls
 // and the files. Not thread-safe: capture.cpp holds one lock around the table.
 #pragma once
 

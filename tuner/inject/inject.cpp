@@ -5,10 +5,10 @@
 // CIQ_KERNEL_TRACE=<dir> set, this records every kernel execution through
 // CUPTI's activity API (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: the kind that
 // does not serialise kernels) and, at the end, writes
-// <dir>/kernels-<tag>.jsonl (format: tuner/profile/kernel_trace.h). With
+// <dir>/kernels-<tag>.jsonl (format: tuner/formats/kernel_trace.h). With
 // CIQ_CAPTURE=<dir> set (alone or as well), it captures launches of the
 // kernels named in CIQ_CAPTURE_KERNELS for replay (capture.h: the format is
-// tuner/profile/capture.h) and writes <dir>/index-<tag>.jsonl at the same
+// tuner/formats/capture.h) and writes <dir>/index-<tag>.jsonl at the same
 // moments as the trace. <tag> is "<pid>-<16 random hex digits>", drawn once
 // at start (utils/safe_open.h, new_process_tag): processes in different PID
 // namespaces (containers) can share a pid and a directory, and no file or

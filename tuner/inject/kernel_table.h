@@ -1,6 +1,6 @@
 // The injection library's memory of one process: kernel launches grouped by
 // launch configuration, and the modules the driver loaded; rendered once,
-// at the end, as the trace format of tuner/profile/kernel_trace.h.
+// at the end, as the trace format of tuner/formats/kernel_trace.h.
 //
 // Bounded, whatever the program does: per configuration the first
 // max_durations_per_config durations are kept (in completion order), at

@@ -45,7 +45,7 @@ Result<double> energy_value(const Objective& o, const GpuState& state, const std
 
 // The time of setup.module_mates in `kernels`, in ms, less any of them the
 // kernel-time objective times itself (its glob may match a demangled name).
-double mates_time(const TuningSetup& setup, const profile::KernelTrace& kernels) {
+double mates_time(const TuningSetup& setup, const formats::KernelTrace& kernels) {
   const Objective* timed = kernel_time_objective(setup.objectives);
   std::set<std::string> mates(setup.module_mates.begin(), setup.module_mates.end());
   double ms = 0;
@@ -56,7 +56,7 @@ double mates_time(const TuningSetup& setup, const profile::KernelTrace& kernels)
 
 } // namespace
 
-std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const profile::KernelTrace& kernels) {
+std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const formats::KernelTrace& kernels) {
   std::map<std::string, double> out;
   for (const auto& k : kernels.kernels)
     for (const auto& name : names)
@@ -68,7 +68,7 @@ double energy_uncertainty_percent(double seconds) { return 100 * 0.1 / std::max(
 
 Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
                                              const std::string& log, const GpuState& state,
-                                             const profile::KernelTrace* kernels, const std::string& kernels_dir,
+                                             const formats::KernelTrace* kernels, const std::string& kernels_dir,
                                              const std::string& gpu) {
   std::vector<double> values;
   for (const auto& o : objectives) {
@@ -157,9 +157,9 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   std::string output = run.out + "\n" + run.err;
   if (!run.succeeded())
     return make_error(run.timed_out ? ciq::errc::timeout : "bench", failure_message("benchmark " + run.describe(), output, step->log));
-  std::optional<profile::KernelTrace> kernels;
+  std::optional<formats::KernelTrace> kernels;
   if (kernel_time) {
-    auto read = profile::read_kernel_trace(kernels_dir);
+    auto read = formats::read_kernel_trace(kernels_dir);
     if (!read) return read.error();
     kernels = std::move(*read);
     if (!setup.own_kernels.empty() && kernels->timed()) placed.kernel_ms = own_kernel_times(setup.own_kernels, *kernels);

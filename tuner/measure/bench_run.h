@@ -10,7 +10,7 @@
 #include "tuner/measure/gpu_pool.h"
 #include "tuner/measure/step.h"
 #include "tuner/objectives/objectives.h"
-#include "tuner/profile/kernel_trace.h"
+#include "tuner/formats/kernel_trace.h"
 
 #include <map>
 #include <string>
@@ -49,11 +49,11 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
 /// The time in ms of each kernel of `names` in `kernels` (by its mangled
 /// or demangled name, exactly), summed over its launches and processes;
 /// kernels that did not run are absent.
-std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const profile::KernelTrace& kernels);
+std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const formats::KernelTrace& kernels);
 
 Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
                                              const std::string& log, const GpuState& state,
-                                             const profile::KernelTrace* kernels, const std::string& kernels_dir,
+                                             const formats::KernelTrace* kernels, const std::string& kernels_dir,
                                              const std::string& gpu);
 
 /// How far an energy figure of a run of `seconds` can be off, in percent:

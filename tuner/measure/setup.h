@@ -1,7 +1,7 @@
 // What a tuning run evaluates candidates with, in two parts: the fixed
 // configuration (TuningConfig: the user's commands, how and where they run,
 // the objectives and the limits; filled in from the options by
-// orchestrate/options.cpp and never changed afterwards) and the run's state
+// run/options.cpp and never changed afterwards) and the run's state
 // (RunState: what the run learns as it goes and sets before the evaluators
 // are made: its directory, the default build's warnings, the executor).
 // TuningSetup is both, copied into every Evaluator of the run; its members

@@ -32,7 +32,7 @@ Result<Objective> builtin_objective(const std::string& spec) {
   return o;
 }
 
-bool times_kernel(const Objective& objective, const profile::KernelSummary& k) {
+bool times_kernel(const Objective& objective, const formats::KernelSummary& k) {
   const std::string& glob = objective.pattern;
   return glob.empty() || glob_match(glob, k.kernel) || (!k.demangled.empty() && glob_match(glob, k.demangled));
 }
@@ -43,7 +43,7 @@ const Objective* kernel_time_objective(const std::vector<Objective>& objectives)
   return nullptr;
 }
 
-Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace) {
+Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace) {
   if (!trace.timed()) return make_error(ciq::errc::no_timing, "no kernel timing: " + trace.no_timing_reason());
   const std::string& glob = objective.pattern;
   double ns = 0;  // kernels' saturated totals added without wrapping

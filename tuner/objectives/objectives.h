@@ -3,7 +3,7 @@
 // compiled kernels, read from ciq-ptxas' trace records (no GPU needed).
 #pragma once
 
-#include "tuner/profile/kernel_trace.h"
+#include "tuner/formats/kernel_trace.h"
 #include "utils/result.h"
 
 #include <memory>
@@ -55,11 +55,11 @@ Result<Objective> builtin_objective(const std::string& spec);
 /// user pays, and launches of different sizes are not mixed as samples of
 /// one quantity. Fails ("no-timing") when the run has no timing, or when no
 /// kernel matching GLOB ran (the kernels that did are named).
-Result<double> kernel_time_ms(const Objective& objective, const profile::KernelTrace& trace);
+Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace);
 
 /// Whether the kernel-time `objective` times `kernel`: its glob ("" = all)
 /// matches the mangled or the demangled name.
-bool times_kernel(const Objective& objective, const profile::KernelSummary& kernel);
+bool times_kernel(const Objective& objective, const formats::KernelSummary& kernel);
 
 /// The first kernel-time objective of `objectives`; null when none is.
 const Objective* kernel_time_objective(const std::vector<Objective>& objectives);

@@ -129,17 +129,17 @@ Result<std::unique_ptr<Replayer>> open_replayer(const Options& options) {
 
 } // namespace
 
-Result<std::vector<profile::Capture>> read_captures(const std::vector<std::string>& paths) {
-  std::vector<profile::Capture> out;
+Result<std::vector<formats::Capture>> read_captures(const std::vector<std::string>& paths) {
+  std::vector<formats::Capture> out;
   for (const auto& path : paths) {
     if (!is_directory(path)) return make_error("io", path + ": no such capture directory");
     if (path_exists(join_path(path, "launch.json"))) {
-      auto c = profile::read_capture(path);
+      auto c = formats::read_capture(path);
       if (!c) return c.error();
       out.push_back(std::move(*c));
       continue;
     }
-    auto set = profile::read_capture_set(path);
+    auto set = formats::read_capture_set(path);
     if (!set) return set.error();
     for (const auto& problem : set->problems) warning_line("skipped: " + problem);
     if (set->captures.empty())

@@ -3,7 +3,7 @@
 // and `serve` (a resident benchmark for ciq-tuner --bench-server).
 #pragma once
 
-#include "tuner/profile/capture.h"
+#include "tuner/formats/capture.h"
 #include "tuner/replay/options.h"
 #include "utils/result.h"
 
@@ -22,7 +22,7 @@ inline constexpr int k_exit_unfaithful = 3;    // the reference's replay differs
 /// directory (it holds launch.json) or a CIQ_CAPTURE directory (every
 /// capture under it, in name order; launches it cannot read are warned
 /// about on stderr). Fails ("parse", "io") naming the path and the member.
-Result<std::vector<profile::Capture>> read_captures(const std::vector<std::string>& paths);
+Result<std::vector<formats::Capture>> read_captures(const std::vector<std::string>& paths);
 
 int run_plan(const Options& options);
 int run_once(const Options& options);

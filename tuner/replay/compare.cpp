@@ -59,7 +59,7 @@ double to_double(ElementType t, std::uint64_t bits) {
 }
 
 /// Whether elements of `type` agree under `tolerance` (compare.h's rule).
-bool elements_agree(ElementType type, const profile::Tolerance& tolerance, std::uint64_t expected_bits,
+bool elements_agree(ElementType type, const formats::Tolerance& tolerance, std::uint64_t expected_bits,
                     std::uint64_t got_bits) {
   if (expected_bits == got_bits) return true;  // also the same infinity
   if (type == ElementType::bytes) return false;
@@ -82,7 +82,7 @@ std::string value_text(ElementType t, std::uint64_t bits, std::size_t size) {
 
 } // namespace
 
-std::optional<Difference> first_difference(const profile::Capture& capture, const CompareMode& mode,
+std::optional<Difference> first_difference(const formats::Capture& capture, const CompareMode& mode,
                                            const std::vector<HostBytes>& expected, const std::vector<HostBytes>& got) {
   std::size_t count = std::min(expected.size(), got.size());
   std::vector<AllocationType> types;
@@ -104,8 +104,8 @@ std::optional<Difference> first_difference(const profile::Capture& capture, cons
       d.why_bitwise = types[a].why_bitwise;
     }
     const ElementType type = d.type;
-    const profile::Tolerance tolerance = type == ElementType::bytes ? profile::Tolerance{} : tolerance_for(mode, type);
-    std::size_t size = profile::element_size(type);
+    const formats::Tolerance tolerance = type == ElementType::bytes ? formats::Tolerance{} : tolerance_for(mode, type);
+    std::size_t size = formats::element_size(type);
     std::uint64_t whole = x.size() / size;
     bool found = false;
     auto note = [&](std::uint64_t element, std::uint64_t offset, std::size_t width, ElementType t) {
@@ -153,13 +153,13 @@ std::string wrong_answer_message(const CompareMode& mode, const Difference& d) {
   bool bitwise = d.type == ElementType::bytes;
   std::string what = bitwise || d.trailing_byte
                          ? (d.trailing_byte ? "trailing byte " : "byte ") + std::to_string(d.byte_offset)
-                         : std::string(profile::element_type_name(d.type)) + " element " + std::to_string(d.element) +
+                         : std::string(formats::element_type_name(d.type)) + " element " + std::to_string(d.element) +
                                " (byte " + std::to_string(d.byte_offset) + ")";
   std::string message = "wrong answer: " + where + " differs at " + what + ": expected " + d.expected + ", got " + d.got;
   message += "; " + std::to_string(d.differing) + (bitwise ? " byte(s)" : " element(s)") + " differ";
   if (!bitwise) {
     auto t = tolerance_for(mode, d.type);
-    message += " beyond the tolerance (--compare " + compare_mode_text(mode) + ": " + profile::element_type_name(d.type) +
+    message += " beyond the tolerance (--compare " + compare_mode_text(mode) + ": " + formats::element_type_name(d.type) +
                " elements agree when |got - expected| <= " + format_number(t.atol) + " + " + format_number(t.rtol) +
                " * |expected|)";
   } else if (mode.kind == CompareKind::close && !d.why_bitwise.empty()) {
@@ -168,7 +168,7 @@ std::string wrong_answer_message(const CompareMode& mode, const Difference& d) {
   return message;
 }
 
-std::vector<std::uint32_t> unfaithful_allocations(const profile::Capture& capture, const std::vector<HostBytes>& after) {
+std::vector<std::uint32_t> unfaithful_allocations(const formats::Capture& capture, const std::vector<HostBytes>& after) {
   std::vector<std::uint32_t> out;
   for (std::size_t i = 0; i < capture.allocations.size() && i < after.size(); ++i) {
     const std::string& recorded = capture.allocations[i].after_xxh128;

@@ -1,6 +1,6 @@
 // Comparing a replay's outputs with the reference's: every allocation of
 // the capture, after the launch, bitwise by default; with `--compare
-// close` or `rtol=R,atol=A` (tuner/profile/compare_mode.h), an allocation
+// close` or `rtol=R,atol=A` (tuner/formats/compare_mode.h), an allocation
 // that the kernel's signature says holds floating-point elements
 // (param_types.h) is compared element by element within a tolerance, for
 // kernels whose results may legitimately differ with the code (a different
@@ -11,8 +11,8 @@
 // both values.
 #pragma once
 
-#include "tuner/profile/capture.h"
-#include "tuner/profile/compare_mode.h"
+#include "tuner/formats/capture.h"
+#include "tuner/formats/compare_mode.h"
 #include "utils/result.h"
 
 #include <cstdint>
@@ -31,11 +31,11 @@ using HostBytes = std::vector<std::uint8_t>;
 // any NaN in the same place and with nothing else, an infinity only with
 // the same infinity; +0 and -0 agree. Bytes past the last whole element
 // compare bitwise.
-using profile::CompareKind;
-using profile::CompareMode;
-using profile::compare_mode_text;
-using profile::ElementType;
-using profile::parse_compare_mode;
+using formats::CompareKind;
+using formats::CompareMode;
+using formats::compare_mode_text;
+using formats::ElementType;
+using formats::parse_compare_mode;
 
 /// The first element where `got` differs from `expected` (one HostBytes
 /// per allocation of `capture`, in its order), each allocation compared as
@@ -54,7 +54,7 @@ struct Difference {
 };
 
 /// std::nullopt when every allocation agrees under `mode`.
-std::optional<Difference> first_difference(const profile::Capture& capture, const CompareMode& mode,
+std::optional<Difference> first_difference(const formats::Capture& capture, const CompareMode& mode,
                                            const std::vector<HostBytes>& expected, const std::vector<HostBytes>& got);
 
 /// `wrong answer: ...`: one line naming the difference.
@@ -64,7 +64,7 @@ std::string wrong_answer_message(const CompareMode& mode, const Difference& diff
 /// allocation) do not have the capture's after_xxh128 digest: the program's
 /// own launch left something else there. Allocations without a recorded
 /// digest are not counted.
-std::vector<std::uint32_t> unfaithful_allocations(const profile::Capture& capture, const std::vector<HostBytes>& after);
+std::vector<std::uint32_t> unfaithful_allocations(const formats::Capture& capture, const std::vector<HostBytes>& after);
 
 /// The XXH3-128 digest of `bytes` in hex, as capture.h records them.
 std::string digest_hex(const HostBytes& bytes);

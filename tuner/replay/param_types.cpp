@@ -107,7 +107,7 @@ std::optional<std::vector<ParamType>> kernel_param_types(const std::string& kern
   return out;
 }
 
-std::vector<AllocationType> allocation_types(const profile::Capture& capture) {
+std::vector<AllocationType> allocation_types(const formats::Capture& capture) {
   std::vector<AllocationType> out(capture.allocations.size());
   auto signature = kernel_param_types(capture.kernel);
   std::string unknown;

@@ -13,8 +13,8 @@
 // there): their allocations are compared bitwise.
 #pragma once
 
-#include "tuner/profile/capture.h"
-#include "tuner/profile/compare_mode.h"
+#include "tuner/formats/capture.h"
+#include "tuner/formats/compare_mode.h"
 
 #include <cstdint>
 #include <optional>
@@ -23,7 +23,7 @@
 
 namespace ciq::replay {
 
-using profile::ElementType;
+using formats::ElementType;
 
 /// One parameter of a demangled signature.
 struct ParamType {
@@ -52,6 +52,6 @@ struct AllocationType {
 
 /// One per allocation of `capture`, in its order. When the signature's
 /// parameter count is not the capture's, no type is trusted (all `bytes`).
-std::vector<AllocationType> allocation_types(const profile::Capture& capture);
+std::vector<AllocationType> allocation_types(const formats::Capture& capture);
 
 } // namespace ciq::replay

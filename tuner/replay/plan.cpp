@@ -26,7 +26,7 @@ std::string dims(const std::array<std::uint32_t, 3>& d) {
 
 } // namespace
 
-Result<std::vector<std::uint8_t>> relocated_params(const profile::Capture& capture,
+Result<std::vector<std::uint8_t>> relocated_params(const formats::Capture& capture,
                                                    const std::vector<std::uint64_t>& new_bases) {
   if (new_bases.size() != capture.allocations.size())
     return make_error("invalid", "relocation needs one new base per allocation: " + std::to_string(new_bases.size()) +
@@ -42,7 +42,7 @@ Result<std::vector<std::uint8_t>> relocated_params(const profile::Capture& captu
   return bytes;
 }
 
-std::vector<std::uint32_t> params_into(const profile::Capture& capture, std::uint32_t allocation) {
+std::vector<std::uint32_t> params_into(const formats::Capture& capture, std::uint32_t allocation) {
   std::vector<std::uint32_t> out;
   for (const auto& p : capture.pointers)
     if (p.allocation == allocation) out.push_back(p.param);
@@ -51,7 +51,7 @@ std::vector<std::uint32_t> params_into(const profile::Capture& capture, std::uin
   return out;
 }
 
-std::string describe_plan(const profile::Capture& c) {
+std::string describe_plan(const formats::Capture& c) {
   std::string out;
   out += "capture: " + printable(c.dir) + "\n";
   out += "kernel: " + printable(c.kernel) + "\n";
@@ -63,7 +63,7 @@ std::string describe_plan(const profile::Capture& c) {
   out += "params: " + std::to_string(c.params.size()) + " (" + std::to_string(c.param_bytes.size()) + " bytes)\n";
   // Each parameter's pointer and each allocation's parameters, in one pass
   // over the pointers: a capture may list hundreds of thousands.
-  std::vector<const profile::CapturePointer*> pointer_of(c.params.size(), nullptr);
+  std::vector<const formats::CapturePointer*> pointer_of(c.params.size(), nullptr);
   std::vector<std::vector<std::uint32_t>> params_of(c.allocations.size());
   for (const auto& q : c.pointers) {
     if (q.param < pointer_of.size() && !pointer_of[q.param]) pointer_of[q.param] = &q;
@@ -72,7 +72,7 @@ std::string describe_plan(const profile::Capture& c) {
   for (std::size_t i = 0; i < c.params.size(); ++i) {
     const auto& p = c.params[i];
     out += "  param " + std::to_string(i) + ": offset " + std::to_string(p.offset) + ", size " + std::to_string(p.size) + ": ";
-    if (const profile::CapturePointer* ptr = pointer_of[i]) {
+    if (const formats::CapturePointer* ptr = pointer_of[i]) {
       out += "pointer to allocation " + std::to_string(ptr->allocation) + " + " + std::to_string(ptr->offset) + " (was " +
              hex_address(c.allocations[ptr->allocation].base + ptr->offset) + ")\n";
     } else {
@@ -94,11 +94,11 @@ std::string describe_plan(const profile::Capture& c) {
   return out;
 }
 
-std::uint64_t capture_weight(const profile::Capture& capture) {
+std::uint64_t capture_weight(const formats::Capture& capture) {
   return capture.config_launches == 0 ? 1 : capture.config_launches;
 }
 
-Result<double> weighted_total_ms(const std::vector<profile::Capture>& captures, const std::vector<double>& medians_ms) {
+Result<double> weighted_total_ms(const std::vector<formats::Capture>& captures, const std::vector<double>& medians_ms) {
   if (captures.empty() || captures.size() != medians_ms.size())
     return make_error("invalid", "a total needs one median per capture: " + std::to_string(medians_ms.size()) + " for " +
                                      std::to_string(captures.size()) + " capture(s)");

@@ -1,4 +1,4 @@
-// ciq-replay: re-runs a captured kernel launch (tuner/profile/capture.h)
+// ciq-replay: re-runs a captured kernel launch (tuner/formats/capture.h)
 // with candidate code, times it and checks its outputs. Options are read by
 // a small hand parser (options.h), not LLVM's cl::opt: ciq-replay has a few
 // options and links no LLVM. It loads the CUDA driver at run time
@@ -7,7 +7,7 @@
 // The statistic is the median of the timed launches: robust to the
 // occasional launch that was preempted or ran while the clocks changed,
 // which would pull a mean.
-#include "tuner/profile/compare_mode.h"
+#include "tuner/formats/compare_mode.h"
 #include "tuner/replay/commands.h"
 #include "tuner/replay/options.h"
 
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     // from a copy here.
     std::string help = k_help;
     std::string defaults;
-    for (const auto& line : ciq::profile::default_tolerance_lines())
+    for (const auto& line : ciq::formats::default_tolerance_lines())
       defaults += (defaults.empty() ? "" : "\n") + std::string(38, ' ') + line;
     const std::string marker = "{close-defaults}";
     help.replace(help.find(marker), marker.size(), defaults);

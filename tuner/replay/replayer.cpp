@@ -45,7 +45,7 @@ Result<void> Replayer::check(const char* call, CUresult code) {
   return make_error(ciq::errc::cuda, cuda_error(*api_, call, code));
 }
 
-Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<profile::Capture> captures) {
+Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<formats::Capture> captures) {
   auto api = load_cuda();
   if (!api) return api.error();
   std::unique_ptr<Replayer> r(new Replayer);
@@ -104,7 +104,7 @@ Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<profil
           return make_error(ciq::errc::cuda, e.error().message + " loading " + a.file);
         return {};
       };
-      if (auto loaded_image = profile::read_capture_image(a, load, k_file_chunk); !loaded_image) {
+      if (auto loaded_image = formats::read_capture_image(a, load, k_file_chunk); !loaded_image) {
         const Error& e = loaded_image.error();
         if (e.code == ciq::errc::cuda || e.code == ciq::errc::corrupt) return e;
         return make_error("io", c.dir + ": allocation " + std::to_string(i) + " cannot be loaded: " + e.message);
@@ -199,7 +199,7 @@ Result<Replayer::Module*> Replayer::load_module(const std::string& cubin, bool p
 /// before and after differ, or were not recorded): what a sample must
 /// restore. What the kernel only reads stays as it was restored at the
 /// start of the request.
-static bool written_by_program(const profile::CaptureAllocation& a) {
+static bool written_by_program(const formats::CaptureAllocation& a) {
   return a.before_xxh128.empty() || a.after_xxh128.empty() || a.before_xxh128 != a.after_xxh128;
 }
 
@@ -217,7 +217,7 @@ Result<void> Replayer::restore(std::size_t index, bool all) {
 }
 
 Result<void> Replayer::launch(std::size_t index, Module& module) {
-  const profile::Capture& c = captures_[index];
+  const formats::Capture& c = captures_[index];
   Loaded& l = *loaded_[index];
   std::size_t size = l.params.size();
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, l.params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};

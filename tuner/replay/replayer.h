@@ -12,7 +12,7 @@
 // restore or flush is in its time.
 #pragma once
 
-#include "tuner/profile/capture.h"
+#include "tuner/formats/capture.h"
 #include "tuner/replay/compare.h"
 #include "tuner/replay/driver.h"
 #include "utils/result.h"
@@ -35,12 +35,12 @@ public:
   /// Opens device `ordinal` (as this process sees it: after
   /// CUDA_VISIBLE_DEVICES) and loads every capture's memory. Fails ("cuda",
   /// "no-driver", "io") with the call, the device, the capture or file.
-  static Result<std::unique_ptr<Replayer>> open(int ordinal, std::vector<profile::Capture> captures);
+  static Result<std::unique_ptr<Replayer>> open(int ordinal, std::vector<formats::Capture> captures);
   ~Replayer();
   Replayer(const Replayer&) = delete;
   Replayer& operator=(const Replayer&) = delete;
 
-  const std::vector<profile::Capture>& captures() const { return captures_; }
+  const std::vector<formats::Capture>& captures() const { return captures_; }
   /// "NVIDIA H100 80GB HBM3 (device 0, sm_90, L2 50 MiB)".
   const std::string& device_description() const { return description_; }
 
@@ -82,7 +82,7 @@ private:
   CUdeviceptr scratch_ = 0;
   std::size_t scratch_bytes_ = 0;
   std::string description_;
-  std::vector<profile::Capture> captures_;
+  std::vector<formats::Capture> captures_;
   std::vector<std::unique_ptr<Loaded>> loaded_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::uint64_t module_clock_ = 0;

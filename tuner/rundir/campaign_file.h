@@ -1,6 +1,6 @@
 // <campaign dir>/campaign.json: one row per kernel of a campaign (format
 // ciq-campaign/1), rewritten as each of its runs ends and printed with
-// --json. The file's one owner, below both its writer (orchestrate/, from
+// --json. The file's one owner, below both its writer (commands/, from
 // the campaign's KernelResults) and its reader (report/): the members,
 // their order and their number format are fixed here (numbers to 6
 // significant digits, null where unknown).

@@ -2,7 +2,7 @@
 // evaluation, the run's memory. Appended so that a failed write leaves no
 // partial line behind, synced, and read back so that a partial last line (a
 // run killed mid-write) is cut off instead of glued to the next record. The
-// one reader and writer of the file: the run (orchestrate/) appends and
+// one reader and writer of the file: the run (run/) appends and
 // resumes from it (load_journal), the report reads it (read_journal).
 #pragma once
 

@@ -1,0 +1,618 @@
+#include "tuner/commands/campaign.h"
+
+#include "spaces/control_set.h"
+#include "tuner/measure/gpu_driver.h"
+#include "tuner/commands/campaign_kernels.h"
+#include "tuner/commands/campaign_table.h"
+#include "tuner/commands/program_check.h"
+#include "tuner/commands/replay_fallback.h"
+#include "tuner/rundir/best_controls.h"
+#include "tuner/rundir/command_line.h"
+#include "tuner/rundir/lock.h"
+#include "tuner/rundir/summary.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/process.h"
+#include "utils/text.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+std::string exact_glob(const std::string& name) {
+  std::string g;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\' || c == '{' || c == '}' || c == ',') g += std::string("[") + c + "]";
+    else g += c;
+  }
+  return g;
+}
+
+namespace {
+
+/// A directory name for the i-th kernel: its number and a readable part.
+std::string run_name(std::size_t i, const std::string& kernel) {
+  char number[32];
+  std::snprintf(number, sizeof number, "%03zu-", i);
+  std::string readable;
+  for (char c : kernel.substr(0, 40)) readable += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return number + readable;
+}
+
+// A `ciq-tuner run` of the campaign: a fresh one (`args`, then --out DIR
+// --json, and the slot's --gpus), or the resumption of what an
+// interrupted campaign left in DIR.
+RunOptions tuner_run(const CampaignOptions& c, const std::string& dir, std::vector<std::string> args, const std::string& gpus) {
+  RunOptions run;
+  std::string self = self_executable();
+  if (path_exists(join_path(dir, "journal.jsonl"))) {
+    run.argv = {self, "run", "--resume", dir, "--json"};
+  } else {
+    run.argv = {self, "run"};
+    run.argv.insert(run.argv.end(), args.begin(), args.end());
+    run.argv.insert(run.argv.end(), {"--out", dir, "--json"});
+    if (!gpus.empty()) run.argv.insert(run.argv.end(), {"--gpus", gpus});
+  }
+  run.capture_stdout = run.stdin_null = true;
+  run.stderr_file = dir + ".log"; // as it goes: `tail -f` it, and it survives an interrupt
+  run.own_process_group = true; // tracked: an interrupt reaches it, and it cancels its own jobs
+  run.set_env = {{env_name(Env::campaign_pid), std::to_string(::getpid())}}; // and it ends if the campaign dies
+  // Its argv (c.run_args, and the command-line it saves) shows --publish
+  // without the password, which anyone may read in ps: the URL comes here.
+  if (!c.tune.publish.empty()) run.set_env.emplace_back(env_name(Env::publish), c.tune.publish);
+  return run;
+}
+
+// The run of one kernel by program runs: every candidate a build and a run
+// of the program.
+RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus,
+                      const std::vector<std::string>& hints) {
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", exact_glob(r.kernel)});
+  for (const auto& h : hints) args.insert(args.end(), {"--seed-hint", h});
+  return tuner_run(c, r.run_dir, std::move(args), gpus);
+}
+
+// The one run of the kernels tuned together (--together): `run
+// --separately` on all of them, each judged by its own time; a program run
+// measures a candidate of every one.
+RunOptions together_run(const CampaignOptions& c, const std::vector<std::string>& kernels, const std::string& dir,
+                        const std::string& gpus) {
+  std::string glob;
+  for (const auto& k : kernels) glob += (glob.empty() ? "{" : ",") + exact_glob(k);
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", glob + "}", "--separately"});
+  return tuner_run(c, dir, std::move(args), gpus);
+}
+
+// The campaign's run options less those a replay replaces: the program's
+// build and benchmark, and what is read from them.
+std::vector<std::string> replay_run_args(const std::vector<std::string>& run_args) {
+  return without_options(run_args, "campaign",
+                         {"build", "bench", "check", "bench-server", "metric", "objective", "direction", "prefer", "shell"});
+}
+
+// The replay run of one kernel: its captured launches timed by ciq-replay,
+// nothing shipped (the program decides).
+RunOptions replay_run(const CampaignOptions& c, const KernelResult& r, const std::string& captures, const std::string& gpus,
+                      const std::vector<std::string>& hints) {
+  std::vector<std::string> args = replay_run_args(c.run_args);
+  args.insert(args.end(), {"--capture", captures, "--kernels", exact_glob(r.kernel), "--no-ship"});
+  for (const auto& h : hints) args.insert(args.end(), {"--seed-hint", h});
+  return tuner_run(c, r.replay_dir, std::move(args), gpus);
+}
+
+// A discovery of this campaign's build that a confirmation can take as its
+// own (--discovery-from): the campaign's, else that of a run of it that
+// built one; "" when none has. Under the campaign's lock.
+std::string reusable_discovery(const CampaignOptions& c, const std::vector<KernelResult>& results) {
+  std::vector<std::string> dirs{join_path(c.tune.out_dir, "discovery")};
+  for (const auto& r : results) dirs.push_back(join_path(r.run_dir, "discovery"));
+  for (const auto& d : dirs)
+    if (path_exists(join_path(d, "complete"))) return d;
+  return "";
+}
+
+// What a confirmation in the program adds to the campaign's run options:
+// only the default and the winner (budget 2, no probes, no pruning: the
+// replay pruned it, at a fraction of a program run's cost), one program run
+// per evaluation (the verification's interleaved pairs decide; on the H200,
+// llm.c, a run's kernel time varied by 0.1-0.3 % while each of the three
+// runs cost 2.9 s), and `discovery` (reusable_discovery) rather than a
+// traced build again.
+std::vector<std::string> confirmation_args(const std::string& controls, const std::string& discovery) {
+  std::vector<std::string> args{"--seed-controls", controls, "--budget", "2", "--occupancy-probes=false", "--prune=false",
+                                "--repeats", "1"};
+  if (!discovery.empty()) args.insert(args.end(), {"--discovery-from", discovery});
+  return args;
+}
+
+// The program's confirmation of a replay winner (`controls`, a control-set
+// file): a run of the program whose only candidates are the default and the
+// winner (confirmation_args), verified interleaved against the default as
+// every run is, and shipped only if it wins there.
+RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& controls, const std::string& discovery,
+                       const std::string& gpus) {
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", exact_glob(r.kernel)});
+  for (auto& a : confirmation_args(controls, discovery)) args.push_back(std::move(a));
+  return tuner_run(c, r.run_dir, std::move(args), gpus);
+}
+
+// The program's confirmation of several kernels' winners with per-kernel
+// directives only (`controls`: their union) in the same program runs: a
+// `run --separately` whose candidates are the default and the union, each
+// kernel judged and verified by its own time (kernel_parts.h), its part
+// shipped only if it wins.
+RunOptions joint_confirm_run(const CampaignOptions& c, const std::vector<std::string>& kernels, const std::string& controls,
+                             const std::string& discovery, const std::string& dir, const std::string& gpus) {
+  std::string glob;
+  for (const auto& k : kernels) glob += (glob.empty() ? "{" : ",") + exact_glob(k);
+  std::vector<std::string> args = c.run_args;
+  args.insert(args.end(), {"--kernels", glob + "}", "--separately"});
+  for (auto& a : confirmation_args(controls, discovery)) args.push_back(std::move(a));
+  return tuner_run(c, dir, std::move(args), gpus);
+}
+
+// Whether replay winners with per-kernel directives only wait, and are
+// confirmed together once every replay is done (--together with
+// kernel-time: each kernel judged by its own time in the same runs).
+bool confirms_jointly(const CampaignOptions& c) {
+  const auto& objectives = c.tune.setup.objectives;
+  return c.together && objectives.size() == 1 && objectives[0].kind == ObjectiveKind::kernel_time;
+}
+
+// The directory of the joint confirmation (confirm_jointly).
+std::string joint_dir(const CampaignOptions& c) { return join_path(join_path(c.tune.out_dir, "runs"), "confirm-together"); }
+
+// After the program's confirmation of a replay winner that set module-wide
+// knobs and was not shipped: whether the replay's fastest candidate with
+// per-kernel directives only beat the replayed default by --min-effect;
+// if so `r` moves to its confirmation (<run>.directives; confirm_jointly
+// with --together's joint confirmation). Under the lock.
+bool directive_fallback(const CampaignOptions& c, KernelResult& r) {
+  if (r.replay_dir.empty() || r.phase != KernelPhase::done || r.shipped || !r.refused.empty()) return false;
+  if (!sets_module_wide(best_controls_path(r.replay_dir))) return false;
+  auto candidate = best_directive_candidate(r.replay_dir, c.tune.min_effect);
+  if (!candidate) return false;
+  r.refused = r.verdict.empty() ? "not shipped" : r.verdict;
+  r.replay_controls = candidate->controls;
+  r.replay_change = candidate->change;
+  r.run_dir += ".directives";
+  r.phase = confirms_jointly(c) ? KernelPhase::confirm_jointly : KernelPhase::confirm_directives;
+  r.to_confirm = candidate->controls_file;
+  return true;
+}
+
+// Why a run could not tune, in one line, from its summary only (its
+// summary.json, else the one it printed on stdout: child_summary): the
+// error as the run printed it ("ciq-tuner: error: " and the message's first
+// line); else (it left none: it died, or was killed) how it ended.
+std::string failure_reason(const std::optional<RunSummary>& summary, const Result<RunResult>& ran) {
+  if (summary && summary->outcome == RunOutcome::failed && !summary->reason.empty()) {
+    std::string shown = printable_lines(summary->reason);
+    return "ciq-tuner: error: " + shown.substr(0, shown.find('\n'));
+  }
+  if (!ran) return "ciq-tuner run could not start: " + ran.error().message;
+  return "ciq-tuner run " + ran->describe() + (summary ? " after a summary that says no error" : " and left no summary");
+}
+
+// What a run of the program (tuning or confirming) came to: `r` done or
+// failed, and a line on stderr (under the lock).
+void record_outcome(KernelResult& r, const Result<RunResult>& ran, std::size_t i, std::size_t n) {
+  r.to_confirm.clear();
+  std::optional<RunSummary> summary = child_summary(r.run_dir, ran ? std::string_view(ran->out) : std::string_view());
+  if (ran && ran->succeeded() && take_results(r, summary)) {
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s (%s, %.0f s)%s\n", i + 1, n, printable(r.kernel).c_str(),
+                 printable(r.verdict).c_str(), change_text(r).c_str(), r.seconds, r.shipped ? ", shipped" : "");
+    return;
+  }
+  r.phase = KernelPhase::failed;
+  r.error = failure_reason(summary, ran);
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
+               printable(r.error).c_str(), printable(r.run_dir).c_str());
+}
+
+// The winners of the kernels shipped so far (or waiting for the joint
+// confirmation), each as a first guess for
+// `r` (at most the 4 latest): its options as they are, its directives moved
+// to `r`'s kernel (a maxnreg that won on one softmax is a good first guess
+// for the next). Written to <campaign>/seeds/; the run skips one that does
+// not fit its space (--seed-hint). Under the campaign's lock.
+std::vector<std::string> seed_hints(const CampaignOptions& c, const std::vector<KernelResult>& results, const KernelResult& r) {
+  std::vector<std::string> files;
+  for (auto it = results.rbegin(); it != results.rend() && files.size() < 4; ++it) {
+    const KernelResult& done = *it;
+    // A shipped winner, or a replay winner waiting for the joint
+    // confirmation (a first guess needs no more).
+    bool waiting = done.phase == KernelPhase::confirm_jointly;
+    if (&done == &r || (!waiting && (done.phase != KernelPhase::done || !done.shipped))) continue;
+    auto won = read_controls_file(waiting ? done.to_confirm : best_controls_path(done.run_dir));
+    if (!won) continue;
+    spaces::ControlSet hint;
+    hint.space = won->space;
+    hint.options = won->options;
+    if (auto k = won->kernels.find(done.kernel); k != won->kernels.end()) hint.kernels[r.kernel] = k->second;
+    if (hint.empty()) continue;
+    std::string dir = join_path(c.tune.out_dir, "seeds");
+    std::string file = join_path(dir, base_name(r.run_dir) + "-from-" + base_name(done.run_dir) + ".controls");
+    if (!make_dirs(dir) || !write_file_atomic(file, spaces::format_control_set(hint))) continue;
+    files.push_back(file);
+  }
+  return files;
+}
+
+// Takes the replay run's summary into `r`: done (nothing beat the default:
+// the replay's result is the kernel's), confirm (a winner, for the program
+// to confirm), or tune (no result; r.replay_note says why). Says so on
+// stderr. Under the campaign's lock.
+void take_replay(KernelResult& r, const Result<RunResult>& ran, std::size_t i, std::size_t n) {
+  std::string kernel = printable(r.kernel);
+  std::optional<RunSummary> said = child_summary(r.replay_dir, ran ? std::string_view(ran->out) : std::string_view());
+  if (!ran || !ran->succeeded() || !said || !said->results) {
+    r.replay_note = "replay could not tune it (" + failure_reason(said, ran) + "): tuned by program runs";
+    r.replay_dir.clear();
+    r.phase = KernelPhase::tune;
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, n, kernel.c_str(), printable(r.replay_note).c_str());
+    return;
+  }
+  r.replay_change = relative_change(*said->results);
+  r.replay_controls = said->results->controls;
+  if (r.replay_controls == "default") {
+    take_results(r, said);
+    r.seconds = r.replay_seconds;
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s (%.0f s)\n", i + 1, n, kernel.c_str(), printable(r.verdict).c_str(),
+                 r.seconds);
+    return;
+  }
+  r.phase = KernelPhase::confirm;
+  r.to_confirm = best_controls_path(r.replay_dir);
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1, n,
+               kernel.c_str(), printable(r.replay_controls).c_str(), percent_text(r.replay_change, "%+.1f %%").c_str(),
+               r.replay_seconds);
+}
+
+// The confirmation of the replay's directive-only candidate, on stderr.
+void say_fallback(const KernelResult& r, std::size_t i, std::size_t n) {
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: the program did not take the winner's module-wide knobs; confirming the fastest "
+                       "candidate of the replay with per-kernel directives only, %s (%s)%s\n",
+               i + 1, n, printable(r.kernel).c_str(), printable(r.replay_controls).c_str(),
+               percent_text(r.replay_change, "%+.1f %%").c_str(),
+               r.phase == KernelPhase::confirm_jointly ? ", once every replay is done, with any other such winner" : "");
+}
+
+// The campaign's one transition function: the kernel's next phase after
+// its phase's run (`ran`, begun with the kernel's attempt at `started`)
+// ended, said on stderr. Under the lock.
+void advance(const CampaignOptions& c, KernelResult& r, const Result<RunResult>& ran,
+             std::chrono::steady_clock::time_point started, std::size_t i, std::size_t n) {
+  std::string kernel = printable(r.kernel);
+  switch (r.phase) {
+  case KernelPhase::replay:
+    r.replay_seconds = seconds_since(started);
+    take_replay(r, ran, i, n);
+    if (r.phase == KernelPhase::confirm && confirms_jointly(c) && !sets_module_wide(r.to_confirm)) {
+      r.phase = KernelPhase::confirm_jointly;
+      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: its winner sets per-kernel directives only: confirmed once every replay is "
+                           "done, with any other such winner in the same program runs\n", i + 1, n, kernel.c_str());
+    }
+    return;
+  case KernelPhase::confirm:
+    r.seconds = seconds_since(started);
+    record_outcome(r, ran, i, n);
+    // confirm_directives says so as its run starts (phase_run), resumed or not.
+    if (directive_fallback(c, r) && r.phase == KernelPhase::confirm_jointly) say_fallback(r, i, n);
+    return;
+  case KernelPhase::tune:
+  case KernelPhase::confirm_directives:
+  case KernelPhase::confirm_jointly:
+    r.seconds = seconds_since(started);
+    record_outcome(r, ran, i, n);
+    return;
+  case KernelPhase::done:
+  case KernelPhase::failed:
+    return;
+  }
+}
+
+// Where a kernel of a campaign starts, from what its runs' directories
+// already hold (a resumed campaign): done when its run, its directive-only
+// confirmation or the joint confirmation finished; confirm_directives (or
+// confirm_jointly) when only that confirmation is left; else tune, or
+// replay for a kernel with a capture (a finished replay answers at once
+// and moves it on as before).
+void start_phase(const CampaignOptions& c, KernelResult& r) {
+  r.phase = r.replay_dir.empty() ? KernelPhase::tune : KernelPhase::replay;
+  take_results(r, summary_of(r));
+  if (directive_fallback(c, r) && take_results(r, summary_of(r))) r.to_confirm.clear();
+  if (finished(r.phase) || r.replay_dir.empty()) return;
+  KernelResult joint = r;
+  joint.run_dir = joint_dir(c);
+  if (take_results(joint, summary_of(joint))) {
+    joint.to_confirm.clear();
+    r = std::move(joint);
+  }
+}
+
+// The run of the kernel's phase (said on stderr); none for a phase that
+// runs nothing here: done, failed, or waiting for the joint confirmation.
+// Under the lock.
+std::optional<RunOptions> phase_run(const CampaignOptions& c, const std::vector<KernelResult>& results, const KernelResult& r,
+                                    const std::string& captures, const std::string& gpus, const std::vector<std::string>& hints,
+                                    std::size_t i) {
+  std::string kernel = printable(r.kernel);
+  if (r.phase == KernelPhase::replay) {
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s by replay\n", i + 1, results.size(), kernel.c_str());
+    return replay_run(c, r, captures, gpus, hints);
+  }
+  if (r.phase != KernelPhase::tune && r.phase != KernelPhase::confirm && r.phase != KernelPhase::confirm_directives)
+    return std::nullopt;
+  // What an earlier attempt's summary said (it failed) is not this one's.
+  if (auto removed = remove_summary(r.run_dir); !removed)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+  if (r.phase == KernelPhase::tune) {
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s\n", i + 1, results.size(), kernel.c_str());
+    return kernel_run(c, r, gpus, hints);
+  }
+  if (r.phase == KernelPhase::confirm_directives) say_fallback(r, i, results.size());
+  return confirm_run(c, r, r.to_confirm, reusable_discovery(c, results), gpus);
+}
+
+// The kernels of `group` (indices into `results`, sharing one run
+// directory) tuned in one run, unless all are done; each one's outcome is
+// its part of that run's summary.
+template <class WriteSummary>
+void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::size_t>& group,
+                  const std::string& gpus, std::mutex& mutex, WriteSummary& write_summary) {
+  if (std::all_of(group.begin(), group.end(), [&](std::size_t i) { return results[i].phase == KernelPhase::done; })) return;
+  const std::string& dir = results[group.front()].run_dir;
+  if (auto removed = remove_summary(dir); !removed)
+    std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+  std::vector<std::string> kernels;
+  for (std::size_t i : group) kernels.push_back(results[i].kernel);
+  RunOptions run = together_run(c, kernels, dir, gpus);
+  {
+    std::lock_guard lock(mutex);
+    std::fprintf(stderr, "ciq-tuner: tuning %zu kernels together, each by its own time in the same program runs (%s)\n",
+                 kernels.size(), printable(dir).c_str());
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto ran = run_process(run);
+  std::lock_guard lock(mutex);
+  for (std::size_t i : group) advance(c, results[i], ran, started, i, results.size());
+  write_summary();
+}
+
+// Confirms the winners waiting in confirm_jointly: one alone as any replay
+// winner, several in one `run --separately` (joint_confirm_run) whose
+// candidate is the union of their directives, each kernel's outcome its
+// part of that run's summary. Under the lock (nothing else runs now).
+template <class WriteSummary>
+void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& results, const std::string& gpus,
+                     WriteSummary& write_summary) {
+  std::vector<std::size_t> group;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].phase == KernelPhase::confirm_jointly) group.push_back(i);
+  if (group.empty()) return;
+  std::string controls = group.size() == 1 ? results[group.front()].to_confirm : joint_dir(c) + ".controls";
+  std::vector<std::string> kernels;
+  auto fail = [&](std::size_t i, const std::string& why) {
+    results[i].phase = KernelPhase::failed;
+    results[i].to_confirm.clear();
+    results[i].error = why;
+  };
+  if (group.size() > 1) {
+    spaces::ControlSet all;
+    for (std::size_t i : group) {
+      auto set = read_controls_file(results[i].to_confirm);
+      if (!set) {
+        fail(i, "cannot read its winner's controls: " + set.error().message);
+        continue;
+      }
+      all.space = set->space;
+      for (auto& [kernel, knobs] : set->kernels) all.kernels[kernel].insert(knobs.begin(), knobs.end());
+      kernels.push_back(results[i].kernel);
+    }
+    std::erase_if(group, [&](std::size_t i) { return results[i].phase == KernelPhase::failed; });
+    if (auto w = write_file_atomic(controls, spaces::format_control_set(all)); !w) {
+      for (std::size_t i : group) fail(i, w.error().message);
+      group.clear();
+    }
+  }
+  if (group.empty()) {
+    write_summary();
+    return;
+  }
+  RunOptions run;
+  if (group.size() == 1) {
+    KernelResult& r = results[group.front()];
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: confirming %s in the program\n", group.front() + 1, results.size(),
+                 printable(r.kernel).c_str(), printable(r.replay_controls).c_str());
+    run = confirm_run(c, r, controls, reusable_discovery(c, results), gpus);
+  } else {
+    std::string dir = joint_dir(c);
+    if (auto removed = remove_summary(dir); !removed)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(removed.error().message).c_str());
+    for (std::size_t i : group) results[i].run_dir = dir;
+    std::fprintf(stderr, "ciq-tuner: confirming %zu kernels' replay winners together, each by its own time in the same program "
+                         "runs (%s)\n", group.size(), printable(dir).c_str());
+    run = joint_confirm_run(c, kernels, controls, reusable_discovery(c, results), dir, gpus);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto ran = run_process(run);
+  for (std::size_t i : group) advance(c, results[i], ran, started, i, results.size());
+  write_summary();
+}
+
+// Runs the kernels' phases until each is done, failed or waiting for the
+// joint confirmation, --concurrent kernels at a time (slot i benchmarks on
+// gpu_sets[i]), each outcome recorded in `results` and campaign.json as
+// it ends; the kernels of `together` in one run; then the joint
+// confirmation.
+void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, const std::vector<std::string>& gpu_sets,
+                 const std::string& captures, const std::vector<std::size_t>& together) {
+  std::mutex mutex;
+  auto write_summary = [&] { // under the mutex
+    if (auto w = write_file_atomic(join_path(c.tune.out_dir, "campaign.json"), to_json(results)); !w)
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
+  };
+  {
+    std::lock_guard lock(mutex);
+    write_summary();
+  }
+  // The work in order: each kernel alone, but those of `together` as one
+  // run, where the first of them stands.
+  std::vector<std::vector<std::size_t>> jobs;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    bool grouped = std::find(together.begin(), together.end(), i) != together.end();
+    if (!grouped) jobs.push_back({i});
+    else if (i == together.front()) jobs.push_back(together);
+  }
+  std::atomic<std::size_t> next{0};
+  auto worker = [&](std::size_t slot) {
+    for (std::size_t job = next++; job < jobs.size(); job = next++) {
+      if (jobs[job].size() > 1) {
+        run_together(c, results, jobs[job], gpu_sets[slot], mutex, write_summary);
+        continue;
+      }
+      std::size_t i = jobs[job].front();
+      KernelResult& r = results[i];
+      const auto started = std::chrono::steady_clock::now();
+      std::vector<std::string> hints;
+      {
+        std::lock_guard lock(mutex);
+        if (!finished(r.phase)) hints = seed_hints(c, results, r);
+      }
+      for (;;) {
+        std::optional<RunOptions> run;
+        {
+          std::lock_guard lock(mutex);
+          run = phase_run(c, results, r, captures, gpu_sets[slot], hints, i);
+        }
+        if (!run) break;
+        auto ran = run_process(*run);
+        std::lock_guard lock(mutex);
+        advance(c, r, ran, started, i, results.size());
+        write_summary();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < c.concurrent; ++t) threads.emplace_back(worker, std::size_t(t));
+  for (auto& t : threads) t.join();
+  std::lock_guard lock(mutex);
+  confirm_jointly(c, results, gpu_sets.front(), write_summary);
+}
+
+// Removes `dir` when it holds only a starting campaign's bookkeeping (its
+// lock, command line, run id and working directory), its lock released.
+void remove_bookkeeping_only(const std::string& dir) {
+  auto entries = list_directory(dir);
+  if (!entries) return;
+  static const std::set<std::string> bookkeeping{"lock", "command-line", "run-id", "working-directory"};
+  for (const auto& e : *entries)
+    if (!bookkeeping.count(e)) return;
+  release_run_directory();
+  remove_tree(dir);
+}
+
+} // namespace
+
+int run_campaign(CampaignOptions c) {
+  TuneOptions& o = c.tune;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "ciq-tuner: error: %s\n", printable_lines(message).c_str());
+    return 1;
+  };
+  if (auto checked = check_campaign_options(o, c.concurrent); !checked) return fail(checked.error().message);
+  // --from-profile (now) times the program's kernels here, before anything
+  // else: said first where no program can use a GPU.
+  if (c.from_profile == "now")
+    if (std::string reason = no_gpu_reason(); !reason.empty())
+      return fail(no_gpu_message("--from-profile times the program's kernels", reason));
+  std::vector<std::string> gpu_sets = gpu_sets_for(c);
+  bool made_here = !o.resume && (o.out_dir.empty() || !path_exists(o.out_dir));
+  auto out = output_directory(o.out_dir, "ciq-campaign");
+  if (!out) return fail(out.error().message);
+  o.out_dir = *out;
+  static std::string interrupt_message;
+  interrupt_message = "\nciq-tuner: campaign interrupted; continue with: ciq-tuner campaign --resume " + o.out_dir + "\n";
+  kill_children_on_interrupt(interrupt_message.c_str(), /*forward=*/true);
+  // One campaign per directory (each run locks its own as well).
+  if (auto made = make_own_directory(o.out_dir); !made) return fail(made.error().message);
+  if (auto locked = lock_run_directory(o.out_dir); !locked) return fail(locked.error().message);
+  struct Unlock {
+    ~Unlock() { release_run_directory(); }
+  } unlock;
+  auto kernels = campaign_kernels(c, o, join_path(o.out_dir, "kernels.txt"));
+  if (!kernels) {
+    // A campaign that found nothing to tune leaves no directory it made
+    // behind, unless it holds more than its bookkeeping (a profile's log
+    // the error names).
+    if (made_here) remove_bookkeeping_only(o.out_dir);
+    return fail(kernels.error().message);
+  }
+  auto profiled = profiled_shares(o.out_dir);
+  if (!profiled)
+    std::fprintf(stderr, "ciq-tuner: warning: %s; the table shows no shares\n", printable(profiled.error().message).c_str());
+  std::map<std::string, double> shares = profiled ? std::move(*profiled) : std::map<std::string, double>{};
+
+  std::string captures = captures_root(c);
+  std::set<std::string> replayable = replayable_kernels(captures);
+  std::vector<std::size_t> together = together_kernels(c, *kernels, replayable);
+  std::vector<KernelResult> results(kernels->size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].kernel = (*kernels)[i];
+    bool grouped = std::find(together.begin(), together.end(), i) != together.end();
+    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), grouped ? "together" : run_name(i, results[i].kernel));
+    if (replayable.count(results[i].kernel)) {
+      results[i].replay_dir = results[i].run_dir + ".replay";
+      // A resumed campaign's table keeps what the replay measured.
+      if (auto said = read_summary(results[i].replay_dir); said && *said && (*said)->results)
+        results[i].replay_change = relative_change(*(*said)->results);
+    }
+    if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
+    start_phase(c, results[i]);
+  }
+  if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
+  std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.phase == KernelPhase::done; });
+  std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
+  run_kernels(c, results, gpu_sets, captures, together);
+
+  print_table(results);
+  int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.phase != KernelPhase::done; }));
+  int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
+  std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
+               failed, join_path(o.out_dir, "campaign.json").c_str());
+  if (c.check_program > 0 && shipped > 0) {
+    if (o.setup.bench.empty() || !o.setup.bench_server.empty()) {
+      std::fprintf(stderr, "ciq-tuner: warning: --check-program runs the program of --bench (a process, not a --bench-server): not checked\n");
+    } else {
+      std::fprintf(stderr, "ciq-tuner: checking the program: %d fresh build(s) and run(s) with the cache and as many without it "
+                           "(CIQ_DISABLE=1), interleaved\n", c.check_program);
+      std::string dir = join_path(o.out_dir, "program-check");
+      auto checked = check_program(o, dir, c.check_program);
+      if (!checked) {
+        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable_lines(checked.error().message).c_str());
+      } else {
+        std::fprintf(stderr, "ciq-tuner: program, with the cache against without: %s; runs in %s\n",
+                     describe(*checked, c.check_program).c_str(), dir.c_str());
+        if (checked->change > 0 && checked->p_value > 0.5)
+          std::fprintf(stderr, "ciq-tuner: warning: the program's GPU time is longer with what the campaign shipped: the entries "
+                               "together may not do what each did alone (ciq-cache list; ciq-cache rm KEY)\n");
+      }
+    }
+  }
+  if (o.json) std::printf("%s", to_json(results).c_str());
+  return failed ? 1 : 0;
+}
+
+} // namespace ciq::tuner

@@ -1,0 +1,197 @@
+#include "tuner/run/profiling.h"
+
+#include "tuner/measure/command.h"
+#include "tuner/run/captures.h"
+#include "utils/json.h"
+#include "utils/config.h"
+#include "utils/files.h"
+#include "utils/process.h"
+#include "utils/text.h"
+
+#include <nlohmann/json.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <unistd.h>
+
+namespace ciq::tuner {
+
+namespace {
+
+Result<std::string> new_out_dir(const std::string& given) {
+  if (!given.empty()) {
+    if (auto made = make_own_directory(given); !made) return made.error();
+    return given;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = join_path(tmp && *tmp ? tmp : "/tmp", "ciq-profile.XXXXXX");
+  if (!::mkdtemp(pattern.data())) return make_error("io", "cannot create a directory for the traces under " + dir_name(pattern));
+  return pattern;
+}
+
+} // namespace
+
+const formats::ConfigSummary* largest_config(const formats::KernelSummary& k) {
+  return k.configs.empty() ? nullptr : &k.configs.front();
+}
+
+std::string inject_library(const std::string& given) {
+  if (!given.empty()) return given;
+  if (std::string set = env(Env::inject_library); !set.empty()) return set;
+  return join_path(dir_name(dir_name(self_executable())), "lib/libciq-inject.so");
+}
+
+std::string inject_library_missing() {
+  if (!env(Env::inject_library).empty()) return "CIQ_INJECT_LIBRARY names it; point it at a built libciq-inject.so, or unset it";
+#ifndef CIQ_INJECT_CONFIGURED
+  return "this ciq was configured without CUPTI's headers (cupti_activity.h and cuda.h, looked for in $CUDA_HOME/include "
+         "and /usr/local/cuda/include), so it has no kernel-timing library: configure again with CUDA_HOME set to a "
+         "CUDA Toolkit that has them, or set CIQ_INJECT_LIBRARY";
+#else
+  // Configured with CUPTI: the library exists as a target but was not built
+  // (a build of named targets only) or not copied along with this binary.
+  std::string prefix = dir_name(dir_name(self_executable()));
+  if (path_exists(join_path(prefix, "CMakeCache.txt")))
+    return "this build makes it but has not built it yet: cmake --build " + prefix + " --target ciq-inject";
+  return "ciq-tuner looks for it in lib/ beside its bin/, and `cmake --install BUILD --prefix " + prefix +
+         "` puts it there with the rest of ciq; or set CIQ_INJECT_LIBRARY";
+#endif
+}
+
+std::vector<ProfileRow> profile_rows(const formats::KernelTrace& trace, const std::vector<TracedModule>& build) {
+  std::map<std::string, std::vector<KernelOrigin>> origins;
+  for (const auto& m : build)
+    for (const auto& k : m.kernels) {
+      auto& list = origins[k.name];
+      bool known = false;
+      for (const auto& o : list) known |= o.module_key == m.module_key;
+      if (!known) list.push_back({m.module_key, m.input, m.target});
+    }
+  std::vector<ProfileRow> rows;
+  double cumulative = 0;
+  for (const auto& k : trace.kernels) {
+    cumulative += k.share;
+    ProfileRow row;
+    row.kernel = &k;
+    row.cumulative = cumulative;
+    if (auto it = origins.find(k.kernel); it != origins.end()) row.origins = it->second;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string profile_json(const formats::KernelTrace& trace, const std::vector<ProfileRow>& rows) {
+  using json = nlohmann::ordered_json;
+  json processes = json::array(), kernels = json::array();
+  for (const auto& p : trace.processes)
+    processes.push_back({{"pid", p.pid}, {"exe", p.exe}, {"status", p.status}, {"reason", p.reason}});
+  for (const auto& row : rows) {
+    const auto& k = *row.kernel;
+    const auto* config = largest_config(k);
+    json origins = json::array();
+    for (const auto& o : row.origins) origins.push_back({{"key", o.module_key}, {"input", o.input}, {"target", o.target}});
+    kernels.push_back({{"kernel", k.kernel}, {"demangled", k.demangled}, {"share", json_number(k.share)},
+                       {"cumulative", json_number(row.cumulative)}, {"launches", k.stats.launches},
+                       {"total_ns", k.stats.total_ns}, {"median_ns", json_number(k.stats.median_ns)},
+                       {"min_ns", k.stats.min_ns}, {"max_ns", k.stats.max_ns},
+                       {"registers", config ? json(config->registers) : json(nullptr)}, {"configs", k.configs.size()},
+                       {"processes", k.processes}, {"origins", std::move(origins)}, {"code_xxh128", k.code_xxh128}});
+  }
+  return json_line({{"total_ns", trace.total_ns}, {"processes", std::move(processes)}, {"kernels", std::move(kernels)}});
+}
+
+Result<ProfileCapture> capture_profile(const std::string& build_command, const std::vector<std::string>& argv, bool shell,
+                                       const std::string& out_dir, const std::string& library_given,
+                                       const std::map<std::string, std::string>& placeholders, bool quiet,
+                                       const std::string& capture_kernels) {
+  if (argv.empty())
+    return make_error(ciq::errc::usage, "profile needs the program to run, after '--' (ciq-tuner profile [--build CMD] -- ./app args), or --trace DIR");
+  std::string library = inject_library(library_given);
+  if (!path_exists(library))
+    return make_error(ciq::errc::not_found, "no kernel-timing library at " + library + ": " + inject_library_missing());
+  auto out = new_out_dir(out_dir);
+  if (!out) return out.error();
+  ProfileCapture c;
+  c.dir = *out;
+  c.kernel_dir = join_path(*out, "kernels");
+  c.build_dir = join_path(*out, "build-trace");
+  if (!capture_kernels.empty()) c.captures_dir = join_path(*out, "captures");
+  // An earlier profile into the same --out: its traces would be read with
+  // this run's (twice the time, twice the processes).
+  for (const auto& d : {c.kernel_dir, c.build_dir, c.captures_dir}) {
+    if (d.empty()) continue;
+    remove_tree(d);
+    if (auto made = make_dirs(d); !made) return made.error();
+  }
+  std::fprintf(stderr, "ciq-tuner: profiling into %s\n", out->c_str());
+  std::string log = join_path(*out, "profile.log");
+  // Quiet: stdout captured and added to the log after, stderr into it as it comes.
+  auto keep = [&](RunOptions& r) {
+    if (!quiet) return;
+    r.capture_stdout = true;
+    r.stderr_file = log;
+    r.stdin_null = true;
+  };
+  auto kept = [&](const RunResult& r) {
+    if (quiet && !r.out.empty()) (void)append_file(log, r.out);
+  };
+  if (!build_command.empty()) {
+    auto build_argv = command_argv(build_command, placeholders, shell);
+    if (!build_argv) return build_argv.error();
+    RunOptions build;
+    build.argv = *build_argv;
+    build.set_env = {{env_name(Env::trace), c.build_dir}};
+    // The PTX kept: a later capture of these kernels needs it to replay them.
+    build.set_env.emplace_back(env_name(Env::trace_ptx), "1");
+    keep(build);
+    auto ran = run_process(build); // its output is the user's to see
+    if (!ran) return ran.error();
+    kept(*ran);
+    if (!ran->succeeded())
+      return make_error("build", "the build failed (" + ran->describe() + "): " + build_command + (quiet ? " (log: " + log + ")" : "") +
+                                     (out_dir.empty() ? "; its trace is kept in " + *out : ""));
+  }
+  RunOptions program;
+  program.argv = argv;
+  // CIQ_TRACE for the program too: a JIT compiler inside it (Triton,
+  // through ciq-ptxas) is its build, and names its kernels' keys there.
+  program.set_env = {{"CUDA_INJECTION64_PATH", library}, {env_name(Env::kernel_trace), c.kernel_dir},
+                     {env_name(Env::trace), c.build_dir}};
+  if (!capture_kernels.empty()) {
+    program.set_env.emplace_back(env_name(Env::trace_ptx), "1");
+    program.set_env.emplace_back(env_name(Env::capture), c.captures_dir);
+    program.set_env.emplace_back(env_name(Env::capture_kernels), capture_kernels);
+  }
+  keep(program);
+  auto ran = run_process(program);
+  if (!ran) return ran.error();
+  kept(*ran);
+  c.program_status = ran->shell_status();
+  if (!ran->succeeded()) c.program_describe = ran->describe();
+  return c;
+}
+
+Result<Profile> read_profile(const std::string& kernel_dir, const std::string& build_dir) {
+  Profile p;
+  auto trace = formats::read_kernel_trace(kernel_dir);
+  if (!trace) return trace.error();
+  for (const auto& problem : trace->problems)
+    std::fprintf(stderr, "ciq-tuner: warning: %s: %s\n", printable(problem.where).c_str(), printable(problem.message).c_str());
+  if (!trace->timed()) return make_error(ciq::errc::no_timing, "no kernel timing: " + printable(trace->no_timing_reason()));
+  p.trace = std::move(*trace);
+  if (!build_dir.empty()) {
+    auto modules = read_trace(build_dir);
+    if (!modules) return modules.error();
+    p.build = std::move(*modules);
+  }
+  return p;
+}
+
+// Why no process here could have written a trace, when the machine has no
+// NVIDIA driver ("" when it has one).
+std::string no_driver_note() {
+  if (path_exists("/proc/driver/nvidia/version")) return "";
+  return "; this machine has no NVIDIA driver loaded (no /proc/driver/nvidia), so no program can use a GPU here";
+}
+
+} // namespace ciq::tuner
