@@ -58,7 +58,4 @@ struct CampaignOptions {
 /// found; 1 when one or more could not tune (the table says which).
 int run_campaign(CampaignOptions options);
 
-/// A glob that matches exactly `name` (glob characters bracketed).
-std::string exact_glob(const std::string& name);
-
 } // namespace ciq::tuner
