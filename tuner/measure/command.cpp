@@ -105,33 +105,18 @@ Result<std::string> fill_placeholders(const std::string& text, const std::map<st
   return out;
 }
 
-Result<std::string> fill_shell_placeholders(const std::string& text, const std::map<std::string, std::string>& values) {
-  // What the shell is reading at each point of the template. `parens` counts
-  // the open '(' of a $( ) (or a subshell) inside that context, so that the
-  // ')' that ends the $( ) is told from theirs.
-  enum class Quoting { none, single, double_, backquote, brace, arithmetic };
-  struct Context {
-    Quoting quoting;
-    int parens = 0;
-  };
-  std::vector<Context> stack{{Quoting::none}};
-  std::string out;
-  auto refuse = [&](const std::string& name, const char* where) {
-    return make_error("invalid", "{" + name + "} stands inside " + where + " in a --shell command, where its value cannot be "
-                                 "quoted safely; use $(...) or a plain word instead: " + text);
-  };
-  // A here-document's body takes no quoting at all (quotes are text there,
-  // $(...) runs): from a `<<` on, no placeholder is filled. Conservative:
-  // also one after the body's end.
-  bool here_document = false;
-  // What this reading of the shell's grammar does not follow, and where a
-  // value would be read as shell text again: refused outright rather than
-  // quoted for the wrong context (`case` patterns end in ')', which would
-  // close a $( ) here; eval and a nested `sh -c` parse the value again).
+namespace {
+
+// A --shell command with placeholders must not hold a word the shell reads
+// again or in a context this reading does not follow: refused outright
+// rather than quoted for the wrong context (`case` patterns end in ')',
+// which would close a $( ) here; eval and a nested `sh -c` parse the value
+// again). As a command word: at the start or after a separator (a shell's
+// path, /bin/sh -c, too), and followed by a blank.
+Result<void> refuse_words_read_again(const std::string& text) {
   bool has_placeholder = false;
   for (std::size_t i = 0; i < text.size() && !has_placeholder; ++i) has_placeholder = placeholder_at(text, i).has_value();
-  // As a command word: at the start or after a separator (a shell's path,
-  // /bin/sh -c, too), and followed by a blank.
+  if (!has_placeholder) return {};
   auto command_word_at = [&](std::size_t at, std::size_t length, bool path_allowed) {
     static const std::string before = " \t\n;(|&`{", after = " \t\n";
     bool starts = at == 0 || before.find(text[at - 1]) != std::string::npos || (path_allowed && text[at - 1] == '/');
@@ -139,105 +124,162 @@ Result<std::string> fill_shell_placeholders(const std::string& text, const std::
   };
   for (const char* word : {"case", "eval", "sh -c", "bash -c", "dash -c", "zsh -c", "ksh -c"}) {
     bool shell = std::strchr(word, ' ') != nullptr;
-    for (std::size_t at = text.find(word); has_placeholder && at != std::string::npos; at = text.find(word, at + 1))
+    for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1))
       if (command_word_at(at, std::strlen(word), shell))
         return make_error("invalid", "a --shell command with placeholders must not use '" + std::string(word) +
                                          "': a value there would be read as shell text again, or in a context ciq "
                                          "cannot quote for; put that part in a script and pass the value as an argument: " + text);
   }
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    Context& top = stack.back();
-    if (auto placeholder = placeholder_at(text, i)) {
-      auto it = values.find(placeholder->first);
-      if (it == values.end()) return make_error("invalid", "unknown placeholder {" + placeholder->first + "} in: " + text);
-      if (here_document)
-        return make_error("invalid", "{" + placeholder->first + "} comes after a here-document (<<) in a --shell command; its "
-                                     "body takes no quoting, so a value there could run as a command: pass it as an "
-                                     "argument (or through a file) instead: " + text);
-      const std::string& value = it->second;
-      switch (top.quoting) {
-      case Quoting::none: out += shell_quoted(value); break;
-      case Quoting::single: out += inside_single_quotes(value); break;          // '...{x}...'
-      case Quoting::double_: out += "\"" + shell_quoted(value) + "\""; break;  // "...{x}...": close, quote, reopen
-      case Quoting::backquote: return refuse(placeholder->first, "`...`");
-      case Quoting::brace: return refuse(placeholder->first, "${...}");
-      case Quoting::arithmetic: // no quotes there: a number or a variable's name only
-        if (value.empty() || value.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.+-") !=
-                                 std::string::npos)
-          return make_error("invalid", "{" + placeholder->first + "} inside $((...)) in a --shell command must be a number, not '" +
-                                           value + "'");
-        out += value;
-        break;
+  return {};
+}
+
+// Reads a --shell template as the shell would, tracking what it is inside
+// at each point (quotes, $( ), ${ }, $(( )), backquotes, comments,
+// here-documents), and writes it out with each placeholder's value quoted
+// for that context.
+class ShellTemplate {
+public:
+  ShellTemplate(const std::string& text, const std::map<std::string, std::string>& values) : text_(text), values_(values) {}
+
+  Result<std::string> fill() {
+    for (i_ = 0; i_ < text_.size(); ++i_) {
+      if (auto placeholder = placeholder_at(text_, i_)) {
+        if (auto filled = fill_one(placeholder->first); !filled) return filled.error();
+        i_ = placeholder->second;
+        continue;
       }
-      i = placeholder->second;
-      continue;
+      char c = text_[i_];
+      out_ += c;
+      Quoting quoting = stack_.back().quoting;
+      if (quoting == Quoting::single) {
+        if (c == '\'') stack_.pop_back();
+      } else if (quoting == Quoting::backquote) {
+        if (c == '\\' && next_is()) out_ += text_[++i_];
+        else if (c == '`') stack_.pop_back();
+      } else if (quoting == Quoting::brace) {
+        if (c == '}') stack_.pop_back();
+      } else {
+        step_code(c);
+      }
     }
-    out += c;
-    bool next_is = i + 1 < text.size();
-    switch (top.quoting) {
-    case Quoting::single:
-      if (c == '\'') stack.pop_back();
-      break;
-    case Quoting::backquote:
-      if (c == '\\' && next_is) out += text[++i];
-      else if (c == '`') stack.pop_back();
-      break;
-    case Quoting::brace:
-      if (c == '}') stack.pop_back();
-      break;
-    case Quoting::double_:
-    case Quoting::none:
-    case Quoting::arithmetic: {
-      bool quoted = top.quoting == Quoting::double_;
-      if (c == '\\' && next_is) {
-        out += text[++i];
-      } else if (c == '$' && text.compare(i + 1, 2, "((") == 0) {
-        out += "((";
-        i += 2;
-        stack.push_back({Quoting::arithmetic});
-      } else if (top.quoting == Quoting::arithmetic && c == ')' && top.parens == 0) {
-        if (next_is && text[i + 1] == ')') out += text[++i]; // the end of $(( ))
-        stack.pop_back();
-      } else if (c == '$' && next_is && text[i + 1] == '(') {
-        out += text[++i];
-        stack.push_back({Quoting::none});
-      } else if (c == '$' && next_is && text[i + 1] == '{' && !placeholder_at(text, i + 1)) {
-        out += text[++i];
-        stack.push_back({Quoting::brace});
-      } else if (c == '`') {
-        stack.push_back({Quoting::backquote});
-      } else if (!quoted && c == '<' && text.compare(i, 3, "<<<") == 0) {
-        out += "<<";  // a here-string: its word is quoted like any other
-        i += 2;
-      } else if (!quoted && top.quoting != Quoting::arithmetic && c == '<' && text.compare(i, 2, "<<") == 0) {
-        here_document = true;  // `<<` or `<<-`
-      } else if (quoted) {
-        if (c == '"') stack.pop_back();
-      } else if (c == '\'') {
-        stack.push_back({Quoting::single});
-      } else if (c == '"') {
-        stack.push_back({Quoting::double_});
-      } else if (c == '(') {
-        ++top.parens;
-      } else if (c == ')') {
-        if (top.parens > 0) --top.parens;
-        else if (stack.size() > 1) stack.pop_back(); // the end of a $( )
-      } else if (c == '#' && (i == 0 || std::strchr(" \t\n;&|()", text[i - 1]))) {
-        // A comment: nothing in it is read (a quote in it opens nothing).
-        auto nl = text.find('\n', i);
-        std::size_t end = nl == std::string::npos ? text.size() : nl;
-        out.append(text, i + 1, end - i - 1);
-        i = end - 1;
-      }
+    Quoting last = stack_.back().quoting;
+    if (last == Quoting::single || last == Quoting::double_ || last == Quoting::backquote)
+      return make_error("invalid", "unterminated quote in --shell command: " + text_);
+    return out_;
+  }
+
+private:
+  enum class Quoting { none, single, double_, backquote, brace, arithmetic };
+  // What the shell is reading; `parens` counts the open '(' of a $( ) (or
+  // a subshell) inside that context, so that the ')' that ends the $( ) is
+  // told from theirs.
+  struct Context {
+    Quoting quoting;
+    int parens = 0;
+  };
+
+  bool next_is() const { return i_ + 1 < text_.size(); }
+
+  Error refuse(const std::string& name, const char* where) const {
+    return make_error("invalid", "{" + name + "} stands inside " + where + " in a --shell command, where its value cannot be "
+                                 "quoted safely; use $(...) or a plain word instead: " + text_);
+  }
+
+  // The placeholder `name` at i_, its value quoted for where it stands.
+  Result<void> fill_one(const std::string& name) {
+    auto it = values_.find(name);
+    if (it == values_.end()) return make_error("invalid", "unknown placeholder {" + name + "} in: " + text_);
+    if (here_document_)
+      return make_error("invalid", "{" + name + "} comes after a here-document (<<) in a --shell command; its "
+                                   "body takes no quoting, so a value there could run as a command: pass it as an "
+                                   "argument (or through a file) instead: " + text_);
+    const std::string& value = it->second;
+    switch (stack_.back().quoting) {
+    case Quoting::none: out_ += shell_quoted(value); break;
+    case Quoting::single: out_ += inside_single_quotes(value); break;          // '...{x}...'
+    case Quoting::double_: out_ += "\"" + shell_quoted(value) + "\""; break;  // "...{x}...": close, quote, reopen
+    case Quoting::backquote: return refuse(name, "`...`");
+    case Quoting::brace: return refuse(name, "${...}");
+    case Quoting::arithmetic: // no quotes there: a number or a variable's name only
+      if (value.empty() || value.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.+-") !=
+                               std::string::npos)
+        return make_error("invalid", "{" + name + "} inside $((...)) in a --shell command must be a number, not '" + value + "'");
+      out_ += value;
       break;
     }
+    return {};
+  }
+
+  // c (at i_, already written) read as code: unquoted, inside "...", or
+  // inside $(( )).
+  void step_code(char c) {
+    Context& top = stack_.back();
+    bool quoted = top.quoting == Quoting::double_;
+    if (c == '\\' && next_is()) {
+      out_ += text_[++i_];
+    } else if (c == '$' && text_.compare(i_ + 1, 2, "((") == 0) {
+      out_ += "((";
+      i_ += 2;
+      stack_.push_back({Quoting::arithmetic});
+    } else if (top.quoting == Quoting::arithmetic && c == ')' && top.parens == 0) {
+      if (next_is() && text_[i_ + 1] == ')') out_ += text_[++i_]; // the end of $(( ))
+      stack_.pop_back();
+    } else if (c == '$' && next_is() && text_[i_ + 1] == '(') {
+      out_ += text_[++i_];
+      stack_.push_back({Quoting::none});
+    } else if (c == '$' && next_is() && text_[i_ + 1] == '{' && !placeholder_at(text_, i_ + 1)) {
+      out_ += text_[++i_];
+      stack_.push_back({Quoting::brace});
+    } else if (c == '`') {
+      stack_.push_back({Quoting::backquote});
+    } else if (!quoted && c == '<' && text_.compare(i_, 3, "<<<") == 0) {
+      out_ += "<<";  // a here-string: its word is quoted like any other
+      i_ += 2;
+    } else if (!quoted && top.quoting != Quoting::arithmetic && c == '<' && text_.compare(i_, 2, "<<") == 0) {
+      // `<<` or `<<-`: a here-document's body takes no quoting at all
+      // (quotes are text there, $(...) runs): from here on no placeholder
+      // is filled. Conservative: also one after the body's end.
+      here_document_ = true;
+    } else if (quoted) {
+      if (c == '"') stack_.pop_back();
+    } else {
+      step_unquoted(c, top);
     }
   }
-  if (stack.back().quoting == Quoting::single || stack.back().quoting == Quoting::double_ ||
-      stack.back().quoting == Quoting::backquote)
-    return make_error("invalid", "unterminated quote in --shell command: " + text);
-  return out;
+
+  // c (at i_, already written) outside any quotes.
+  void step_unquoted(char c, Context& top) {
+    if (c == '\'') {
+      stack_.push_back({Quoting::single});
+    } else if (c == '"') {
+      stack_.push_back({Quoting::double_});
+    } else if (c == '(') {
+      ++top.parens;
+    } else if (c == ')') {
+      if (top.parens > 0) --top.parens;
+      else if (stack_.size() > 1) stack_.pop_back(); // the end of a $( )
+    } else if (c == '#' && (i_ == 0 || std::strchr(" \t\n;&|()", text_[i_ - 1]))) {
+      // A comment: nothing in it is read (a quote in it opens nothing).
+      auto nl = text_.find('\n', i_);
+      std::size_t end = nl == std::string::npos ? text_.size() : nl;
+      out_.append(text_, i_ + 1, end - i_ - 1);
+      i_ = end - 1;
+    }
+  }
+
+  const std::string& text_;
+  const std::map<std::string, std::string>& values_;
+  std::vector<Context> stack_{{Quoting::none}};
+  std::string out_;
+  std::size_t i_ = 0;
+  bool here_document_ = false;
+};
+
+} // namespace
+
+Result<std::string> fill_shell_placeholders(const std::string& text, const std::map<std::string, std::string>& values) {
+  if (auto refused = refuse_words_read_again(text); !refused) return refused.error();
+  return ShellTemplate(text, values).fill();
 }
 
 Result<std::vector<std::string>> command_argv(const std::string& command, const std::map<std::string, std::string>& values,
