@@ -346,8 +346,8 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   // The --publish password comes from here, and no command the tuner runs sees it.
   g.publish_in_env = ciq::env(ciq::Env::publish);
   ::unsetenv(ciq::env_name(ciq::Env::publish));
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) != "--resume" && (i == 1 || std::string(argv[i - 1]) != "--resume")) g.command_line.emplace_back(argv[i]);
+  // What --resume reruns: the arguments, less --resume's own (either spelling).
+  if (argc > 1) g.command_line = tn::without_options(std::vector<std::string>(argv + 1, argv + argc), argv[1], {"resume"});
   return g;
 }
 

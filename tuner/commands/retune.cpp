@@ -30,12 +30,8 @@ namespace {
 // if any, is masked (command_line.h).
 std::string publish_url_of(const std::vector<std::string>& arguments) {
   std::string url;
-  for (std::size_t i = 0; i < arguments.size(); ++i) {
-    const std::string& a = arguments[i];
-    if ((a == "--publish" || a == "-publish") && i + 1 < arguments.size()) url = arguments[i + 1];
-    for (const char* prefix : {"--publish=", "-publish="})
-      if (starts_with(a, prefix)) url = a.substr(std::string(prefix).size());
-  }
+  for (const auto& p : parse_arguments(arguments, "run"))
+    if (p.name == "publish") url = p.value;
   return url;
 }
 
