@@ -227,6 +227,53 @@ void remove_bookkeeping_only(const std::string& dir) {
   remove_tree(dir);
 }
 
+// --check-program N after a campaign that shipped: the program built fresh
+// with the cache against without it, N interleaved pairs, its GPU time
+// compared (program_check.h); said on stderr, warnings only.
+void check_shipped(const CampaignOptions& c) {
+  if (c.tune.setup.bench.empty() || !c.tune.setup.bench_server.empty()) {
+    std::fprintf(stderr, "ciq-tuner: warning: --check-program runs the program of --bench (a process, not a --bench-server): not checked\n");
+  } else {
+    std::fprintf(stderr, "ciq-tuner: checking the program: %d fresh build(s) and run(s) with the cache and as many without it "
+                         "(CIQ_DISABLE=1), interleaved\n", c.check_program);
+    std::string dir = join_path(c.tune.out_dir, "program-check");
+    auto checked = check_program(c.tune, dir, c.check_program);
+    if (!checked) {
+      std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable_lines(checked.error().message).c_str());
+    } else {
+      std::fprintf(stderr, "ciq-tuner: program, with the cache against without: %s; runs in %s\n",
+                   describe(*checked, c.check_program).c_str(), dir.c_str());
+      if (checked->change > 0 && checked->p_value > 0.5)
+        std::fprintf(stderr, "ciq-tuner: warning: the program's GPU time is longer with what the campaign shipped: the entries "
+                             "together may not do what each did alone (ciq-cache list; ciq-cache rm KEY)\n");
+    }
+  }
+}
+
+// Each kernel's row as the campaign starts (or resumes): its run's
+// directory (runs/NNN-name, or runs/together), its replay's when it has a
+// capture (with the change a finished replay measured), its share of the
+// program's time, and its phase (start_phase()).
+std::vector<KernelResult> kernel_results(const CampaignOptions& c, const std::vector<std::string>& kernels,
+                                         const std::map<std::string, double>& shares, const std::set<std::string>& replayable,
+                                         const std::vector<std::size_t>& together) {
+  std::vector<KernelResult> results(kernels.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].kernel = kernels[i];
+    bool grouped = std::find(together.begin(), together.end(), i) != together.end();
+    results[i].run_dir = join_path(join_path(c.tune.out_dir, "runs"), grouped ? "together" : run_name(i, results[i].kernel));
+    if (replayable.count(results[i].kernel)) {
+      results[i].replay_dir = results[i].run_dir + ".replay";
+      // A resumed campaign's table keeps what the replay measured.
+      if (auto said = read_summary(results[i].replay_dir); said && *said && (*said)->results)
+        results[i].replay_change = relative_change(*(*said)->results);
+    }
+    if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
+    start_phase(c, results[i]);
+  }
+  return results;
+}
+
 } // namespace
 
 int run_campaign(CampaignOptions c) {
@@ -271,20 +318,7 @@ int run_campaign(CampaignOptions c) {
   std::string captures = captures_root(c);
   std::set<std::string> replayable = replayable_kernels(captures);
   std::vector<std::size_t> together = together_kernels(c, *kernels, replayable);
-  std::vector<KernelResult> results(kernels->size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    results[i].kernel = (*kernels)[i];
-    bool grouped = std::find(together.begin(), together.end(), i) != together.end();
-    results[i].run_dir = join_path(join_path(o.out_dir, "runs"), grouped ? "together" : run_name(i, results[i].kernel));
-    if (replayable.count(results[i].kernel)) {
-      results[i].replay_dir = results[i].run_dir + ".replay";
-      // A resumed campaign's table keeps what the replay measured.
-      if (auto said = read_summary(results[i].replay_dir); said && *said && (*said)->results)
-        results[i].replay_change = relative_change(*(*said)->results);
-    }
-    if (auto it = shares.find(results[i].kernel); it != shares.end()) results[i].share = it->second;
-    start_phase(c, results[i]);
-  }
+  std::vector<KernelResult> results = kernel_results(c, *kernels, shares, replayable, together);
   if (auto made = make_dirs(join_path(o.out_dir, "runs")); !made) return fail(made.error().message);
   std::size_t finished = std::count_if(results.begin(), results.end(), [](auto& r) { return r.phase == KernelPhase::done; });
   std::fprintf(stderr, "ciq-tuner: campaign of %zu kernel(s), %zu done, %d at a time\n", results.size(), finished, c.concurrent);
@@ -295,25 +329,7 @@ int run_campaign(CampaignOptions c) {
   int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
   std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
                failed, join_path(o.out_dir, "campaign.json").c_str());
-  if (c.check_program > 0 && shipped > 0) {
-    if (o.setup.bench.empty() || !o.setup.bench_server.empty()) {
-      std::fprintf(stderr, "ciq-tuner: warning: --check-program runs the program of --bench (a process, not a --bench-server): not checked\n");
-    } else {
-      std::fprintf(stderr, "ciq-tuner: checking the program: %d fresh build(s) and run(s) with the cache and as many without it "
-                           "(CIQ_DISABLE=1), interleaved\n", c.check_program);
-      std::string dir = join_path(o.out_dir, "program-check");
-      auto checked = check_program(o, dir, c.check_program);
-      if (!checked) {
-        std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable_lines(checked.error().message).c_str());
-      } else {
-        std::fprintf(stderr, "ciq-tuner: program, with the cache against without: %s; runs in %s\n",
-                     describe(*checked, c.check_program).c_str(), dir.c_str());
-        if (checked->change > 0 && checked->p_value > 0.5)
-          std::fprintf(stderr, "ciq-tuner: warning: the program's GPU time is longer with what the campaign shipped: the entries "
-                               "together may not do what each did alone (ciq-cache list; ciq-cache rm KEY)\n");
-      }
-    }
-  }
+  if (c.check_program > 0 && shipped > 0) check_shipped(c);
   if (o.json) std::printf("%s", to_json(results).c_str());
   return failed ? 1 : 0;
 }

@@ -100,6 +100,112 @@ void print_table(const std::vector<Row>& rows) {
                 gain_text(r.gain_now).c_str(), standing_name(r.standing), printable(r.reason).c_str());
 }
 
+// The recorded runs whose shipped winners `o` selects (--kernels), of this
+// toolkit (`elsewhere`: keys made for another ptxas or nvcc, left out and
+// said) and with controls to re-measure (said how many runs shipped none).
+Result<std::vector<RecordedRun>> runs_to_measure(const ReverifyOptions& o, const std::set<std::string>& elsewhere) {
+  std::size_t left_out = 0;
+  auto runs = recorded_runs(o.cache_dir, [&](const RecordedEntry& e) {
+    // Made by hand: no run to measure it with.
+    if (cache::tuned_on(e.record).command_line.empty()) return false;
+    if (!o.kernels.empty() && !(e.record.kind == cache::RecordKind::kernel && glob_match(o.kernels, e.record.kernel))) return false;
+    if (elsewhere.count(e.key)) return ++left_out, false;
+    return true;
+  });
+  if (!runs) return runs.error();
+  if (left_out)
+    std::fprintf(stderr, "ciq-tuner: left out %zu entr%s made for another ptxas or nvcc than the one found now: they no longer apply "
+                         "(ciq-tuner retune --stale tunes them again)\n", left_out, left_out == 1 ? "y" : "ies");
+  // A run that shipped no controls (tuned, no gain) has nothing to re-measure.
+  std::size_t no_gain = runs->size();
+  std::erase_if(*runs, [&](const RecordedRun& run) { return run_controls(of_this_toolkit(run, elsewhere)).empty(); });
+  no_gain -= runs->size();
+  if (no_gain)
+    std::fprintf(stderr, "ciq-tuner: left out %zu run%s that shipped no gain: nothing to re-measure\n", no_gain, no_gain == 1 ? "" : "s");
+  return runs;
+}
+
+// The measurements of one reverify, each a `run --verify-controls` child
+// in the batch directory, its outcome a row.
+struct Measurer {
+  const ReverifyOptions& o;
+  const std::string& batch;
+  std::size_t count;            // the runs to measure, for progress
+  std::vector<Row>& rows;
+  std::set<std::string> taken;  // the names given in the batch
+
+  // One measurement of `run` (numbered `i`): `set` against the default, for
+  // the entries of `part`, with `args` in the run's working directory.
+  Result<void> measure(std::size_t i, const RecordedRun& run, const SavedRun& saved, const RecordedRun& part,
+                       const spaces::ControlSet& set, std::vector<std::string> args) {
+    std::string name = base_name(dir_name(run.command_line));
+    for (int n = 2; !taken.insert(name).second; ++n) name = base_name(dir_name(run.command_line)) + "-" + std::to_string(n);
+    std::string dir = join_path(batch, name), controls_file = dir + ".controls";
+    if (auto w = write_file_atomic(controls_file, spaces::format_control_set(set)); !w) return w.error();
+    args.insert(args.end(), {"--verify-controls", controls_file, "--out", dir, "--json"});
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] re-measuring %s (the run recorded in %s) against the default: %s (log: %s.log)\n", i,
+                 count, printable(spaces::summarise_control_set(set)).c_str(), printable(run.command_line).c_str(),
+                 printable(dir).c_str(), printable(dir).c_str());
+    RerunOutcome outcome = run_again(args, saved.working_directory, dir, dir + ".log");
+    if (!outcome.summary) {
+      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] could not measure: %s\n", i, count, printable(outcome.failure).c_str());
+      add_rows(part, Standing::not_measured, outcome.failure, dir, nullptr, rows);
+      return {};
+    }
+    const SummaryResults& results = *outcome.summary->results;
+    Standing standing = results.controls != "default" ? Standing::still_wins : Standing::stopped_winning;
+    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, count, standing_name(standing), printable(results.verdict).c_str());
+    add_rows(part, standing, results.verdict, dir, &results, rows);
+    return {};
+  }
+
+  // Every measurement of `run` (numbered `i`): its whole shipped set of
+  // this toolkit's entries, selected or not; or, for a run that tuned
+  // several kernels each by its own time (--separately, a campaign's
+  // kernels tuned together), each kernel's entry alone, judged by its own
+  // time as that run judged it.
+  Result<void> measure_run(std::size_t i, const RecordedRun& run, const SavedRun& saved, const std::set<std::string>& elsewhere) {
+    std::vector<std::string> args = without_options(
+        saved.arguments, "run",
+        {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish", "discovery-from", "json", "no-ship"});
+    if (o.runs > 0) {
+      args = without_options(args, "run", {"verify-runs"});
+      args.insert(args.end(), {"--verify-runs", std::to_string(o.runs)});
+    }
+    bool separately = false;
+    for (const auto& p : parse_arguments(saved.arguments, "run"))
+      if (p.name == "separately") separately = p.value.empty() || p.value == "true" || p.value == "1";
+    if (!separately) return measure(i, run, saved, run, run_controls(of_this_toolkit(run, elsewhere)), args);
+    std::vector<std::string> one = without_options(args, "run", {"kernels", "separately"});
+    for (const auto& e : run.selected) {
+      if (e.record.kind != cache::RecordKind::kernel || e.record.controls.empty()) continue;
+      RecordedRun part = run;
+      part.selected = {e};
+      std::vector<std::string> part_args = one;
+      part_args.insert(part_args.end(), {"--kernels", exact_glob(e.record.kernel)});
+      if (auto m = measure(i, run, saved, part, run_controls({e}), part_args); !m) return m;
+    }
+    return {};
+  }
+};
+
+// The rows as one JSON object on stdout (--json), or the table.
+void report(const ReverifyOptions& o, const std::vector<Row>& rows, const std::string* batch) {
+  if (o.json) {
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& r : rows)
+      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"entries", entries_json(r.entries)}, {"recorded_gain", gain_json(r.recorded_gain)},
+                        {"gain_now", gain_json(r.gain_now)}, {"verdict", standing_name(r.standing)}, {"reason", r.reason},
+                        {"run_dir", r.run_dir}});
+    nlohmann::json out = batch ? nlohmann::json(*batch) : nlohmann::json(nullptr);
+    std::cout << nlohmann::json{{"out", out}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else if (rows.empty()) {
+    std::fprintf(stderr, "ciq-tuner: no shipped winner with a recorded run is selected in %s: nothing to re-measure\n", o.cache_dir.c_str());
+  } else {
+    print_table(rows);
+  }
+}
+
 } // namespace
 
 int run_reverify(const ReverifyOptions& given) {
@@ -109,24 +215,8 @@ int run_reverify(const ReverifyOptions& given) {
   o.cache_dir = *cache;
   auto elsewhere = other_toolkit_keys(o.cache_dir);
   if (!elsewhere) return fail(elsewhere.error().message);
-  std::size_t left_out = 0;
-  auto runs = recorded_runs(o.cache_dir, [&](const RecordedEntry& e) {
-    // Made by hand: no run to measure it with.
-    if (cache::tuned_on(e.record).command_line.empty()) return false;
-    if (!o.kernels.empty() && !(e.record.kind == cache::RecordKind::kernel && glob_match(o.kernels, e.record.kernel))) return false;
-    if (elsewhere->count(e.key)) return ++left_out, false;
-    return true;
-  });
+  auto runs = runs_to_measure(o, *elsewhere);
   if (!runs) return fail(runs.error().message);
-  if (left_out)
-    std::fprintf(stderr, "ciq-tuner: left out %zu entr%s made for another ptxas or nvcc than the one found now: they no longer apply "
-                         "(ciq-tuner retune --stale tunes them again)\n", left_out, left_out == 1 ? "y" : "ies");
-  // A run that shipped no controls (tuned, no gain) has nothing to re-measure.
-  std::size_t no_gain = runs->size();
-  std::erase_if(*runs, [&](const RecordedRun& run) { return run_controls(of_this_toolkit(run, *elsewhere)).empty(); });
-  no_gain -= runs->size();
-  if (no_gain)
-    std::fprintf(stderr, "ciq-tuner: left out %zu run%s that shipped no gain: nothing to re-measure\n", no_gain, no_gain == 1 ? "" : "s");
   // Each run's saved start, read once; nothing to measure (every run
   // skipped too): no directory is made for it.
   std::vector<Result<SavedRun>> starts;
@@ -137,88 +227,22 @@ int run_reverify(const ReverifyOptions& given) {
   }
   auto batch = batch_directory(o.out_dir, "ciq-reverify", any);
   if (!batch) return fail(batch.error());
-
-  std::vector<Row> rows;
-  std::set<std::string> taken;
-  std::size_t i = 0;
   // An interrupt stops the measurement in progress, and this: the cache is
   // as it was (reverify changes nothing); measure again from the start.
   kill_children_on_interrupt("\nciq-tuner: reverify interrupted; nothing in the cache changed: run it again to measure\n",
                              /*forward=*/true);
-  for (const auto& run : *runs) {
-    const Result<SavedRun>& saved = starts[i++];
-    if (!saved) {
-      add_rows(run, Standing::not_measured, saved.error().message, "", nullptr, rows);
-      continue;
-    }
-    std::vector<std::string> args = without_options(
-        saved->arguments, "run",
-        {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish", "discovery-from", "json", "no-ship"});
-    if (o.runs > 0) {
-      args = without_options(args, "run", {"verify-runs"});
-      args.insert(args.end(), {"--verify-runs", std::to_string(o.runs)});
-    }
-    // One measurement: `set` against the default, for the entries of `part`.
-    auto measure = [&](const RecordedRun& part, const spaces::ControlSet& set, std::vector<std::string> part_args) {
-      std::string name = base_name(dir_name(run.command_line));
-      for (int n = 2; !taken.insert(name).second; ++n) name = base_name(dir_name(run.command_line)) + "-" + std::to_string(n);
-      std::string dir = join_path(*batch, name), controls_file = dir + ".controls";
-      if (auto w = write_file_atomic(controls_file, spaces::format_control_set(set)); !w) return Result<void>(w.error());
-      part_args.insert(part_args.end(), {"--verify-controls", controls_file, "--out", dir, "--json"});
-      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] re-measuring %s (the run recorded in %s) against the default: %s (log: %s.log)\n", i,
-                   runs->size(), printable(spaces::summarise_control_set(set)).c_str(),
-                   printable(run.command_line).c_str(), printable(dir).c_str(), printable(dir).c_str());
-      RerunOutcome outcome = run_again(part_args, saved->working_directory, dir, dir + ".log");
-      if (!outcome.summary) {
-        std::fprintf(stderr, "ciq-tuner: [%zu/%zu] could not measure: %s\n", i, runs->size(), printable(outcome.failure).c_str());
-        add_rows(part, Standing::not_measured, outcome.failure, dir, nullptr, rows);
-        return Result<void>();
-      }
-      const SummaryResults& results = *outcome.summary->results;
-      Standing standing = results.controls != "default" ? Standing::still_wins : Standing::stopped_winning;
-      std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, runs->size(), standing_name(standing), printable(results.verdict).c_str());
-      add_rows(part, standing, results.verdict, dir, &results, rows);
-      return Result<void>();
-    };
-    // A run that tuned several kernels each by its own time (--separately,
-    // a campaign's kernels tuned together): each kernel's entry is judged
-    // by its own time, as that run judged it: one measurement per kernel.
-    bool separately = false;
-    for (const auto& p : parse_arguments(saved->arguments, "run"))
-      if (p.name == "separately") separately = p.value.empty() || p.value == "true" || p.value == "1";
-    if (separately) {
-      std::vector<std::string> one = without_options(args, "run", {"kernels", "separately"});
-      for (const auto& e : run.selected) {
-        if (e.record.kind != cache::RecordKind::kernel || e.record.controls.empty()) continue;
-        RecordedRun part = run;
-        part.selected = {e};
-        std::vector<std::string> part_args = one;
-        part_args.insert(part_args.end(), {"--kernels", exact_glob(e.record.kernel)});
-        if (auto m = measure(part, run_controls({e}), part_args); !m) return fail(m.error().message);
-      }
-      continue;
-    }
-    // The run's whole shipped set: its entries of this toolkit, selected or not.
-    if (auto m = measure(run, run_controls(of_this_toolkit(run, *elsewhere)), args); !m) return fail(m.error().message);
+  std::vector<Row> rows;
+  Measurer measurer{o, *batch, runs->size(), rows, {}};
+  for (std::size_t i = 0; i < runs->size(); ++i) {
+    const Result<SavedRun>& saved = starts[i];
+    if (!saved) add_rows((*runs)[i], Standing::not_measured, saved.error().message, "", nullptr, rows);
+    else if (auto m = measurer.measure_run(i + 1, (*runs)[i], *saved, *elsewhere); !m) return fail(m.error().message);
   }
-
+  report(o, rows, any ? &*batch : nullptr);
   bool stopped = false, unmeasured = false;
   for (const auto& r : rows) {
     stopped |= r.standing == Standing::stopped_winning;
     unmeasured |= r.standing == Standing::not_measured;
-  }
-  if (o.json) {
-    nlohmann::json listed = nlohmann::json::array();
-    for (const auto& r : rows)
-      listed.push_back({{"kernel", r.kernel}, {"key", r.key}, {"entries", entries_json(r.entries)}, {"recorded_gain", gain_json(r.recorded_gain)},
-                        {"gain_now", gain_json(r.gain_now)}, {"verdict", standing_name(r.standing)}, {"reason", r.reason},
-                        {"run_dir", r.run_dir}});
-    nlohmann::json out = any ? nlohmann::json(*batch) : nlohmann::json(nullptr);
-    std::cout << nlohmann::json{{"out", out}, {"rows", listed}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  } else if (rows.empty()) {
-    std::fprintf(stderr, "ciq-tuner: no shipped winner with a recorded run is selected in %s: nothing to re-measure\n", o.cache_dir.c_str());
-  } else {
-    print_table(rows);
   }
   return stopped ? k_stopped_winning : unmeasured ? k_not_measured : 0;
 }

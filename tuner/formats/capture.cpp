@@ -128,17 +128,10 @@ std::uint64_t Capture::bytes() const {
   return total;
 }
 
-Result<Capture> read_capture(const std::string& dir_given) {
-  std::string dir = real_path(dir_given).value_or(dir_given);
-  std::string path = join_path(dir, "launch.json");
-  auto doc = read_json_file(path);
-  if (!doc) return doc.error();
-  const json& d = *doc;
-  auto version = d.find("ciq_capture");
-  if (version == d.end() || !version->is_number_unsigned() || version->get<std::uint64_t>() != 1)
-    return bad(path, "not a capture of format 1 (\"ciq_capture\": 1)");
-  Capture c;
-  c.dir = dir;
+namespace {
+
+// launch.json's kernel, process, device and launch configuration into `c`.
+Result<void> read_launch(const json& d, const std::string& path, Capture& c) {
   c.kernel = string_member(d, "kernel");
   if (c.kernel.empty()) return bad(path, "no \"kernel\"");
   std::uint64_t n = 0;
@@ -158,6 +151,11 @@ Result<Capture> read_capture(const std::string& dir_given) {
   c.code_xxh128 = string_member(d, "code_xxh128");
   if (read_unsigned(d, "config_launches", n)) c.config_launches = n;
   if (!from_hex(string_member(d, "param_bytes"), c.param_bytes)) return bad(path, "\"param_bytes\" is not hex");
+  return {};
+}
+
+// The kernel parameters: each inside param_bytes, in order, none overlapping.
+Result<void> read_params(const json& d, const std::string& path, Capture& c) {
   auto params = d.find("params");
   if (params == d.end() || !params->is_array()) return bad(path, "no \"params\" list");
   for (const auto& p : *params) {
@@ -170,6 +168,12 @@ Result<Capture> read_capture(const std::string& dir_given) {
       return bad(path, "parameter " + std::to_string(c.params.size()) + " overlaps the one before it (parameters come in order)");
     c.params.push_back(param);
   }
+  return {};
+}
+
+// The allocations: each with its image file in the capture's directory (checked:
+// a regular file of the allocation's size) and its digests.
+Result<void> read_allocations(const json& d, const std::string& path, const std::string& dir, Capture& c) {
   auto allocations = d.find("allocations");
   if (allocations == d.end() || !allocations->is_array()) return bad(path, "no \"allocations\" list");
   for (const auto& a : *allocations) {
@@ -188,6 +192,12 @@ Result<Capture> read_capture(const std::string& dir_given) {
                            "'s \"before_xxh128\" or \"after_xxh128\" is not a digest (32 hex digits, or \"\" for none)");
     c.allocations.push_back(std::move(alloc));
   }
+  return {};
+}
+
+// The pointer parameters: each an 8-byte parameter listed once, holding the
+// address its allocation and offset say.
+Result<void> read_pointers(const json& d, const std::string& path, Capture& c) {
   auto pointers = d.find("pointers");
   if (pointers != d.end()) {
     if (!pointers->is_array()) return bad(path, "\"pointers\" is not a list");
@@ -219,6 +229,26 @@ Result<Capture> read_capture(const std::string& dir_given) {
       c.pointers.push_back(ptr);
     }
   }
+  return {};
+}
+
+} // namespace
+
+Result<Capture> read_capture(const std::string& dir_given) {
+  std::string dir = real_path(dir_given).value_or(dir_given);
+  std::string path = join_path(dir, "launch.json");
+  auto doc = read_json_file(path);
+  if (!doc) return doc.error();
+  const json& d = *doc;
+  auto version = d.find("ciq_capture");
+  if (version == d.end() || !version->is_number_unsigned() || version->get<std::uint64_t>() != 1)
+    return bad(path, "not a capture of format 1 (\"ciq_capture\": 1)");
+  Capture c;
+  c.dir = dir;
+  if (auto r = read_launch(d, path, c); !r) return r.error();
+  if (auto r = read_params(d, path, c); !r) return r.error();
+  if (auto r = read_allocations(d, path, dir, c); !r) return r.error();
+  if (auto r = read_pointers(d, path, c); !r) return r.error();
   if (auto compiled = read_compile(dir, c); !compiled) return compiled.error();
   return c;
 }

@@ -141,6 +141,78 @@ Result<Coprocess*> BenchServerExecutor::server_for(const std::string& gpu) {
   return server.get();
 }
 
+void BenchServerExecutor::retire_out_of_step(const Step& step, const std::string& log) {
+  // A server that wrote anything since its last answer (a second answer, a
+  // late one) is out of step with its requests, and one that exited takes
+  // none: either way a fresh server takes this request.
+  auto& last = servers_.at(step.gpu);
+  if (!last) return;
+  if (std::size_t extra = last->waiting_output()) {
+    append_log(log, "[benchmark server: it wrote " + std::to_string(extra) + " bytes after its last answer ('" +
+                        server_text_excerpt(last->leftover()) + "'): an extra or late answer; a fresh server takes this request]\n");
+    last.reset();
+  } else if (!last->running()) {
+    last.reset();
+  }
+}
+
+Result<void> BenchServerExecutor::read_status(const Step& step, Coprocess& server, bool fresh, const Result<std::string>& status,
+                                              std::uint64_t id, const std::string& log, StepResult& done) {
+  RunResult& run = done.run;
+  if (status) {
+    Result<int> code = read_answer_status(*status, id);
+    // An answer is its request's only output: more right after it (a
+    // second answer written with the first) garbles this one.
+    if (std::size_t extra = code ? server.waiting_output() : 0)
+      code = make_error("garbled", "wrote more after its answer (" + std::to_string(extra) + " bytes: '" +
+                                       server_text_excerpt(server.leftover()) + "'), an extra or late answer");
+    if (!code) {
+      servers_.at(step.gpu).reset();
+      append_log(done.log, log + "[benchmark server: " + code.error().message + "]\n");
+      return make_error("bench", "the benchmark server " + code.error().message);
+    }
+    run.exit_code = *code;
+    return {};
+  }
+  // A server that answered earlier requests and then exited on its own,
+  // status 0, just as this one was sent (its exit was not yet noticed) never
+  // saw it: a fresh server takes it, as it would have.
+  bool quit_before = !fresh && run.out.empty() && status.error().code == ciq::errc::exited && server.ended_cleanly();
+  servers_.at(step.gpu).reset(); // dead or killed: the next request starts a fresh one
+  if (quit_before) {
+    append_log(done.log, log + "[benchmark server: it " + status.error().message +
+                             ", having exited on its own after its last answer; a fresh server takes this request]\n");
+    return make_error(k_ask_again, "");
+  }
+  if (status.error().code == ciq::errc::timeout) {
+    run.timed_out = true;
+    return {};
+  }
+  append_log(done.log, log + "[benchmark server: " + status.error().message + "]\n");
+  // What it said last on stderr, when it said nothing on stdout: why a
+  // server dies at start (no GPU, no driver) is there.
+  std::string said = run.out;
+  if (said.empty())
+    if (auto tail = read_file_tail(server_log(step.gpu), 4096)) said = *tail;
+  return make_error("bench", "the benchmark server " + status.error().message +
+                                 (trim(said).empty() ? "" : ": " + printable(last_line(said))) + " (see " + server_log(step.gpu) + ")");
+}
+
+Result<void> BenchServerExecutor::cut_request_trace(const Step& step, const std::string& log) {
+  std::string dir;
+  for (const auto& [name, value] : step.env)
+    if (name == env_name(Env::kernel_trace)) dir = value;
+  bool scratch = dir.empty(); // a check's kernels: cut away, not kept
+  if (scratch) dir = join_path(run_dir_, ".kernels-cut" + (step.gpu.empty() ? "" : "-gpu" + step.gpu));
+  auto cut = cut_kernel_trace(step.gpu, dir, /*needed=*/!scratch);
+  if (scratch) remove_tree(dir);
+  if (cut) return {};
+  append_log(log, "[" + cut.error().message + "]\n");
+  if (cut.error().message.find("did not answer") != std::string::npos)
+    servers_.at(step.gpu).reset(); // its timing can no longer be cut per request
+  return make_error(ciq::errc::no_timing, cut.error().message);
+}
+
 Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
   // Split into words first, then filled in: a {workdir} with spaces stays one word.
   auto words = command_argv(step.command, step.placeholders, /*shell=*/false);
@@ -153,18 +225,7 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
 
   StepResult done;
   done.log = join_path(step.workdir, step.log_name);
-  // A server that wrote anything since its last answer (a second answer, a
-  // late one) is out of step with its requests, and one that exited takes
-  // none: either way a fresh server takes this request.
-  if (auto& last = servers_.at(step.gpu)) {
-    if (std::size_t extra = last->waiting_output()) {
-      append_log(done.log, "[benchmark server: it wrote " + std::to_string(extra) + " bytes after its last answer ('" +
-                               server_text_excerpt(last->leftover()) + "'): an extra or late answer; a fresh server takes this request]\n");
-      last.reset();
-    } else if (!last->running()) {
-      last.reset();
-    }
-  }
+  retire_out_of_step(step, done.log);
   bool fresh = !servers_.at(step.gpu);
   bound_server_log(server_log(step.gpu)); // before a fresh server too: the log is appended to across restarts
   auto server = server_for(step.gpu);
@@ -186,59 +247,13 @@ Result<StepResult> BenchServerExecutor::ask_server(const Step& step) {
   if (std::size_t dropped = (*server)->dropped())
     log += "\n[the middle of its answer was dropped: " + std::to_string(dropped) + " bytes; the first and last " +
            std::to_string(k_kept_output_bytes >> 20) + " MiB are kept]\n";
-  if (!status) {
-    // A server that answered earlier requests and then exited on its own,
-    // status 0, just as this one was sent (its exit was not yet noticed
-    // above) never saw it: a fresh server takes it, as it would have.
-    bool quit_before = !fresh && answer.empty() && status.error().code == ciq::errc::exited && (*server)->ended_cleanly();
-    servers_.at(step.gpu).reset(); // dead or killed: the next request starts a fresh one
-    if (quit_before) {
-      append_log(done.log, log + "[benchmark server: it " + status.error().message +
-                               ", having exited on its own after its last answer; a fresh server takes this request]\n");
-      return ask_server(step);
-    }
-    if (status.error().code != ciq::errc::timeout) {
-      append_log(done.log, log + "[benchmark server: " + status.error().message + "]\n");
-      // What it said last on stderr, when it said nothing on stdout: why a
-      // server dies at start (no GPU, no driver) is there.
-      std::string said = answer;
-      if (said.empty())
-        if (auto tail = read_file_tail(server_log(step.gpu), 4096)) said = *tail;
-      return make_error("bench", "the benchmark server " + status.error().message +
-                                     (trim(said).empty() ? "" : ": " + printable(last_line(said))) + " (see " +
-                                     server_log(step.gpu) + ")");
-    }
-    run.timed_out = true;
-  } else {
-    Result<int> code = read_answer_status(*status, id);
-    // An answer is its request's only output: more right after it (a
-    // second answer written with the first) garbles this one.
-    if (std::size_t extra = code ? (*server)->waiting_output() : 0)
-      code = make_error("garbled", "wrote more after its answer (" + std::to_string(extra) + " bytes: '" +
-                                       server_text_excerpt((*server)->leftover()) + "'), an extra or late answer");
-    if (!code) {
-      servers_.at(step.gpu).reset();
-      append_log(done.log, log + "[benchmark server: " + code.error().message + "]\n");
-      return make_error("bench", "the benchmark server " + code.error().message);
-    }
-    run.exit_code = *code;
+  if (auto read = read_status(step, **server, fresh, status, id, log, done); !read) {
+    if (read.error().code == k_ask_again) return ask_server(step);
+    return read.error();
   }
   append_log(done.log, log + "[" + run.describe() + "]\n");
-  if (!inject_library_.empty() && servers_.at(step.gpu)) {
-    std::string dir;
-    for (const auto& [name, value] : step.env)
-      if (name == env_name(Env::kernel_trace)) dir = value;
-    bool scratch = dir.empty(); // a check's kernels: cut away, not kept
-    if (scratch) dir = join_path(run_dir_, ".kernels-cut" + (step.gpu.empty() ? "" : "-gpu" + step.gpu));
-    auto cut = cut_kernel_trace(step.gpu, dir, /*needed=*/!scratch);
-    if (scratch) remove_tree(dir);
-    if (!cut) {
-      append_log(done.log, "[" + cut.error().message + "]\n");
-      if (cut.error().message.find("did not answer") != std::string::npos)
-        servers_.at(step.gpu).reset(); // its timing can no longer be cut per request
-      return make_error(ciq::errc::no_timing, cut.error().message);
-    }
-  }
+  if (!inject_library_.empty() && servers_.at(step.gpu))
+    if (auto cut = cut_request_trace(step, done.log); !cut) return cut.error();
   return done;
 }
 

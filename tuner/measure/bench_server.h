@@ -56,6 +56,16 @@ private:
   Result<Coprocess*> server_for(const std::string& gpu);
   std::string server_log(const std::string& gpu) const;  // <run dir>/bench-server[-gpuN].log
   Result<StepResult> ask_server(const Step& step);
+  // ask_server's parts: a server out of step with its requests (it wrote
+  // after its last answer, or exited) retired before a request; the
+  // answer's status line read into `done` (an error with code k_ask_again:
+  // the server had quit before the request, a fresh one must take it); the
+  // request's kernels cut from the server's trace (kernel-time).
+  static constexpr const char* k_ask_again = "ask-again";
+  void retire_out_of_step(const Step& step, const std::string& log);
+  Result<void> read_status(const Step& step, Coprocess& server, bool fresh, const Result<std::string>& status, std::uint64_t id,
+                           const std::string& log, StepResult& done);
+  Result<void> cut_request_trace(const Step& step, const std::string& log);
   /// kernel-time: has the server of `gpu` write what it timed since the
   /// last cut into `dir`; an error when its library does not answer, or
   /// (when `needed`: a benchmark request's) is not listening at all.
