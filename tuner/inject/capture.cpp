@@ -165,15 +165,7 @@ std::string LaunchCapture::code_of(const Launch& launch, bool as_kernel) {
   return k == m->second.end() ? "" : k->second;
 }
 
-void LaunchCapture::on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data) {
-  if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || id == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
-    std::lock_guard<std::timed_mutex> hold(lock_);
-    table_->count_graph_launch();
-    return;
-  }
-  if (!data.symbolName || !data.functionParams || !table_->wanted(data.symbolName)) return;
-  Launch launch;
-  launch.kernel = data.symbolName;
+bool LaunchCapture::read_launch(CUpti_CallbackId id, const void* params, Launch& launch) {
   auto classic = [&](const cuLaunchKernel_params& p, const char* api, bool ptsz) {
     launch.api = api;
     launch.config = {{p.gridDimX, p.gridDimY, p.gridDimZ}, {p.blockDimX, p.blockDimY, p.blockDimZ}, p.sharedMemBytes};
@@ -207,28 +199,41 @@ void LaunchCapture::on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data
   };
   switch (id) {
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    classic(*static_cast<const cuLaunchKernel_params*>(data.functionParams), "cuLaunchKernel", false);
+    classic(*static_cast<const cuLaunchKernel_params*>(params), "cuLaunchKernel", false);
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
     // The same members in the same order as cuLaunchKernel_params.
-    classic(*static_cast<const cuLaunchKernel_params*>(data.functionParams), "cuLaunchKernel_ptsz", true);
+    classic(*static_cast<const cuLaunchKernel_params*>(params), "cuLaunchKernel_ptsz", true);
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    extended(*static_cast<const cuLaunchKernelEx_params*>(data.functionParams), "cuLaunchKernelEx", false);
+    extended(*static_cast<const cuLaunchKernelEx_params*>(params), "cuLaunchKernelEx", false);
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    extended(*static_cast<const cuLaunchKernelEx_params*>(data.functionParams), "cuLaunchKernelEx_ptsz", true);
+    extended(*static_cast<const cuLaunchKernelEx_params*>(params), "cuLaunchKernelEx_ptsz", true);
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-    const auto& p = *static_cast<const cuLaunchCooperativeKernel_params*>(data.functionParams);
+    const auto& p = *static_cast<const cuLaunchCooperativeKernel_params*>(params);
     launch.config = {{p.gridDimX, p.gridDimY, p.gridDimZ}, {p.blockDimX, p.blockDimY, p.blockDimZ}, p.sharedMemBytes};
     launch.refusal = "a cooperative launch (cuLaunchCooperativeKernel, grid-wide synchronisation): replay cannot reproduce it";
     break;
   }
   default:
+    return false;
+  }
+  return true;
+}
+
+void LaunchCapture::on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data) {
+  if (id == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || id == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
+    std::lock_guard<std::timed_mutex> hold(lock_);
+    table_->count_graph_launch();
     return;
   }
+  if (!data.symbolName || !data.functionParams || !table_->wanted(data.symbolName)) return;
+  Launch launch;
+  launch.kernel = data.symbolName;
+  if (!read_launch(id, data.functionParams, launch)) return;
   if (!launch.refusal.empty()) {
     std::lock_guard<std::timed_mutex> hold(lock_);
     table_->count_refused(launch.kernel, launch.config, launch.refusal);
@@ -258,28 +263,23 @@ void LaunchCapture::on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data
   in_flight_[token] = std::move(flight);
 }
 
-std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& launch, std::string& why) {
+bool LaunchCapture::not_in_graph_capture(const Launch& launch, std::string& why) {
   const CudaDriver& d = driver_;
-  // No synchronisation may happen while the stream is being recorded into
-  // a graph: it would invalidate the program's capture. Checked first.
   CUstreamCaptureStatus capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
   auto is_capturing = launch.per_thread_stream && d.stream_is_capturing_ptsz ? d.stream_is_capturing_ptsz : d.stream_is_capturing;
   if (CUresult r = is_capturing(launch.stream, &capture_status); r != CUDA_SUCCESS) {
     why = cuda_error("cuStreamIsCapturing", r);
-    return nullptr;
+    return false;
   }
   if (capture_status != CU_STREAM_CAPTURE_STATUS_NONE) {
     why = "launched during stream capture (recorded into a CUDA graph): capturing would synchronise, which the graph forbids";
-    return nullptr;
+    return false;
   }
+  return true;
+}
 
-  auto flight = std::make_unique<InFlight>();
-  LaunchRecord& r = flight->record;
-  r.kernel = std::string(launch.kernel);
-  r.pid = pid_;
-  r.exe = exe_;
-  r.config = launch.config;
-  r.launch_api = launch.api;
+bool LaunchCapture::read_params(const Launch& launch, LaunchRecord& r, std::string& why) {
+  const CudaDriver& d = driver_;
   // The handle may be a CUkernel (the runtime's launches pass one; so does
   // cuLibraryGetKernel), which cuLaunchKernel accepts as a function but
   // cuFuncGetParamInfo refuses as an invalid handle (seen on an H100 with
@@ -295,7 +295,7 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
       result = d.kernel_get_param_info(reinterpret_cast<CUkernel>(launch.function), i, &offset, &size);
       if (result != CUDA_SUCCESS && result != CUDA_ERROR_INVALID_VALUE) {
         why = cuda_error("cuFuncGetParamInfo", result);
-        return nullptr;
+        return false;
       }
     }
     if (result != CUDA_SUCCESS) break;  // past the last parameter
@@ -309,9 +309,13 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
   } else {
     bytes = params_from_extra(r.params, launch.extra, why);
   }
-  if (!bytes) return nullptr;
+  if (!bytes) return false;
   r.param_bytes = std::move(*bytes);
+  return true;
+}
 
+bool LaunchCapture::find_memory(LaunchRecord& r, std::string& why) {
+  const CudaDriver& d = driver_;
   r.memory = find_launch_memory(r.params, r.param_bytes, [&](std::uint64_t value) -> std::optional<AllocationFound> {
     CUdeviceptr base = 0;
     std::size_t size = 0;
@@ -339,19 +343,19 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
   });
   if (!r.memory.refusal.empty()) {
     why = r.memory.refusal;
-    return nullptr;
+    return false;
   }
   std::uint64_t cap = table_->settings().max_bytes;
   if (r.memory.bytes > cap) {
     why = "the launch's allocations total " + std::to_string(r.memory.bytes) + " bytes, over " + env_name(Env::capture_max_bytes) + "=" +
           std::to_string(cap) + " (raise it to capture this launch)";
-    return nullptr;
+    return false;
   }
+  return true;
+}
 
-  if (CUresult res = d.ctx_synchronize(); res != CUDA_SUCCESS) {
-    why = cuda_error("cuCtxSynchronize before the launch", res);
-    return nullptr;
-  }
+void LaunchCapture::record_device(LaunchRecord& r) {
+  const CudaDriver& d = driver_;
   CUdevice device = 0;
   if (d.ctx_get_device(&device) == CUDA_SUCCESS) {
     r.device = int(device);
@@ -362,20 +366,43 @@ std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& la
         d.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) == CUDA_SUCCESS)
       r.compute_capability = {major, minor};
   }
+}
 
+bool LaunchCapture::make_capture_directory(InFlight& flight, std::string& why) {
   if (auto made = make_own_directory(dir_); !made) {
     why = "cannot make " + dir_ + ": " + made.error().message;
-    return nullptr;
+    return false;
   }
   for (std::uint32_t tries = 0;; ++tries) {
-    flight->name = tag_ + "-" + std::to_string(next_capture_++);
-    flight->path = dir_ + "/" + flight->name;
-    if (::mkdir(flight->path.c_str(), 0755) == 0) break;  // never an existing directory: another's stays theirs
+    flight.name = tag_ + "-" + std::to_string(next_capture_++);
+    flight.path = dir_ + "/" + flight.name;
+    if (::mkdir(flight.path.c_str(), 0755) == 0) break;  // never an existing directory: another's stays theirs
     if (errno != EEXIST || tries >= max_name_tries) {
-      why = "cannot make " + flight->path + ": " + std::strerror(errno);
-      return nullptr;
+      why = "cannot make " + flight.path + ": " + std::strerror(errno);
+      return false;
     }
   }
+  return true;
+}
+
+std::unique_ptr<LaunchCapture::InFlight> LaunchCapture::prepare(const Launch& launch, std::string& why) {
+  // No synchronisation may happen while the stream is being recorded into
+  // a graph: it would invalidate the program's capture. Checked first.
+  if (!not_in_graph_capture(launch, why)) return nullptr;
+  auto flight = std::make_unique<InFlight>();
+  LaunchRecord& r = flight->record;
+  r.kernel = std::string(launch.kernel);
+  r.pid = pid_;
+  r.exe = exe_;
+  r.config = launch.config;
+  r.launch_api = launch.api;
+  if (!read_params(launch, r, why) || !find_memory(r, why)) return nullptr;
+  if (CUresult res = driver_.ctx_synchronize(); res != CUDA_SUCCESS) {
+    why = cuda_error("cuCtxSynchronize before the launch", res);
+    return nullptr;
+  }
+  record_device(r);
+  if (!make_capture_directory(*flight, why)) return nullptr;
   if (!copy_allocations(*flight, why)) {
     remove_capture(*flight);
     return nullptr;

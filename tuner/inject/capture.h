@@ -87,10 +87,24 @@ private:
   struct InFlight;
   struct Launch;
   void on_enter(CUpti_CallbackId id, const CUpti_CallbackData& data);
+  // The launch a launch API's parameters describe into `launch` (its
+  // refusal set when it cannot be captured: cooperative, clusters); false
+  // for a callback that is no kernel launch.
+  static bool read_launch(CUpti_CallbackId id, const void* params, Launch& launch);
   void on_exit(const CUpti_CallbackData& data);
   void on_module_load(const CUpti_CallbackData& data);
   std::string code_of(const Launch& launch, bool as_kernel);
   std::unique_ptr<InFlight> prepare(const Launch& launch, std::string& why);
+  // prepare()'s steps, each false with `why` set when the launch is not
+  // captured: not while its stream records a CUDA graph; its parameters
+  // (offsets, sizes and bytes); the allocations its pointers reach (none
+  // managed or host memory, their total under the cap); the device it runs
+  // on; a new directory of its own.
+  bool not_in_graph_capture(const Launch& launch, std::string& why);
+  bool read_params(const Launch& launch, LaunchRecord& r, std::string& why);
+  bool find_memory(LaunchRecord& r, std::string& why);
+  void record_device(LaunchRecord& r);
+  bool make_capture_directory(InFlight& flight, std::string& why);
   bool copy_allocations(InFlight& flight, std::string& why);
   /// `own_file`: a file of this process' own capture directory, replaced
   /// when there; `never`: a name in the shared directory, which becomes
