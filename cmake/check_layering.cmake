@@ -10,7 +10,7 @@
 #   tuner/formats <- tuner/objectives <- tuner/search <- tuner/rundir <- tuner/measure
 #     <- tuner/run <- tuner/commands <- tuner (ciq-tuner's main)
 #   tuner/measure <- tuner/report <- tuner
-#   utils <- tuner/inject (the library loaded into programs)
+#   utils <- tuner/formats (its header-only writers) <- tuner/inject (the library loaded into programs)
 #   utils <- tuner/formats <- tuner/replay (ciq-replay)
 #
 # Each folder is also one library that links only downward (its
@@ -27,11 +27,14 @@ set(ciq_below_spaces utils spaces)
 set(ciq_below_cache utils spaces cache)
 set(ciq_below_wrapper utils spaces cache wrapper)
 set(ciq_below_cache/cli utils utils/cli spaces cache cache/cli)
-# tuner/formats reads kernel traces (utils only); tuner/inject is the
-# library loaded into the user's program (no ciq library but utils' ELF
-# part, ciq_elf); objectives and everything above may read traces.
+# tuner/formats owns the files libciq-inject writes (utils only);
+# tuner/inject is the library loaded into the user's program: it links no
+# ciq library but utils' ELF part (ciq_elf) and ciq_system, so of
+# tuner/formats it can use only the header-only writers
+# (kernel_trace_lines.h; anything else fails its link); objectives and
+# everything above may read traces.
 set(ciq_below_tuner/formats utils tuner/formats)
-set(ciq_below_tuner/inject utils tuner/inject)
+set(ciq_below_tuner/inject utils tuner/formats tuner/inject)
 # tuner/replay re-runs captured launches (ciq-replay): the capture reader only.
 set(ciq_below_tuner/replay utils tuner/formats tuner/replay)
 set(ciq_below_tuner/objectives utils spaces cache tuner/formats tuner/objectives)

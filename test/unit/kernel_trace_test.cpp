@@ -305,6 +305,24 @@ TEST(KernelTable, what_it_writes_the_reader_reads) {
   facts.status = "ok";
   std::string text = table.render(facts);
   EXPECT_EQ(text.rfind("{\"ciq_kernel_trace\":1,\"pid\":42,\"exe\":", 0), 0u) << text;
+  // Byte for byte what the writer wrote before the format had one owner
+  // (tuner/formats/kernel_trace_lines.h): members in the documented order.
+  EXPECT_EQ(text,
+            "{\"ciq_kernel_trace\":1,\"pid\":42,\"exe\":\"/bin/app\xef\xbf\xbd\",\"status\":\"ok\",\"reason\":\"\",\"dropped_launches\":0,"
+            "\"dropped_records\":3,\"incomplete_records\":1,\"module_identity\":\"ok\"}\n"
+            "{\"module\":7,\"image\":\"elf\",\"bytes\":380,\"xxh128\":\"46d8c69aca3f49b5245ffe45d7dda1a9\",\"kernels\":2}\n"
+            "{\"module\":8,\"image\":\"other\",\"bytes\":13,\"xxh128\":\"3c5bb4fa2d4eeb8b51957028ad51f4c4\",\"kernels\":0}\n"
+            "{\"kernel\":\"_Z4stepPf\",\"demangled\":\"step(float*)\",\"device\":0,\"grid\":[1,1,1],\"block\":[128,1,1],\"dynamic_smem\":0,"
+            "\"static_smem\":256,\"registers\":32,\"local_bytes\":0,\"launches\":2,\"total_ns\":120,\"min_ns\":50,\"max_ns\":70,"
+            "\"first_start_ns\":1000,\"last_end_ns\":2070,\"durations_ns\":[50,70],\"code_xxh128\":\"4102fbc6769017934e5fa5e78453d086\","
+            "\"module\":7}\n"
+            "{\"kernel\":\"_Z4stepPf\",\"demangled\":\"step(float*)\",\"device\":0,\"grid\":[2,1,1],\"block\":[128,1,1],\"dynamic_smem\":0,"
+            "\"static_smem\":256,\"registers\":32,\"local_bytes\":0,\"launches\":1,\"total_ns\":60,\"min_ns\":60,\"max_ns\":60,"
+            "\"first_start_ns\":3000,\"last_end_ns\":3060,\"durations_ns\":[60],\"code_xxh128\":\"4102fbc6769017934e5fa5e78453d086\","
+            "\"module\":7}\n"
+            "{\"kernel\":\"triton_kernel_0\",\"demangled\":\"triton_kernel_0\",\"device\":0,\"grid\":[1,1,1],\"block\":[128,1,1],"
+            "\"dynamic_smem\":0,\"static_smem\":256,\"registers\":32,\"local_bytes\":0,\"launches\":1,\"total_ns\":5,\"min_ns\":5,"
+            "\"max_ns\":5,\"first_start_ns\":4000,\"last_end_ns\":4005,\"durations_ns\":[5],\"code_xxh128\":\"\",\"module\":-1}\n");
 
   KernelTrace trace = read_back(text);
   EXPECT_TRUE(trace.problems.empty());

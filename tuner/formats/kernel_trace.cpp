@@ -4,6 +4,7 @@
 #include "tuner/formats/kernel_trace.h"
 
 #include "tuner/formats/json_members.h"
+#include "tuner/formats/kernel_trace_lines.h"
 #include "utils/files.h"
 
 #include <algorithm>
@@ -132,13 +133,13 @@ void add_kernel_trace_text(KernelTrace& trace, std::string_view text, const std:
       continue;
     }
     if (!have_header) {
-      if (!parsed.contains("ciq_kernel_trace")) {
-        problem("not a kernel trace (no \"ciq_kernel_trace\" header); file skipped");
+      if (!parsed.contains(k_kernel_trace_member)) {
+        problem(std::string("not a kernel trace (no \"") + k_kernel_trace_member + "\" header); file skipped");
         return;
       }
-      std::uint64_t version = unsigned_member(parsed, "ciq_kernel_trace");
-      if (version != 1) {
-        problem("kernel trace version " + parsed["ciq_kernel_trace"].dump() + " is not 1; file skipped");
+      if (unsigned_member(parsed, k_kernel_trace_member) != k_kernel_trace_version) {
+        problem("kernel trace version " + parsed[k_kernel_trace_member].dump() + " is not " +
+                std::to_string(k_kernel_trace_version) + "; file skipped");
         return;
       }
       TraceProcess p;

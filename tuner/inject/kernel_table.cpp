@@ -1,5 +1,7 @@
 #include "tuner/inject/kernel_table.h"
 
+#include "tuner/formats/kernel_trace_lines.h"
+
 #include "utils/elf.h"
 
 #include <algorithm>
@@ -75,54 +77,53 @@ void KernelTable::add_module(std::uint32_t id, std::string_view image) {
 }
 
 std::string KernelTable::render(const ProcessFacts& facts) const {
-  // Invalid UTF-8 (an exe path, a name) is replaced, never an exception.
-  auto line = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; };
-  std::string out = line({{"ciq_kernel_trace", 1},
-                          {"pid", facts.pid},
-                          {"exe", facts.exe},
-                          {"status", facts.status},
-                          {"reason", facts.reason},
-                          {"dropped_launches", dropped_launches_},
-                          {"dropped_records", dropped_records_},
-                          {"incomplete_records", incomplete_},
-                          {"module_identity", facts.module_identity}});
-  for (const Module& m : modules_)
-    out += line({{"module", m.id},
-                 {"image", m.elf ? "elf" : "other"},
-                 {"bytes", m.bytes},
-                 {"xxh128", hash_hex(m.xxh128)},
-                 {"kernels", m.kernels}});
+  formats::TraceProcess process;
+  process.pid = facts.pid;
+  process.exe = facts.exe;
+  process.status = facts.status;
+  process.reason = facts.reason;
+  process.dropped_launches = dropped_launches_;
+  process.dropped_records = dropped_records_;
+  process.incomplete_records = incomplete_;
+  process.module_identity = facts.module_identity;
+  std::string out = formats::kernel_trace_line(process);
+  for (const Module& m : modules_) {
+    formats::TraceModule line;
+    line.id = m.id;
+    line.image = m.elf ? "elf" : "other";
+    line.bytes = m.bytes;
+    line.xxh128 = hash_hex(m.xxh128);
+    line.kernels = m.kernels;
+    out += formats::kernel_trace_line(line);
+  }
   for (const auto& [name, configs] : groups_) {
     // Tie the name to its code: one module holding it, or several with the
     // same bytes for it (the hash is still known, the module is not).
-    std::string code;
-    std::int64_t module = -1;
+    formats::KernelRecord r;
+    r.kernel = name;
     if (auto seen = code_by_name_.find(name); seen != code_by_name_.end()) {
       const auto& all = seen->second;
       bool same = std::all_of(all.begin(), all.end(), [&](const CodeSeen& c) { return c.code == all.front().code; });
-      if (same) code = hash_hex(all.front().code);
-      if (all.size() == 1) module = all.front().module;
+      if (same) r.code_xxh128 = hash_hex(all.front().code);
+      if (all.size() == 1) r.module = all.front().module;
     }
-    std::string readable = demangle(name);
+    r.demangled = demangle(name);
     for (const auto& [config, g] : configs) {
-      out += line({{"kernel", name},
-                   {"demangled", readable},
-                   {"device", config.device},
-                   {"grid", config.grid},
-                   {"block", config.block},
-                   {"dynamic_smem", config.dynamic_smem},
-                   {"static_smem", g.static_smem},
-                   {"registers", g.registers},
-                   {"local_bytes", g.local_bytes},
-                   {"launches", g.launches},
-                   {"total_ns", g.total_ns},
-                   {"min_ns", g.min_ns},
-                   {"max_ns", g.max_ns},
-                   {"first_start_ns", g.first_start_ns},
-                   {"last_end_ns", g.last_end_ns},
-                   {"durations_ns", g.durations_ns},
-                   {"code_xxh128", code},
-                   {"module", module}});
+      r.config.device = config.device;
+      for (std::size_t i = 0; i < 3; ++i)
+        r.config.grid[i] = std::uint32_t(config.grid[i]), r.config.block[i] = std::uint32_t(config.block[i]);
+      r.config.dynamic_smem = std::uint64_t(std::uint32_t(config.dynamic_smem));
+      r.static_smem = std::uint64_t(std::uint32_t(g.static_smem));
+      r.registers = g.registers;
+      r.local_bytes = g.local_bytes;
+      r.launches = g.launches;
+      r.total_ns = g.total_ns;
+      r.min_ns = g.min_ns;
+      r.max_ns = g.max_ns;
+      r.first_start_ns = g.first_start_ns;
+      r.last_end_ns = g.last_end_ns;
+      r.durations_ns = g.durations_ns;
+      out += formats::kernel_trace_line(r);
     }
   }
   return out;
