@@ -31,7 +31,7 @@ set(ciq_below_cache/cli utils utils/cli spaces cache cache/cli)
 # tuner/inject is the library loaded into the user's program: it links no
 # ciq library but utils' ELF part (ciq_elf) and ciq_system, so of
 # tuner/formats it can use only the header-only writers
-# (kernel_trace_lines.h; anything else fails its link); objectives and
+# (kernel_trace_lines.h, capture_lines.h; anything else fails its link); objectives and
 # everything above may read traces.
 set(ciq_below_tuner/formats utils tuner/formats)
 set(ciq_below_tuner/inject utils tuner/formats tuner/inject)

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace ciq;
 using namespace ciq::inject;
@@ -204,6 +205,21 @@ TEST(CaptureWriter, writes_what_the_capture_reader_reads_back) {
   r.config_launches = 12;
   ASSERT_TRUE(write_file_atomic(dir + "/" + memory_file_name(0), std::string(64, 'a')));
   ASSERT_TRUE(write_file_atomic(dir + "/" + memory_file_name(1), std::string(32, 'b')));
+  // Byte for byte what the writer wrote before the format had one owner
+  // (tuner/formats/capture_lines.h): one-space indentation, members in the
+  // documented order, addresses as "0x..." text.
+  std::string text = render_launch(r);
+  EXPECT_EQ(text.rfind("{\n \"ciq_capture\": 1,\n \"kernel\": \"_Z3addPfS_i\",\n \"pid\": 42,\n", 0), 0u) << text;
+  EXPECT_EQ(nlohmann::ordered_json::parse(text).dump(),
+            "{\"ciq_capture\":1,\"kernel\":\"_Z3addPfS_i\",\"pid\":42,\"exe\":\"/bin/app\",\"device\":1,\"device_name\":\"N"
+            "VIDIA H100 80GB HBM3\",\"compute_capability\":[9,0],\"grid\":[128,2,1],\"block\":[256,1,1],\"dynamic_smem\":10"
+            "24,\"launch_api\":\"cuLaunchKernelEx\",\"code_xxh128\":\"\",\"params\":[{\"offset\":0,\"size\":8},{\"offset\":"
+            "8,\"size\":8},{\"offset\":16,\"size\":4}],\"param_bytes\":\"10705634127f000000000000f0ffffff4d000000\",\"point"
+            "ers\":[{\"param\":0,\"allocation\":0,\"offset\":16},{\"param\":1,\"allocation\":1,\"offset\":0}],\"allocations"
+            "\":[{\"base\":\"0x7f1234567000\",\"size\":64,\"file\":\"mem-0.bin\",\"before_xxh128\":\"00112233445566778899aa"
+            "bbccddeeff\",\"after_xxh128\":\"0123456789abcdef0123456789abcdef\"},{\"base\":\"0xfffffff000000000\",\"size\":"
+            "32,\"file\":\"mem-1.bin\",\"before_xxh128\":\"ffeeddccbbaa99887766554433221100\",\"after_xxh128\":\"ffeeddccbb"
+            "aa99887766554433221100\"}],\"config_launches\":12}");
   ASSERT_TRUE(write_file_atomic(dir + "/launch.json", render_launch(r)));
 
   CaptureSettings settings;

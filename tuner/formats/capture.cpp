@@ -3,6 +3,8 @@
 // opened once, by open_input, and read through that descriptor.
 #include "tuner/formats/capture.h"
 
+#include "tuner/formats/capture_lines.h"
+
 #include "tuner/formats/json_members.h"
 #include "utils/files.h"
 #include "utils/hash.h"
@@ -240,9 +242,10 @@ Result<Capture> read_capture(const std::string& dir_given) {
   auto doc = read_json_file(path);
   if (!doc) return doc.error();
   const json& d = *doc;
-  auto version = d.find("ciq_capture");
-  if (version == d.end() || !version->is_number_unsigned() || version->get<std::uint64_t>() != 1)
-    return bad(path, "not a capture of format 1 (\"ciq_capture\": 1)");
+  auto version = d.find(k_capture_member);
+  if (version == d.end() || !version->is_number_unsigned() || version->get<std::uint64_t>() != k_capture_version)
+    return bad(path, "not a capture of format " + std::to_string(k_capture_version) + " (\"" + k_capture_member + "\": " +
+                         std::to_string(k_capture_version) + ")");
   Capture c;
   c.dir = dir;
   if (auto r = read_launch(d, path, c); !r) return r.error();

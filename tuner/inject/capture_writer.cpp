@@ -1,5 +1,7 @@
 #include "tuner/inject/capture_writer.h"
 
+#include "tuner/formats/capture_lines.h"
+
 #include "utils/env_table.h"
 
 #include <algorithm>
@@ -34,22 +36,7 @@ std::uint64_t word_at(const std::vector<std::uint8_t>& bytes, std::uint64_t offs
 
 json dims(const std::array<std::uint32_t, 3>& d) { return json::array({d[0], d[1], d[2]}); }
 
-std::string hex_bytes(const std::vector<std::uint8_t>& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (std::uint8_t b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
 
-std::string address(std::uint64_t value) {
-  char text[19];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 /// A plain count: digits, then at most one of K, M, G, T (powers of 1024).
 bool parse_size(const std::string& text, std::uint64_t& out) {
@@ -152,38 +139,27 @@ LaunchMemory find_launch_memory(const std::vector<ParamSlot>& layout, const std:
 std::string memory_file_name(std::size_t i) { return "mem-" + std::to_string(i) + ".bin"; }
 
 std::string render_launch(const LaunchRecord& r) {
-  json params = json::array();
-  for (const auto& p : r.params) params.push_back({{"offset", p.offset}, {"size", p.size}});
-  json pointers = json::array();
-  for (const auto& p : r.memory.pointers)
-    pointers.push_back({{"param", p.param}, {"allocation", p.allocation}, {"offset", p.offset}});
-  json allocations = json::array();
-  for (std::size_t i = 0; i < r.memory.allocations.size(); ++i) {
-    const auto& a = r.memory.allocations[i];
-    allocations.push_back({{"base", address(a.base)},
-                           {"size", a.size},
-                           {"file", memory_file_name(i)},
-                           {"before_xxh128", i < r.before_xxh128.size() ? r.before_xxh128[i] : ""},
-                           {"after_xxh128", i < r.after_xxh128.size() ? r.after_xxh128[i] : ""}});
-  }
-  json j = {{"ciq_capture", 1},
-            {"kernel", r.kernel},
-            {"pid", r.pid},
-            {"exe", r.exe},
-            {"device", r.device},
-            {"device_name", r.device_name},
-            {"compute_capability", json::array({r.compute_capability[0], r.compute_capability[1]})},
-            {"grid", dims(r.config.grid)},
-            {"block", dims(r.config.block)},
-            {"dynamic_smem", r.config.dynamic_smem},
-            {"launch_api", r.launch_api},
-            {"code_xxh128", r.code_xxh128},
-            {"params", params},
-            {"param_bytes", hex_bytes(r.param_bytes)},
-            {"pointers", pointers},
-            {"allocations", allocations},
-            {"config_launches", r.config_launches}};
-  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+  formats::Capture c;
+  c.kernel = r.kernel;
+  c.pid = r.pid;
+  c.exe = r.exe;
+  c.device = r.device;
+  c.device_name = r.device_name;
+  c.compute_capability = r.compute_capability;
+  c.grid = r.config.grid;
+  c.block = r.config.block;
+  c.dynamic_smem = r.config.dynamic_smem;
+  c.launch_api = r.launch_api;
+  c.code_xxh128 = r.code_xxh128;
+  for (const auto& p : r.params) c.params.push_back({p.offset, p.size});
+  c.param_bytes = r.param_bytes;
+  for (const auto& p : r.memory.pointers) c.pointers.push_back({p.param, p.allocation, p.offset});
+  for (std::size_t i = 0; i < r.memory.allocations.size(); ++i)
+    c.allocations.push_back({r.memory.allocations[i].base, r.memory.allocations[i].size, memory_file_name(i),
+                             i < r.before_xxh128.size() ? r.before_xxh128[i] : "",
+                             i < r.after_xxh128.size() ? r.after_xxh128[i] : ""});
+  c.config_launches = r.config_launches;
+  return formats::launch_json_text(c);
 }
 
 StreamDigest::StreamDigest() : state_(XXH3_createState()) {
@@ -197,7 +173,7 @@ std::string StreamDigest::hex() const {
   if (!state_) return "";
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_)));
-  return hex_bytes(std::vector<std::uint8_t>(canonical.digest, canonical.digest + sizeof canonical.digest));
+  return formats::hex_text(std::vector<std::uint8_t>(canonical.digest, canonical.digest + sizeof canonical.digest));
 }
 
 bool parse_capture_settings(const char* kernels, const char* max_bytes, const char* configs, CaptureSettings& out,
