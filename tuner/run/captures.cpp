@@ -46,6 +46,90 @@ std::string words(const std::vector<std::string>& argv) {
   return line;
 }
 
+// The modules of the traced builds in `build_dirs`, with the trace
+// directory of each (their PTX copies are there).
+struct TracedModules {
+  std::vector<TracedModule> modules;
+  std::vector<std::string> dirs;
+};
+
+Result<TracedModules> read_traced(const std::vector<std::string>& build_dirs) {
+  TracedModules traced;
+  for (const auto& dir : build_dirs) {
+    if (dir.empty() || !is_directory(dir)) continue;
+    auto read = read_trace(dir);
+    if (!read) return read.error();
+    for (auto& m : *read) {
+      traced.modules.push_back(std::move(m));
+      traced.dirs.push_back(dir);
+    }
+  }
+  return traced;
+}
+
+// The module of the traced build that capture `c` replays from, its
+// directory in `dir`: the one module that holds the kernel (compiled for a
+// GPU the capture's runs, its PTX kept); when several do (Triton's forward
+// and backward graphs may each have a triton_poi_fused_mm_0), the one
+// whose code for it is the code the launch ran. nullptr, with `why`, when
+// none is, or which one is unknown.
+const TracedModule* module_of(const formats::Capture& c, const TracedModules& traced, std::string& dir, std::string& why) {
+  std::set<std::string> keys, same_code_keys;
+  const TracedModule* found = nullptr;
+  const TracedModule* found_by_code = nullptr;
+  std::string found_by_code_dir;
+  for (std::size_t i = 0; i < traced.modules.size(); ++i) {
+    const TracedModule& m = traced.modules[i];
+    if (m.exit_status != 0 || m.output.empty() || m.ptx_copy.empty() || !target_runs_on(m.target, c.compute_capability))
+      continue;
+    auto k = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const TracedKernel& t) { return t.name == c.kernel; });
+    if (k == m.kernels.end()) continue;
+    if (keys.insert(m.module_key).second && !found) {
+      found = &m;
+      dir = traced.dirs[i];
+    }
+    if (!c.code_xxh128.empty() && k->code == c.code_xxh128 && same_code_keys.insert(m.module_key).second && !found_by_code) {
+      found_by_code = &m;
+      found_by_code_dir = traced.dirs[i];
+    }
+  }
+  std::string name = printable(c.kernel);
+  if (!found) {
+    why = name + ": no module of the traced build holds it with its PTX kept (a library's kernel, one "
+                 "built without ciq-nvcc/ciq-ptxas, or code for another GPU): it cannot be replayed";
+    return nullptr;
+  }
+  if (keys.size() == 1) return found;
+  if (same_code_keys.size() != 1) {
+    why = name + ": " + std::to_string(keys.size()) + " different modules of the build hold it; which one " +
+          "the program ran is unknown (" +
+          (c.code_xxh128.empty() ? std::string("the capture does not name the code it ran")
+                                 : std::to_string(same_code_keys.size()) + " of them with the code it ran") +
+          ")";
+    return nullptr;
+  }
+  dir = found_by_code_dir;
+  return found_by_code;
+}
+
+// Makes capture `c` ready for replay from module `m` (traced in `dir`): its
+// PTX as <capture>/module.ptx and how it was compiled, compile.json.
+Result<void> attach_module(const formats::Capture& c, const TracedModule& m, const std::string& dir) {
+  auto text = read_file(join_path(dir, m.ptx_copy));
+  if (!text) return text.error();
+  if (auto w = write_file_atomic(join_path(c.dir, "module.ptx"), *text); !w) return w.error();
+  formats::CaptureCompile compile;
+  compile.ptx = "module.ptx";
+  compile.ptxas = m.ptxas_path;
+  compile.ptxas_version = m.ptxas_version;
+  compile.ptxas_release = release_of(m.ptxas_version);
+  compile.ptxas_identity = m.ptxas_identity;
+  compile.target = m.target;
+  compile.args = m.args;
+  compile.module_key = m.module_key;
+  return formats::write_capture_compile(c.dir, compile);
+}
+
 } // namespace
 
 Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const std::vector<std::string>& build_dirs) {
@@ -62,72 +146,16 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
     for (const auto& e : index.entries)
       if (!e.refused.empty()) out.refused.push_back(e.kernel + ": " + e.refused);
   }
-  std::vector<TracedModule> modules;
-  std::vector<std::string> module_dirs;  // the trace directory of each
-  for (const auto& dir : build_dirs) {
-    if (dir.empty() || !is_directory(dir)) continue;
-    auto read = read_trace(dir);
-    if (!read) return read.error();
-    for (auto& m : *read) {
-      modules.push_back(std::move(m));
-      module_dirs.push_back(dir);
-    }
-  }
+  auto traced = read_traced(build_dirs);
+  if (!traced) return traced.error();
   for (const auto& c : set->captures) {
-    // The modules that hold the kernel, by key; when several do (Triton's
-    // forward and backward graphs may each have a triton_poi_fused_mm_0),
-    // the one whose code for it is the code the launch ran.
-    std::set<std::string> keys, same_code_keys;
-    const TracedModule* found = nullptr;
-    const TracedModule* found_by_code = nullptr;
-    std::string found_dir, found_by_code_dir;
-    for (std::size_t i = 0; i < modules.size(); ++i) {
-      const TracedModule& m = modules[i];
-      if (m.exit_status != 0 || m.output.empty() || m.ptx_copy.empty() || !target_runs_on(m.target, c.compute_capability))
-        continue;
-      auto k = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const TracedKernel& t) { return t.name == c.kernel; });
-      if (k == m.kernels.end()) continue;
-      if (keys.insert(m.module_key).second && !found) {
-        found = &m;
-        found_dir = module_dirs[i];
-      }
-      if (!c.code_xxh128.empty() && k->code == c.code_xxh128 && same_code_keys.insert(m.module_key).second && !found_by_code) {
-        found_by_code = &m;
-        found_by_code_dir = module_dirs[i];
-      }
-    }
-    std::string name = printable(c.kernel);
-    if (!found) {
-      out.refused.push_back(name + ": no module of the traced build holds it with its PTX kept (a library's kernel, one "
-                                   "built without ciq-nvcc/ciq-ptxas, or code for another GPU): it cannot be replayed");
+    std::string dir, why;
+    const TracedModule* m = module_of(c, *traced, dir, why);
+    if (!m) {
+      out.refused.push_back(why);
       continue;
     }
-    if (keys.size() > 1) {
-      if (same_code_keys.size() != 1) {
-        out.refused.push_back(name + ": " + std::to_string(keys.size()) + " different modules of the build hold it; which one " +
-                              "the program ran is unknown (" +
-                              (c.code_xxh128.empty() ? std::string("the capture does not name the code it ran")
-                                                     : std::to_string(same_code_keys.size()) + " of them with the code it ran") +
-                              ")");
-        continue;
-      }
-      found = found_by_code;
-      found_dir = found_by_code_dir;
-    }
-    std::string ptx = join_path(c.dir, "module.ptx");
-    auto text = read_file(join_path(found_dir, found->ptx_copy));
-    if (!text) return text.error();
-    if (auto w = write_file_atomic(ptx, *text); !w) return w.error();
-    formats::CaptureCompile compile;
-    compile.ptx = "module.ptx";
-    compile.ptxas = found->ptxas_path;
-    compile.ptxas_version = found->ptxas_version;
-    compile.ptxas_release = release_of(found->ptxas_version);
-    compile.ptxas_identity = found->ptxas_identity;
-    compile.target = found->target;
-    compile.args = found->args;
-    compile.module_key = found->module_key;
-    if (auto w = formats::write_capture_compile(c.dir, compile); !w) return w.error();
+    if (auto attached = attach_module(c, *m, dir); !attached) return attached.error();
     out.ready.push_back(c.dir);
   }
   return out;

@@ -42,6 +42,70 @@ Result<Dimension> acf_dimension(const TuneOptions& o, const std::vector<TracedMo
   return d;
 }
 
+// What the space leaves out, and why, on stderr; then its size.
+void say_left_out(const TuneOptions& o, const SearchSpace& space) {
+  auto names = [](const std::vector<std::string>& list) {
+    std::string all;
+    for (const auto& l : list) all += (all.empty() ? "" : ", ") + l;
+    return printable(all);
+  };
+  if (!space.shared_left_out.empty())
+    std::fprintf(stderr, "ciq-tuner: --separately: not searching %s: module-wide, so each would act on several of the %zu "
+                         "targeted kernels at once; searching each kernel's own directives\n",
+                 names(space.shared_left_out).c_str(), o.setup.own_kernels.size());
+  if (!space.pinned_left_out.empty())
+    std::fprintf(stderr, "ciq-tuner: not searched: %s\n", names(space.pinned_left_out).c_str());
+  if (!space.left_out.empty())
+    std::fprintf(stderr, "ciq-tuner: not searching %s: a block size is needed (.maxntid/.reqntid in the PTX) and "
+                         "nothing gives one, so ptxas would ignore it\n", names(space.left_out).c_str());
+  if (!space.overridden_left_out.empty())
+    std::fprintf(stderr, "ciq-tuner: not searching %s: every targeted kernel declares its block size (.maxntid/"
+                         ".reqntid), for which ptxas sets its own value and ignores the option\n",
+                 names(space.overridden_left_out).c_str());
+  std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
+               space.dimensions.size(), space.size(), o.search.budget);
+}
+
+// The search's first candidates: --seed-controls (each must fit the
+// space), an earlier kernel's winners (--seed-hint: a first guess, skipped
+// when it does not fit), and, unless the search is the random baseline
+// (it gets no informed candidates), occupancy probes.
+Result<void> add_seeds(TuneOptions& o, SearchSpace& space, const std::vector<TracedModule>& discovery) {
+  for (const auto& file : o.seeds) {
+    auto text = read_file(file);
+    if (!text) return text.error();
+    auto set = spaces::parse_control_set(*text, file);
+    if (!set) return set.error();
+    auto c = candidate_from_controls(space, *set);
+    if (!c) return make_error("tuner", "seed " + file + ": " + c.error().message);
+    if (space.repair(*c))
+      std::fprintf(stderr, "ciq-tuner: warning: seed %s sets options ptxas refuses together; seeding %s instead\n",
+                   file.c_str(), space.canonical(*c).c_str());
+    o.search.seeds.push_back(*c);
+  }
+  for (const auto& file : o.seed_hints) {
+    auto text = read_file(file);
+    auto set = text ? spaces::parse_control_set(*text, file) : Result<spaces::ControlSet>(text.error());
+    auto c = set ? candidate_from_controls(space, *set) : Result<Candidate>(set.error());
+    if (!c) {
+      std::fprintf(stderr, "ciq-tuner: not seeding with %s: %s\n", printable(file).c_str(), printable(c.error().message).c_str());
+      continue;
+    }
+    space.repair(*c);
+    std::fprintf(stderr, "ciq-tuner: seeding with %s (an earlier kernel's winner)\n", printable(space.canonical(*c)).c_str());
+    o.search.seeds.push_back(*c);
+  }
+  if (o.occupancy_probes && !o.random_search) {
+    std::size_t room = std::size_t(std::max(0, o.search.pool / 2 - int(o.search.seeds.size())));
+    for (auto& s : occupancy_seeds(discovery, space, room)) {
+      std::fprintf(stderr, "ciq-tuner: occupancy probe %s:maxnreg=%d (%s)\n", printable(s.probe.kernel).c_str(), s.probe.maxnreg,
+                   printable(s.probe.why).c_str());
+      o.search.seeds.push_back(std::move(s.candidate));
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModule>& discovery) {
@@ -62,69 +126,8 @@ Result<SearchSpace> build_run_space(TuneOptions& o, const std::vector<TracedModu
       std::fprintf(stderr, "ciq-tuner: warning: %s; searching without ACFs\n", printable(acfs.error().message).c_str());
     }
   }
-  if (!space->shared_left_out.empty()) {
-    std::string names;
-    for (const auto& l : space->shared_left_out) names += (names.empty() ? "" : ", ") + l;
-    std::fprintf(stderr, "ciq-tuner: --separately: not searching %s: module-wide, so each would act on several of the %zu "
-                         "targeted kernels at once; searching each kernel's own directives\n",
-                 printable(names).c_str(), o.setup.own_kernels.size());
-  }
-  if (!space->pinned_left_out.empty()) {
-    std::string names;
-    for (const auto& l : space->pinned_left_out) names += (names.empty() ? "" : ", ") + l;
-    std::fprintf(stderr, "ciq-tuner: not searched: %s\n", printable(names).c_str());
-  }
-  if (!space->left_out.empty()) {
-    std::string names;
-    for (const auto& l : space->left_out) names += (names.empty() ? "" : ", ") + l;
-    std::fprintf(stderr, "ciq-tuner: not searching %s: a block size is needed (.maxntid/.reqntid in the PTX) and "
-                         "nothing gives one, so ptxas would ignore it\n", printable(names).c_str());
-  }
-  if (!space->overridden_left_out.empty()) {
-    std::string names;
-    for (const auto& l : space->overridden_left_out) names += (names.empty() ? "" : ", ") + l;
-    std::fprintf(stderr, "ciq-tuner: not searching %s: every targeted kernel declares its block size (.maxntid/"
-                         ".reqntid), for which ptxas sets its own value and ignores the option\n",
-                 printable(names).c_str());
-  }
-  std::fprintf(stderr, "ciq-tuner: searching %zu dimensions (%.3g candidates) with a budget of %d evaluations\n",
-               space->dimensions.size(), space->size(), o.search.budget);
-
-  for (const auto& file : o.seeds) {
-    auto text = read_file(file);
-    if (!text) return text.error();
-    auto set = spaces::parse_control_set(*text, file);
-    if (!set) return set.error();
-    auto c = candidate_from_controls(*space, *set);
-    if (!c) return make_error("tuner", "seed " + file + ": " + c.error().message);
-    if (space->repair(*c))
-      std::fprintf(stderr, "ciq-tuner: warning: seed %s sets options ptxas refuses together; seeding %s instead\n",
-                   file.c_str(), space->canonical(*c).c_str());
-    o.search.seeds.push_back(*c);
-  }
-  // Earlier kernels' winners (a campaign's): a first guess, not an order.
-  for (const auto& file : o.seed_hints) {
-    auto text = read_file(file);
-    auto set = text ? spaces::parse_control_set(*text, file) : Result<spaces::ControlSet>(text.error());
-    auto c = set ? candidate_from_controls(*space, *set) : Result<Candidate>(set.error());
-    if (!c) {
-      std::fprintf(stderr, "ciq-tuner: not seeding with %s: %s\n", printable(file).c_str(), printable(c.error().message).c_str());
-      continue;
-    }
-    space->repair(*c);
-    std::fprintf(stderr, "ciq-tuner: seeding with %s (an earlier kernel's winner)\n", printable(space->canonical(*c)).c_str());
-    o.search.seeds.push_back(*c);
-  }
-  // The random strategy is the baseline: it gets no informed candidates.
-  if (o.occupancy_probes && !o.random_search) {
-    std::size_t room = std::size_t(std::max(0, o.search.pool / 2 - int(o.search.seeds.size())));
-    for (auto& s : occupancy_seeds(discovery, *space, room)) {
-      std::fprintf(stderr, "ciq-tuner: occupancy probe %s:maxnreg=%d (%s)\n", printable(s.probe.kernel).c_str(), s.probe.maxnreg,
-                   printable(s.probe.why).c_str());
-      o.search.seeds.push_back(std::move(s.candidate));
-    }
-  }
-
+  say_left_out(o, *space);
+  if (auto seeded = add_seeds(o, *space, discovery); !seeded) return seeded.error();
   return std::move(*space);
 }
 

@@ -332,6 +332,33 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
   return result;
 }
 
+// A child bred from everything measured so far, not yet `known`: the best
+// `pool` of it (after the cull) are the parents; a third of the children
+// are local steps around the leader, the rest crossovers (a random
+// candidate while fewer than two are measured). std::nullopt when none is
+// new after pool * 60 tries.
+template <class Known>
+std::optional<Candidate> bred_child(const SearchSpace& space, const SearchConfig& cfg, const SearchResult& result, int pool,
+                                    std::mt19937_64& rng, const Known& known) {
+  std::vector<std::size_t> everything(result.evaluated.size());
+  for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
+  auto ranked = nsga_order(result.evaluated, everything);
+  ranked.resize(std::min<std::size_t>(ranked.size(), std::size_t(pool)));
+  std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
+  ranked.resize(std::min(ranked.size(), keep));
+  std::uniform_real_distribution<double> coin(0, 1);
+  for (int attempts = 0; attempts < pool * 60; ++attempts) {
+    Candidate child;
+    if (ranked.size() < 2) child = space.random_candidate(rng); // too little measured to breed from
+    else if (coin(rng) < 1.0 / 3) child = local_step(space, result.evaluated[ranked.front()].candidate, rng);
+    else
+      child = crossover(space, tournament_pick(result, ranked, cfg.tournament, rng),
+                        tournament_pick(result, ranked, cfg.tournament, rng), cfg.mutate_rate, attempts > pool * 30, rng);
+    if (!known(space.canonical(child))) return child;
+  }
+  return std::nullopt;
+}
+
 SearchResult steady_state_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate,
                                  int jobs) {
   SearchResult result;
@@ -350,32 +377,15 @@ SearchResult steady_state_search(const SearchSpace& space, const SearchConfig& c
   bool exhausted = false;
   auto known = [&](const std::string& key) { return done.count(key) || in_flight.count(key); };
 
-  // The next candidate, bred from everything measured so far: the best
-  // `pool` of it (after the cull) are the parents; a third of the children
-  // are local steps around the leader, the rest crossovers. Under the lock.
+  // The next candidate: the queue's (resumed, first population), then one
+  // bred from everything measured so far (bred_child). Under the lock.
   auto propose = [&]() -> std::optional<Candidate> {
     while (!queue.empty()) {
       Candidate c = std::move(queue.back());
       queue.pop_back();
       if (!known(space.canonical(c))) return c;
     }
-    std::vector<std::size_t> everything(result.evaluated.size());
-    for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
-    auto ranked = nsga_order(result.evaluated, everything);
-    ranked.resize(std::min<std::size_t>(ranked.size(), std::size_t(pool)));
-    std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
-    ranked.resize(std::min(ranked.size(), keep));
-    std::uniform_real_distribution<double> coin(0, 1);
-    for (int attempts = 0; attempts < pool * 60; ++attempts) {
-      Candidate child;
-      if (ranked.size() < 2) child = space.random_candidate(rng); // too little measured to breed from
-      else if (coin(rng) < 1.0 / 3) child = local_step(space, result.evaluated[ranked.front()].candidate, rng);
-      else
-        child = crossover(space, tournament_pick(result, ranked, cfg.tournament, rng),
-                          tournament_pick(result, ranked, cfg.tournament, rng), cfg.mutate_rate, attempts > pool * 30, rng);
-      if (!known(space.canonical(child))) return child;
-    }
-    return std::nullopt;
+    return bred_child(space, cfg, result, pool, rng, known);
   };
 
   auto worker = [&] {

@@ -321,6 +321,40 @@ std::map<std::string, PinnedOption> pinned_options(const spaces::Space& compiler
   return pinned;
 }
 
+// Why ptxas ignores value `value` of option `knob` beside an option the
+// build passes (the space's conflicts of effect `ignored`, or refuses:
+// `refused`), for the log; "" for a value it takes.
+std::string beside_pinned(const spaces::Space& compiler, const std::map<std::string, PinnedOption>& pinned,
+                          const spaces::Knob& knob, const std::string& value) {
+  for (const auto& conflict : compiler.conflicts) {
+    auto it = pinned.find(conflict.knob);
+    if (conflict.excluded != knob.name || it == pinned.end() || !conflict.names(true, it->second.value)) continue;
+    if (conflict.names(false, value))
+      return std::string(conflict.effect == spaces::ConflictEffect::ignored ? "ptxas ignores it" : "ptxas refuses it") +
+             " beside the build's " + it->second.as_given;
+  }
+  return "";
+}
+
+// The space's conflicts between searched options as exclusions: the
+// `excludes` side is left at its default.
+void add_conflict_exclusions(SearchSpace& space, const spaces::Space& compiler) {
+  for (const auto& conflict : compiler.conflicts) {
+    auto marks = [&](const Dimension& d, bool when_side) {
+      std::vector<bool> m(d.values.size());
+      for (std::size_t v = 0; v < d.values.size(); ++v) m[v] = conflict.names(when_side, d.values[v]);
+      return m;
+    };
+    Exclusion x;
+    x.when = space.find(DimensionKind::option, conflict.knob);
+    x.drop = space.find(DimensionKind::option, conflict.excluded);
+    if (x.when == space.dimensions.size() || x.drop == space.dimensions.size()) continue; // a knob not searched
+    x.when_values = marks(space.dimensions[x.when], true);
+    x.drop_values = marks(space.dimensions[x.drop], false);
+    space.exclusions.push_back(std::move(x));
+  }
+}
+
 } // namespace
 
 void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const SpaceRequest& request,
@@ -328,19 +362,6 @@ void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const
   PtxFacts facts(trace);
   std::vector<std::string> kernels = targeted_kernels(trace, request.kernels);
   auto pinned = pinned_options(compiler, trace, kernels);
-  // The values of option `knob` that ptxas ignores beside an option the
-  // build passes (the space's conflicts of effect `ignored`, or refuses:
-  // `refused`), with the reason for the log; "" for a value it takes.
-  auto beside_pinned = [&](const spaces::Knob& knob, const std::string& value) -> std::string {
-    for (const auto& conflict : compiler.conflicts) {
-      auto it = pinned.find(conflict.knob);
-      if (conflict.excluded != knob.name || it == pinned.end() || !conflict.names(true, it->second.value)) continue;
-      if (conflict.names(false, value))
-        return std::string(conflict.effect == spaces::ConflictEffect::ignored ? "ptxas ignores it" : "ptxas refuses it") +
-               " beside the build's " + it->second.as_given;
-    }
-    return "";
-  };
   // Separately, with several targets: an option would act on all of them
   // (a candidate's options reach every module that holds a targeted kernel).
   bool shared_out = request.separately && kernels.size() > 1;
@@ -372,7 +393,7 @@ void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const
     auto& values = space.dimensions.back().values;
     std::string why;
     std::erase_if(values, [&](const std::string& v) {
-      std::string reason = beside_pinned(knob, v);
+      std::string reason = beside_pinned(compiler, pinned, knob, v);
       if (!reason.empty()) why = reason;
       return !reason.empty();
     });
@@ -385,21 +406,7 @@ void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const
   for (const auto& kernel : kernels)
     for (const auto& knob : compiler.knobs)
       if (allowed(knob, request) && knob.level == spaces::KnobLevel::directive) add(knob, DimensionKind::directive, kernel);
-  // The space's conflicts: the `excludes` side is left at its default.
-  for (const auto& conflict : compiler.conflicts) {
-    auto marks = [&](const Dimension& d, bool when_side) {
-      std::vector<bool> m(d.values.size());
-      for (std::size_t v = 0; v < d.values.size(); ++v) m[v] = conflict.names(when_side, d.values[v]);
-      return m;
-    };
-    Exclusion x;
-    x.when = space.find(DimensionKind::option, conflict.knob);
-    x.drop = space.find(DimensionKind::option, conflict.excluded);
-    if (x.when == space.dimensions.size() || x.drop == space.dimensions.size()) continue; // a knob not searched
-    x.when_values = marks(space.dimensions[x.when], true);
-    x.drop_values = marks(space.dimensions[x.drop], false);
-    space.exclusions.push_back(std::move(x));
-  }
+  add_conflict_exclusions(space, compiler);
   add_ptx_exclusions(space, knob_of, facts);
 }
 
