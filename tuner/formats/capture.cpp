@@ -271,6 +271,7 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
       }
       CaptureIndex index;
       index.file = path;
+      bool skipped = false;  // another version of the format
       std::size_t line_no = 0, start = 0;
       while (start < text->size()) {
         std::size_t end = text->find('\n', start);
@@ -284,12 +285,21 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
           set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a JSON object");
           continue;
         }
-        if (j.contains("ciq_capture_index")) {
+        if (j.contains(k_capture_index_member)) {
+          if (unsigned_member(j, k_capture_index_member) != k_capture_index_version) {
+            set.problems.push_back(path + ":" + std::to_string(line_no) + ": capture index version " +
+                                   j[k_capture_index_member].dump() + " is not " + std::to_string(k_capture_index_version) +
+                                   "; file skipped");
+            skipped = true;
+            break;
+          }
           std::uint64_t pid = 0;
           if (read_unsigned(j, "pid", pid)) index.pid = std::int64_t(pid);
           index.exe = string_member(j, "exe");
           index.status = string_member(j, "status");
           index.reason = string_member(j, "reason");
+          index.untracked_launches = unsigned_member(j, "untracked_launches");
+          index.graph_launches = unsigned_member(j, "graph_launches");
           continue;
         }
         CaptureIndexEntry e;
@@ -306,7 +316,7 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
         e.refused = string_member(j, "refused");
         index.entries.push_back(std::move(e));
       }
-      set.indexes.push_back(std::move(index));
+      if (!skipped) set.indexes.push_back(std::move(index));
     } else if (name[0] != '.' && is_directory(path) && path_exists(join_path(path, "launch.json"))) {
       auto capture = read_capture(path);
       if (capture) set.captures.push_back(std::move(*capture));

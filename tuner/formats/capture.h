@@ -168,9 +168,11 @@ struct CaptureIndexEntry {
 };
 
 struct CaptureIndex {
-  std::string file;
+  std::string file;  // the reader's: where it was read from
   std::int64_t pid = 0;
   std::string exe, status, reason;
+  std::uint64_t untracked_launches = 0;  // launches past the table's bound on configurations
+  std::uint64_t graph_launches = 0;      // cuGraphLaunch calls: their kernels are not captured
   std::vector<CaptureIndexEntry> entries;
 };
 

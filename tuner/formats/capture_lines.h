@@ -1,4 +1,5 @@
-// launch.json as text: the one writer of the capture format that
+// launch.json and index-<tag>.jsonl as text: the one writer of the capture
+// format that
 // capture.h describes and capture.cpp reads, from the reader's own type
 // (Capture). Header-only (nlohmann/json, no ciq library): libciq-inject,
 // which may link no ciq library but utils' ELF part and ciq_system, writes
@@ -15,9 +16,11 @@
 namespace ciq::formats {
 
 /// launch.json's member naming the format, and the version written (the
-/// reader refuses another).
+/// reader refuses another); the same for an index-<tag>.jsonl's first line.
 inline constexpr const char* k_capture_member = "ciq_capture";
 inline constexpr std::uint64_t k_capture_version = 1;
+inline constexpr const char* k_capture_index_member = "ciq_capture_index";
+inline constexpr std::uint64_t k_capture_index_version = 1;
 
 /// Bytes as lowercase hex, two digits each (param_bytes).
 inline std::string hex_text(const std::vector<std::uint8_t>& bytes) {
@@ -74,6 +77,30 @@ inline std::string launch_json_text(const Capture& c) {
             {"allocations", allocations},
             {"config_launches", c.config_launches}};
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+/// An index-<tag>.jsonl's text: the process's line, then one line per
+/// kernel and launch configuration seen (JSON lines, newline-terminated;
+/// `file` is the reader's, not written).
+inline std::string capture_index_text(const CaptureIndex& index) {
+  using json = nlohmann::ordered_json;
+  auto line = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; };
+  std::string text = line({{k_capture_index_member, k_capture_index_version},
+                           {"pid", index.pid},
+                           {"exe", index.exe},
+                           {"status", index.status},
+                           {"reason", index.reason},
+                           {"untracked_launches", index.untracked_launches},
+                           {"graph_launches", index.graph_launches}});
+  for (const auto& e : index.entries)
+    text += line({{"kernel", e.kernel},
+                  {"grid", json::array({e.grid[0], e.grid[1], e.grid[2]})},
+                  {"block", json::array({e.block[0], e.block[1], e.block[2]})},
+                  {"dynamic_smem", e.dynamic_smem},
+                  {"launches", e.launches},
+                  {"captured", e.captured},
+                  {"refused", e.refused}});
+  return text;
 }
 
 } // namespace ciq::formats

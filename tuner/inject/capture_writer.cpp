@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -15,7 +14,6 @@ namespace ciq::inject {
 
 namespace {
 
-using json = nlohmann::ordered_json;  // members in the documented order
 
 // cuda.h's values for `extra` (this file builds without the toolkit):
 // CU_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE.
@@ -33,8 +31,6 @@ std::uint64_t word_at(const std::vector<std::uint8_t>& bytes, std::uint64_t offs
   std::memcpy(&value, bytes.data() + offset, sizeof value);  // little-endian, as the GPU's
   return value;
 }
-
-json dims(const std::array<std::uint32_t, 3>& d) { return json::array({d[0], d[1], d[2]}); }
 
 
 
@@ -268,24 +264,17 @@ const CaptureTable::Entry* CaptureTable::entry(std::string_view kernel, const La
 
 std::string CaptureTable::render_index(std::int64_t pid, const std::string& exe, const std::string& status,
                                        const std::string& reason) const {
-  auto line = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; };
-  std::string text = line({{"ciq_capture_index", 1},
-                           {"pid", pid},
-                           {"exe", exe},
-                           {"status", status},
-                           {"reason", reason},
-                           {"untracked_launches", untracked_launches_},
-                           {"graph_launches", graph_launches_}});
+  formats::CaptureIndex index;
+  index.pid = pid;
+  index.exe = exe;
+  index.status = status;
+  index.reason = reason;
+  index.untracked_launches = untracked_launches_;
+  index.graph_launches = graph_launches_;
   for (const auto& [kernel, configs] : entries_)
     for (const auto& [config, e] : configs)
-      text += line({{"kernel", kernel},
-                    {"grid", dims(config.grid)},
-                    {"block", dims(config.block)},
-                    {"dynamic_smem", config.dynamic_smem},
-                    {"launches", e.launches},
-                    {"captured", e.captured},
-                    {"refused", e.refused}});
-  return text;
+      index.entries.push_back({kernel, config.grid, config.block, config.dynamic_smem, e.launches, e.captured, e.refused});
+  return formats::capture_index_text(index);
 }
 
 } // namespace ciq::inject

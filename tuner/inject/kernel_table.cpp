@@ -7,11 +7,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cxxabi.h>
-#include <nlohmann/json.hpp>
 
 namespace ciq::inject {
 
-using json = nlohmann::ordered_json;  // members in the documented order
 
 std::string demangle(const std::string& mangled) {
   int status = 0;
