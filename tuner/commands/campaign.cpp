@@ -84,6 +84,9 @@ void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, 
   RunOptions run = together_run(c, kernels, dir, gpus);
   {
     std::lock_guard lock(mutex);
+    // One run tunes them all again, those an earlier attempt finished too:
+    // each takes its part of this run's summary.
+    for (std::size_t i : group) results[i].phase = KernelPhase::tune;
     std::fprintf(stderr, "ciq-tuner: tuning %zu kernels together, each by its own time in the same program runs (%s)\n",
                  kernels.size(), printable(dir).c_str());
   }
