@@ -147,9 +147,9 @@ std::string render_launch(const LaunchRecord& r) {
   c.dynamic_smem = r.config.dynamic_smem;
   c.launch_api = r.launch_api;
   c.code_xxh128 = r.code_xxh128;
-  for (const auto& p : r.params) c.params.push_back({p.offset, p.size});
+  c.params = r.params;
   c.param_bytes = r.param_bytes;
-  for (const auto& p : r.memory.pointers) c.pointers.push_back({p.param, p.allocation, p.offset});
+  c.pointers = r.memory.pointers;
   for (std::size_t i = 0; i < r.memory.allocations.size(); ++i)
     c.allocations.push_back({r.memory.allocations[i].base, r.memory.allocations[i].size, memory_file_name(i),
                              i < r.before_xxh128.size() ? r.before_xxh128[i] : "",

@@ -7,6 +7,8 @@
 // and the files. Not thread-safe: capture.cpp holds one lock around the table.
 #pragma once
 
+#include "tuner/formats/capture.h"
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -19,10 +21,9 @@
 
 namespace ciq::inject {
 
-/// One kernel parameter as cuFuncGetParamInfo gives it.
-struct ParamSlot {
-  std::uint64_t offset = 0, size = 0;
-};
+/// One kernel parameter as cuFuncGetParamInfo gives it: launch.json's
+/// parameter (tuner/formats/capture.h).
+using ParamSlot = formats::CaptureParam;
 
 /// The parameter buffer of a launch from cuLaunchKernel's `kernelParams`
 /// (one pointer to each argument's value, in order): every value copied to
@@ -50,10 +51,8 @@ struct AllocationFound {
 /// std::nullopt when `value` lies in no allocation (a scalar).
 using FindAllocation = std::function<std::optional<AllocationFound>(std::uint64_t value)>;
 
-struct FoundPointer {
-  std::uint32_t param = 0, allocation = 0;
-  std::uint64_t offset = 0;
-};
+/// A pointer parameter: launch.json's (tuner/formats/capture.h).
+using FoundPointer = formats::CapturePointer;
 struct FoundAllocation {
   std::uint64_t base = 0, size = 0;
 };
