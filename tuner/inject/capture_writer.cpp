@@ -135,26 +135,16 @@ LaunchMemory find_launch_memory(const std::vector<ParamSlot>& layout, const std:
 std::string memory_file_name(std::size_t i) { return "mem-" + std::to_string(i) + ".bin"; }
 
 std::string render_launch(const LaunchRecord& r) {
-  formats::Capture c;
-  c.kernel = r.kernel;
-  c.pid = r.pid;
-  c.exe = r.exe;
-  c.device = r.device;
-  c.device_name = r.device_name;
-  c.compute_capability = r.compute_capability;
+  formats::Capture c = r;
   c.grid = r.config.grid;
   c.block = r.config.block;
   c.dynamic_smem = r.config.dynamic_smem;
-  c.launch_api = r.launch_api;
-  c.code_xxh128 = r.code_xxh128;
-  c.params = r.params;
-  c.param_bytes = r.param_bytes;
   c.pointers = r.memory.pointers;
+  c.allocations.clear();
   for (std::size_t i = 0; i < r.memory.allocations.size(); ++i)
     c.allocations.push_back({r.memory.allocations[i].base, r.memory.allocations[i].size, memory_file_name(i),
                              i < r.before_xxh128.size() ? r.before_xxh128[i] : "",
                              i < r.after_xxh128.size() ? r.after_xxh128[i] : ""});
-  c.config_launches = r.config_launches;
   return formats::launch_json_text(c);
 }
 

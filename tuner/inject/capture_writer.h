@@ -78,23 +78,18 @@ struct LaunchConfig {
   auto operator<=>(const LaunchConfig&) const = default;
 };
 
-/// Everything launch.json says (capture.h), but the allocations' files,
-/// which are mem-<i>.bin in order.
-struct LaunchRecord {
-  std::string kernel;
-  std::int64_t pid = 0;
-  std::string exe;
-  int device = 0;
-  std::string device_name;
-  std::array<int, 2> compute_capability{0, 0};
+/// One launch being captured: launch.json's own record (formats::Capture:
+/// the kernel, process, device, launch API, code and parameters), with
+/// what the capture works from until it writes the file: the launch
+/// configuration as the index counts it (written as grid, block and
+/// dynamic_smem), the memory found (written as pointers and allocations,
+/// whose files are mem-<i>.bin in order) and the allocations' digests (hex,
+/// one per allocation). The base's grid, block, dynamic_smem, pointers and
+/// allocations are filled from these by render_launch() only.
+struct LaunchRecord : formats::Capture {
   LaunchConfig config;
-  std::string launch_api;
-  std::string code_xxh128;  // hex: the kernel's code in the module the launch ran; "" when unknown
-  std::vector<ParamSlot> params;
-  std::vector<std::uint8_t> param_bytes;
   LaunchMemory memory;
-  std::vector<std::string> before_xxh128, after_xxh128;  // hex, one per allocation
-  std::uint64_t config_launches = 1;
+  std::vector<std::string> before_xxh128, after_xxh128;
 };
 /// launch.json's text (format 1), newline-terminated.
 std::string render_launch(const LaunchRecord& record);
