@@ -55,8 +55,6 @@ shift 2
 py=${PYTHON:-python3}
 dir="$out/compile-campaign-reach"
 rm -rf "$dir" && mkdir -p "$dir"
-pkg="$bin/../share/ciq/python"
-[ -d "$pkg/ciq" ] || pkg="$root/tuner/python"
 prog="$root/bench/gpu/compile_campaign_reach.py"
 # The program's arguments, the same for the three runs and the campaign's.
 # shellcheck disable=SC2206 # PROGRAM_ARGS: words, on purpose

@@ -39,8 +39,6 @@ shift 2
 py=${PYTHON:-python3}
 dir="$out/triton-cache-reach"
 rm -rf "$dir" && mkdir -p "$dir"
-pkg="$bin/../share/ciq/python"
-[ -d "$pkg/ciq" ] || pkg="$root/tuner/python"
 prog="$root/bench/gpu/triton_cache_reach.py"
 export PATH="$bin:$cuda/bin:$PATH" CIQ_REAL_PTXAS="$cuda/bin/ptxas" TRITON_PTXAS_PATH="$bin/ciq-ptxas"
 export PYTHONPATH="$pkg${PYTHONPATH:+:$PYTHONPATH}"
