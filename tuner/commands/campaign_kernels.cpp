@@ -58,12 +58,10 @@ Result<void> capture_chosen(const TuneOptions& o, const std::vector<std::string>
   return {};
 }
 
-// --from-profile: the program's kernels by GPU time, hottest first, until
-// `cover` of it; those this build did not compile are said and left out.
-// Writes <campaign>/profile.json (the whole profile: the shares the table
-// shows, also after --resume).
-Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, const TuneOptions& o) {
-  std::string kernel_dir, build_dir;
+// Where the profile's traces are: a profiling run of the program now
+// (--from-profile, its build and one run of --bench, into
+// <campaign>/profile), or an earlier `ciq-tuner profile --out DIR`'s.
+Result<void> profile_traces(const CampaignOptions& c, const TuneOptions& o, std::string& kernel_dir, std::string& build_dir) {
   if (c.from_profile == "now") {
     if (o.setup.bench.empty()) return make_error("invalid", "--from-profile runs --bench once to find the hot kernels: give --bench");
     if (!o.setup.bench_server.empty())
@@ -93,6 +91,16 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
     if (!is_directory(kernel_dir))
       return make_error("invalid", "--from-profile=" + c.from_profile + ": no kernels/ in it (the --out DIR of a `ciq-tuner profile`)");
   }
+  return {};
+}
+
+// --from-profile: the program's kernels by GPU time, hottest first, until
+// `cover` of it; those this build did not compile are said and left out.
+// Writes <campaign>/profile.json (the whole profile: the shares the table
+// shows, also after --resume).
+Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, const TuneOptions& o) {
+  std::string kernel_dir, build_dir;
+  if (auto found = profile_traces(c, o, kernel_dir, build_dir); !found) return found.error();
   auto p = read_profile(kernel_dir, is_directory(build_dir) ? build_dir : "");
   if (!p) return p.error();
   auto rows = profile_rows(p->trace, p->build);

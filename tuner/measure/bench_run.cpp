@@ -91,6 +91,35 @@ Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objec
   return values;
 }
 
+namespace {
+
+// A fresh kernel trace directory for one benchmark run (kernel-time),
+// kernels/run<N> under `workdir`, into `dir`, and the environment that
+// points libciq-inject at it into `env`. Emptied first: the numbers start
+// again in every process, and a resumed run measures again in directories
+// (verify/) an earlier process timed into; its traces would be added to
+// this run's.
+Result<void> fresh_kernels_dir(const std::string& workdir, const TuningSetup& setup, std::string& dir, StepEnv& env) {
+  static std::atomic<int> runs{0};
+  dir = join_path(workdir, "kernels/run" + std::to_string(runs++));
+  remove_tree(dir);
+  if (auto made = make_dirs(dir); !made) return made.error();
+  env = {{"CUDA_INJECTION64_PATH", setup.inject_library}, {env_name(Env::kernel_trace), dir}};
+  return {};
+}
+
+// The run's kernel trace, and in `placed` the times of the kernels the run
+// targets (--separately) and of their module-mates, when it timed them.
+Result<formats::KernelTrace> read_run_kernels(const TuningSetup& setup, const std::string& dir, BenchRun& placed) {
+  auto kernels = formats::read_kernel_trace(dir);
+  if (!kernels) return kernels.error();
+  if (!setup.own_kernels.empty() && kernels->timed()) placed.kernel_ms = own_kernel_times(setup.own_kernels, *kernels);
+  if (!setup.module_mates.empty() && kernels->timed()) placed.mates_ms = mates_time(setup, *kernels);
+  return kernels;
+}
+
+} // namespace
+
 Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const Candidate& c,
                                           const std::string& workdir, BenchRun& placed) {
   const TuningSetup& setup = steps.setup();
@@ -100,17 +129,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   bool energy = any_objective(setup.objectives, [](const Objective& o) { return o.needs_energy(); });
   StepEnv env;
   std::string kernels_dir;
-  auto new_kernels_dir = [&]() -> Result<void> {
-    static std::atomic<int> runs{0};
-    kernels_dir = join_path(workdir, "kernels/run" + std::to_string(runs++));
-    // Emptied first: the numbers start again in every process, and a
-    // resumed run measures again in directories (verify/) an earlier process
-    // timed into; its traces would be added to this run's.
-    remove_tree(kernels_dir);
-    if (auto made = make_dirs(kernels_dir); !made) return made.error();
-    env = {{"CUDA_INJECTION64_PATH", setup.inject_library}, {env_name(Env::kernel_trace), kernels_dir}};
-    return {};
-  };
+  auto new_kernels_dir = [&]() { return fresh_kernels_dir(workdir, setup, kernels_dir, env); };
   if (kernel_time)
     if (auto made = new_kernels_dir(); !made) return made.error();
   std::string gpu = gpus.acquire(&placed.gpu_wait, placed.gpu);
@@ -159,11 +178,9 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
     return make_error(run.timed_out ? ciq::errc::timeout : "bench", failure_message("benchmark " + run.describe(), output, step->log));
   std::optional<formats::KernelTrace> kernels;
   if (kernel_time) {
-    auto read = formats::read_kernel_trace(kernels_dir);
+    auto read = read_run_kernels(setup, kernels_dir, placed);
     if (!read) return read.error();
     kernels = std::move(*read);
-    if (!setup.own_kernels.empty() && kernels->timed()) placed.kernel_ms = own_kernel_times(setup.own_kernels, *kernels);
-    if (!setup.module_mates.empty() && kernels->timed()) placed.mates_ms = mates_time(setup, *kernels);
   }
   return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu);
 }
