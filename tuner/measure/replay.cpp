@@ -31,6 +31,28 @@ std::string key_of(spaces::ControlSet set) {
   return spaces::format_control_set(set);
 }
 
+// The dimension of knob `label` as the recorded sets name it ("nvcc.KNOB":
+// an NVVM-stage knob, bench/ground_truth.py --grid nvvm; "KERNEL:KNOB": a
+// directive; else an option), with the values seen, in the space's order.
+Dimension dimension_of(const std::string& label, const std::set<std::string>& seen) {
+  Dimension d;
+  auto colon = label.find(':');
+  if (starts_with(label, "nvcc.")) {
+    d.kind = DimensionKind::nvvm;
+    d.knob = label.substr(5);
+  } else if (colon == std::string::npos) {
+    d.kind = DimensionKind::option;
+    d.knob = label;
+  } else {
+    d.kind = DimensionKind::directive;
+    d.kernel = label.substr(0, colon);
+    d.knob = label.substr(colon + 1);
+  }
+  d.values.assign(seen.begin(), seen.end());
+  std::sort(d.values.begin(), d.values.end(), value_less);
+  return d;
+}
+
 } // namespace
 
 Result<std::shared_ptr<ReplayData>> ReplayData::load(const std::string& path) {
@@ -86,24 +108,7 @@ Result<std::shared_ptr<ReplayData>> ReplayData::load(const std::string& path) {
   if (!data->samples_.count(key_of({}))) return make_error("replay", path + ": the default (empty controls) was not recorded");
 
   data->space_.compiler_space = k_space;
-  for (auto& [label, seen] : values) {
-    Dimension d;
-    auto colon = label.find(':');
-    if (starts_with(label, "nvcc.")) { // an NVVM-stage knob (bench/ground_truth.py --grid nvvm)
-      d.kind = DimensionKind::nvvm;
-      d.knob = label.substr(5);
-    } else if (colon == std::string::npos) {
-      d.kind = DimensionKind::option;
-      d.knob = label;
-    } else {
-      d.kind = DimensionKind::directive;
-      d.kernel = label.substr(0, colon);
-      d.knob = label.substr(colon + 1);
-    }
-    d.values.assign(seen.begin(), seen.end());
-    std::sort(d.values.begin(), d.values.end(), value_less);
-    data->space_.dimensions.push_back(std::move(d));
-  }
+  for (auto& [label, seen] : values) data->space_.dimensions.push_back(dimension_of(label, seen));
   return data;
 }
 

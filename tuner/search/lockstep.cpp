@@ -37,6 +37,36 @@ struct Lane {
   bool waiting = false, done = false;
 };
 
+// A part's search configuration: the whole's, its seeds cut to the part's
+// dimensions (each once), nothing resumed.
+SearchConfig part_config(const SearchConfig& config, const SearchSpace& part, const std::vector<std::size_t>& dims) {
+  SearchConfig mine = config;
+  mine.seeds.clear();
+  mine.resumed.clear();
+  for (const auto& seed : config.seeds) {
+    Candidate cut = part.default_candidate();
+    for (std::size_t i = 0; i < dims.size(); ++i) cut.genes[i] = seed.genes[dims[i]];
+    if (std::find(mine.seeds.begin(), mine.seeds.end(), cut) == mine.seeds.end()) mine.seeds.push_back(cut);
+  }
+  return mine;
+}
+
+// One round's `n` whole candidates: the i-th sets each asking part's
+// dimensions to that part's i-th proposal (a part with fewer leaves its
+// dimensions at the default).
+std::vector<Candidate> whole_candidates(const SearchSpace& space, const std::vector<std::vector<std::size_t>>& parts,
+                                        const std::vector<Lane>& lanes, const std::vector<std::size_t>& asking, std::size_t n) {
+  std::vector<Candidate> whole;
+  for (std::size_t i = 0; i < n; ++i) {
+    Candidate c = space.default_candidate();
+    for (std::size_t p : asking)
+      if (i < lanes[p].proposed.size())
+        for (std::size_t d = 0; d < parts[p].size(); ++d) c.genes[parts[p][d]] = lanes[p].proposed[i].genes[d];
+    whole.push_back(std::move(c));
+  }
+  return whole;
+}
+
 } // namespace
 
 std::vector<SearchResult> lockstep_search(const SearchSpace& space, const std::vector<std::vector<std::size_t>>& parts,
@@ -52,14 +82,7 @@ std::vector<SearchResult> lockstep_search(const SearchSpace& space, const std::v
   // coordinator's round.
   std::vector<std::thread> threads;
   for (std::size_t p = 0; p < parts.size(); ++p) {
-    SearchConfig mine = config;
-    mine.seeds.clear();
-    mine.resumed.clear();
-    for (const auto& seed : config.seeds) {
-      Candidate cut = spaces[p].default_candidate();
-      for (std::size_t i = 0; i < parts[p].size(); ++i) cut.genes[i] = seed.genes[parts[p][i]];
-      if (std::find(mine.seeds.begin(), mine.seeds.end(), cut) == mine.seeds.end()) mine.seeds.push_back(cut);
-    }
+    SearchConfig mine = part_config(config, spaces[p], parts[p]);
     threads.emplace_back([&, p, mine] {
       EvaluateBatch ask = [&, p](const std::vector<Candidate>& batch, int) {
         std::unique_lock lock(mutex);
@@ -93,13 +116,7 @@ std::vector<SearchResult> lockstep_search(const SearchSpace& space, const std::v
           n = std::max(n, lanes[p].proposed.size());
         }
       if (asking.empty()) break; // every search is done
-      for (std::size_t i = 0; i < n; ++i) {
-        Candidate c = space.default_candidate();
-        for (std::size_t p : asking)
-          if (i < lanes[p].proposed.size())
-            for (std::size_t d = 0; d < parts[p].size(); ++d) c.genes[parts[p][d]] = lanes[p].proposed[i].genes[d];
-        whole.push_back(std::move(c));
-      }
+      whole = whole_candidates(space, parts, lanes, asking, n);
     }
     auto answers = evaluate(whole, round);
     std::lock_guard lock(mutex);
