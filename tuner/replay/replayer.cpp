@@ -84,38 +84,43 @@ Result<std::unique_ptr<Replayer>> Replayer::open(int ordinal, std::vector<format
                    printable(c.dir).c_str(), c.compute_capability[0], c.compute_capability[1], major, minor);
   }
   r->captures_ = std::move(captures);
-  for (const auto& c : r->captures_) {
-    auto loaded = std::make_unique<Loaded>();
-    for (std::size_t i = 0; i < c.allocations.size(); ++i) {
-      const auto& a = c.allocations[i];
-      std::string what = "allocation " + std::to_string(i) + " of " + c.dir + " (" + std::to_string(a.size) + " bytes)";
-      CUdeviceptr pristine = 0, working = 0;
-      if (auto e = r->check("cuMemAlloc", cu.cuMemAlloc(&pristine, a.size)); !e)
-        return make_error(ciq::errc::cuda, e.error().message + " for " + what);
-      loaded->pristine.push_back(pristine);
-      if (auto e = r->check("cuMemAlloc", cu.cuMemAlloc(&working, a.size)); !e)
-        return make_error(ciq::errc::cuda, e.error().message + " for the working copy of " + what);
-      loaded->working.push_back(working);
-      // Opened once, checked on that descriptor, hashed as it is loaded:
-      // an image swapped or changed since the capture was read is refused
-      // (capture.h, read_capture_image) before any output is compared.
-      auto load = [&](std::uint64_t offset, const std::uint8_t* bytes, std::size_t size) -> Result<void> {
-        if (auto e = r->check("cuMemcpyHtoD", cu.cuMemcpyHtoD(pristine + offset, bytes, size)); !e)
-          return make_error(ciq::errc::cuda, e.error().message + " loading " + a.file);
-        return {};
-      };
-      if (auto loaded_image = formats::read_capture_image(a, load, k_file_chunk); !loaded_image) {
-        const Error& e = loaded_image.error();
-        if (e.code == ciq::errc::cuda || e.code == ciq::errc::corrupt) return e;
-        return make_error("io", c.dir + ": allocation " + std::to_string(i) + " cannot be loaded: " + e.message);
-      }
-    }
-    auto params = relocated_params(c, std::vector<std::uint64_t>(loaded->working.begin(), loaded->working.end()));
-    if (!params) return params.error();
-    loaded->params = std::move(*params);
-    r->loaded_.push_back(std::move(loaded));
-  }
+  for (const auto& c : r->captures_)
+    if (auto loaded = r->load(c); !loaded) return loaded.error();
   return r;
+}
+
+Result<void> Replayer::load(const formats::Capture& c) {
+  const CudaApi& cu = *api_;
+  auto loaded = std::make_unique<Loaded>();
+  for (std::size_t i = 0; i < c.allocations.size(); ++i) {
+    const auto& a = c.allocations[i];
+    std::string what = "allocation " + std::to_string(i) + " of " + c.dir + " (" + std::to_string(a.size) + " bytes)";
+    CUdeviceptr pristine = 0, working = 0;
+    if (auto e = check("cuMemAlloc", cu.cuMemAlloc(&pristine, a.size)); !e)
+      return make_error(ciq::errc::cuda, e.error().message + " for " + what);
+    loaded->pristine.push_back(pristine);
+    if (auto e = check("cuMemAlloc", cu.cuMemAlloc(&working, a.size)); !e)
+      return make_error(ciq::errc::cuda, e.error().message + " for the working copy of " + what);
+    loaded->working.push_back(working);
+    // Opened once, checked on that descriptor, hashed as it is loaded:
+    // an image swapped or changed since the capture was read is refused
+    // (capture.h, read_capture_image) before any output is compared.
+    auto load = [&](std::uint64_t offset, const std::uint8_t* bytes, std::size_t size) -> Result<void> {
+      if (auto e = check("cuMemcpyHtoD", cu.cuMemcpyHtoD(pristine + offset, bytes, size)); !e)
+        return make_error(ciq::errc::cuda, e.error().message + " loading " + a.file);
+      return {};
+    };
+    if (auto loaded_image = formats::read_capture_image(a, load, k_file_chunk); !loaded_image) {
+      const Error& e = loaded_image.error();
+      if (e.code == ciq::errc::cuda || e.code == ciq::errc::corrupt) return e;
+      return make_error("io", c.dir + ": allocation " + std::to_string(i) + " cannot be loaded: " + e.message);
+    }
+  }
+  auto params = relocated_params(c, std::vector<std::uint64_t>(loaded->working.begin(), loaded->working.end()));
+  if (!params) return params.error();
+  loaded->params = std::move(*params);
+  loaded_.push_back(std::move(loaded));
+  return {};
 }
 
 Replayer::~Replayer() {

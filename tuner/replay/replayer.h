@@ -72,6 +72,10 @@ private:
   Result<void> restore(std::size_t index, bool all);  // all: every allocation; else those the program's launch wrote
   Result<void> launch(std::size_t index, Module& module);
   Result<void> check(const char* call, CUresult code);
+  // Capture `c`'s allocations into device memory (pristine, from its
+  // images, checked as they load, and a working copy) and its parameters
+  // relocated to the working copies: one more entry of loaded_.
+  Result<void> load(const formats::Capture& c);
 
   const CudaApi* api_ = nullptr;
   CUdevice device_ = 0;
