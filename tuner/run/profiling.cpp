@@ -29,6 +29,41 @@ Result<std::string> new_out_dir(const std::string& given) {
   return pattern;
 }
 
+// Where a profile's traces go under `out`: kernels/, build-trace/ and,
+// when kernels are to be captured, captures/; each emptied first (an
+// earlier profile into the same --out would be read with this one: twice
+// the time, twice the processes).
+Result<ProfileCapture> profile_dirs(const std::string& out, bool capturing) {
+  ProfileCapture c;
+  c.dir = out;
+  c.kernel_dir = join_path(out, "kernels");
+  c.build_dir = join_path(out, "build-trace");
+  if (capturing) c.captures_dir = join_path(out, "captures");
+  for (const auto& d : {c.kernel_dir, c.build_dir, c.captures_dir}) {
+    if (d.empty()) continue;
+    remove_tree(d);
+    if (auto made = make_dirs(d); !made) return made.error();
+  }
+  return c;
+}
+
+// With `quiet`, where the build's and the program's output go: the
+// profile's log, stdout captured and added after, stderr into it as it
+// comes. Without, they are the user's to see.
+struct ProfileLog {
+  std::string path;
+  bool quiet = false;
+  void route(RunOptions& r) const {
+    if (!quiet) return;
+    r.capture_stdout = true;
+    r.stderr_file = path;
+    r.stdin_null = true;
+  }
+  void add(const RunResult& r) const {
+    if (quiet && !r.out.empty()) (void)append_file(path, r.out);
+  }
+};
+
 } // namespace
 
 const formats::ConfigSummary* largest_config(const formats::KernelSummary& k) {
@@ -111,30 +146,11 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
     return make_error(ciq::errc::not_found, "no kernel-timing library at " + library + ": " + inject_library_missing());
   auto out = new_out_dir(out_dir);
   if (!out) return out.error();
-  ProfileCapture c;
-  c.dir = *out;
-  c.kernel_dir = join_path(*out, "kernels");
-  c.build_dir = join_path(*out, "build-trace");
-  if (!capture_kernels.empty()) c.captures_dir = join_path(*out, "captures");
-  // An earlier profile into the same --out: its traces would be read with
-  // this run's (twice the time, twice the processes).
-  for (const auto& d : {c.kernel_dir, c.build_dir, c.captures_dir}) {
-    if (d.empty()) continue;
-    remove_tree(d);
-    if (auto made = make_dirs(d); !made) return made.error();
-  }
+  auto made = profile_dirs(*out, !capture_kernels.empty());
+  if (!made) return made.error();
+  ProfileCapture c = std::move(*made);
   std::fprintf(stderr, "ciq-tuner: profiling into %s\n", out->c_str());
-  std::string log = join_path(*out, "profile.log");
-  // Quiet: stdout captured and added to the log after, stderr into it as it comes.
-  auto keep = [&](RunOptions& r) {
-    if (!quiet) return;
-    r.capture_stdout = true;
-    r.stderr_file = log;
-    r.stdin_null = true;
-  };
-  auto kept = [&](const RunResult& r) {
-    if (quiet && !r.out.empty()) (void)append_file(log, r.out);
-  };
+  ProfileLog log{join_path(*out, "profile.log"), quiet};
   if (!build_command.empty()) {
     auto build_argv = command_argv(build_command, placeholders, shell);
     if (!build_argv) return build_argv.error();
@@ -143,12 +159,12 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
     build.set_env = {{env_name(Env::trace), c.build_dir}};
     // The PTX kept: a later capture of these kernels needs it to replay them.
     build.set_env.emplace_back(env_name(Env::trace_ptx), "1");
-    keep(build);
+    log.route(build);
     auto ran = run_process(build); // its output is the user's to see
     if (!ran) return ran.error();
-    kept(*ran);
+    log.add(*ran);
     if (!ran->succeeded())
-      return make_error("build", "the build failed (" + ran->describe() + "): " + build_command + (quiet ? " (log: " + log + ")" : "") +
+      return make_error("build", "the build failed (" + ran->describe() + "): " + build_command + (quiet ? " (log: " + log.path + ")" : "") +
                                      (out_dir.empty() ? "; its trace is kept in " + *out : ""));
   }
   RunOptions program;
@@ -162,10 +178,10 @@ Result<ProfileCapture> capture_profile(const std::string& build_command, const s
     program.set_env.emplace_back(env_name(Env::capture), c.captures_dir);
     program.set_env.emplace_back(env_name(Env::capture_kernels), capture_kernels);
   }
-  keep(program);
+  log.route(program);
   auto ran = run_process(program);
   if (!ran) return ran.error();
-  kept(*ran);
+  log.add(*ran);
   c.program_status = ran->shell_status();
   if (!ran->succeeded()) c.program_describe = ran->describe();
   return c;
