@@ -73,6 +73,35 @@ Result<KernelRecord> read_kernel_line(const json& line, std::int64_t pid) {
   return r;
 }
 
+/// The process's line (the file's first, its version checked by the
+/// caller) as read from `file`.
+TraceProcess read_process_line(const json& line, const std::string& file) {
+  TraceProcess p;
+  p.file = file;
+  p.pid = signed_member(line, "pid", 0);
+  p.exe = string_member(line, "exe");
+  p.status = string_member(line, "status");
+  if (p.status.empty()) p.status = "unknown";
+  p.reason = string_member(line, "reason");
+  p.module_identity = string_member(line, "module_identity");
+  p.dropped_launches = unsigned_member(line, "dropped_launches");
+  p.dropped_records = unsigned_member(line, "dropped_records");
+  p.incomplete_records = unsigned_member(line, "incomplete_records");
+  return p;
+}
+
+/// A module's line of process `pid`.
+TraceModule read_module_line(const json& line, std::int64_t pid) {
+  TraceModule m;
+  m.pid = pid;
+  m.id = signed_member(line, "module", -1);
+  m.image = string_member(line, "image");
+  m.bytes = unsigned_member(line, "bytes");
+  m.xxh128 = string_member(line, "xxh128");
+  m.kernels = unsigned_member(line, "kernels");
+  return m;
+}
+
 void merge_stats(LaunchStats& into, const KernelRecord& r) {
   if (r.launches == 0) return;
   into.min_ns = into.launches == 0 ? r.min_ns : std::min(into.min_ns, r.min_ns);
@@ -142,18 +171,8 @@ void add_kernel_trace_text(KernelTrace& trace, std::string_view text, const std:
                 std::to_string(k_kernel_trace_version) + "; file skipped");
         return;
       }
-      TraceProcess p;
-      p.file = file;
-      p.pid = pid = signed_member(parsed, "pid", 0);
-      p.exe = string_member(parsed, "exe");
-      p.status = string_member(parsed, "status");
-      if (p.status.empty()) p.status = "unknown";
-      p.reason = string_member(parsed, "reason");
-      p.module_identity = string_member(parsed, "module_identity");
-      p.dropped_launches = unsigned_member(parsed, "dropped_launches");
-      p.dropped_records = unsigned_member(parsed, "dropped_records");
-      p.incomplete_records = unsigned_member(parsed, "incomplete_records");
-      trace.processes.push_back(std::move(p));
+      trace.processes.push_back(read_process_line(parsed, file));
+      pid = trace.processes.back().pid;
       have_header = true;
       continue;
     }
@@ -165,14 +184,7 @@ void add_kernel_trace_text(KernelTrace& trace, std::string_view text, const std:
       }
       trace.records.push_back(std::move(*record));
     } else if (parsed.contains("module")) {
-      TraceModule m;
-      m.pid = pid;
-      m.id = signed_member(parsed, "module", -1);
-      m.image = string_member(parsed, "image");
-      m.bytes = unsigned_member(parsed, "bytes");
-      m.xxh128 = string_member(parsed, "xxh128");
-      m.kernels = unsigned_member(parsed, "kernels");
-      trace.modules.push_back(std::move(m));
+      trace.modules.push_back(read_module_line(parsed, pid));
     }
     // Other lines: members a later version adds; ignored.
   }
