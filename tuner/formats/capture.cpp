@@ -256,6 +256,64 @@ Result<Capture> read_capture(const std::string& dir_given) {
   return c;
 }
 
+namespace {
+
+// An index-<tag>.jsonl (its `text`, read from `path`) into `set`: its
+// process's line and one entry per kernel line; bad lines said in
+// set.problems, and a whole file of another version skipped.
+void read_index(const std::string& path, const std::string& text, CaptureSet& set) {
+  CaptureIndex index;
+  index.file = path;
+  bool skipped = false;  // another version of the format
+  std::size_t line_no = 0, start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a JSON object");
+      continue;
+    }
+    if (j.contains(k_capture_index_member)) {
+      if (unsigned_member(j, k_capture_index_member) != k_capture_index_version) {
+        set.problems.push_back(path + ":" + std::to_string(line_no) + ": capture index version " +
+                               j[k_capture_index_member].dump() + " is not " + std::to_string(k_capture_index_version) +
+                               "; file skipped");
+        skipped = true;
+        break;
+      }
+      std::uint64_t pid = 0;
+      if (read_unsigned(j, "pid", pid)) index.pid = std::int64_t(pid);
+      index.exe = string_member(j, "exe");
+      index.status = string_member(j, "status");
+      index.reason = string_member(j, "reason");
+      index.untracked_launches = unsigned_member(j, "untracked_launches");
+      index.graph_launches = unsigned_member(j, "graph_launches");
+      continue;
+    }
+    CaptureIndexEntry e;
+    e.kernel = string_member(j, "kernel");
+    std::uint64_t smem = 0;
+    if (e.kernel.empty() || !read_dims(j, "grid", e.grid) || !read_dims(j, "block", e.block) ||
+        !read_unsigned(j, "dynamic_smem", smem) || smem > UINT32_MAX) {
+      set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a kernel line");
+      continue;
+    }
+    e.dynamic_smem = std::uint32_t(smem);
+    read_unsigned(j, "launches", e.launches);
+    e.captured = string_member(j, "captured");
+    e.refused = string_member(j, "refused");
+    index.entries.push_back(std::move(e));
+  }
+  if (!skipped) set.indexes.push_back(std::move(index));
+}
+
+} // namespace
+
 Result<CaptureSet> read_capture_set(const std::string& root) {
   auto names = list_directory(root);
   if (!names) return names.error();
@@ -269,54 +327,7 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
         set.problems.push_back(path + ": " + text.error().message);
         continue;
       }
-      CaptureIndex index;
-      index.file = path;
-      bool skipped = false;  // another version of the format
-      std::size_t line_no = 0, start = 0;
-      while (start < text->size()) {
-        std::size_t end = text->find('\n', start);
-        if (end == std::string::npos) end = text->size();
-        std::string line = text->substr(start, end - start);
-        start = end + 1;
-        ++line_no;
-        if (line.empty()) continue;
-        json j = json::parse(line, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) {
-          set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a JSON object");
-          continue;
-        }
-        if (j.contains(k_capture_index_member)) {
-          if (unsigned_member(j, k_capture_index_member) != k_capture_index_version) {
-            set.problems.push_back(path + ":" + std::to_string(line_no) + ": capture index version " +
-                                   j[k_capture_index_member].dump() + " is not " + std::to_string(k_capture_index_version) +
-                                   "; file skipped");
-            skipped = true;
-            break;
-          }
-          std::uint64_t pid = 0;
-          if (read_unsigned(j, "pid", pid)) index.pid = std::int64_t(pid);
-          index.exe = string_member(j, "exe");
-          index.status = string_member(j, "status");
-          index.reason = string_member(j, "reason");
-          index.untracked_launches = unsigned_member(j, "untracked_launches");
-          index.graph_launches = unsigned_member(j, "graph_launches");
-          continue;
-        }
-        CaptureIndexEntry e;
-        e.kernel = string_member(j, "kernel");
-        std::uint64_t smem = 0;
-        if (e.kernel.empty() || !read_dims(j, "grid", e.grid) || !read_dims(j, "block", e.block) ||
-            !read_unsigned(j, "dynamic_smem", smem) || smem > UINT32_MAX) {
-          set.problems.push_back(path + ":" + std::to_string(line_no) + ": not a kernel line");
-          continue;
-        }
-        e.dynamic_smem = std::uint32_t(smem);
-        read_unsigned(j, "launches", e.launches);
-        e.captured = string_member(j, "captured");
-        e.refused = string_member(j, "refused");
-        index.entries.push_back(std::move(e));
-      }
-      if (!skipped) set.indexes.push_back(std::move(index));
+      read_index(path, *text, set);
     } else if (name[0] != '.' && is_directory(path) && path_exists(join_path(path, "launch.json"))) {
       auto capture = read_capture(path);
       if (capture) set.captures.push_back(std::move(*capture));
