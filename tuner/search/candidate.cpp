@@ -141,6 +141,26 @@ static std::string format_number(double v) {
   return buf;
 }
 
+// The values of a --param range, START:END:STEP (format_number()'s form);
+// the error says what is wrong, for parse_param()'s message.
+static Result<std::vector<std::string>> range_values(const std::string& spec) {
+  auto parts = split(std::string_view(spec), ':');
+  if (parts.size() != 3) return make_error("invalid", "range needs START:END:STEP");
+  char *e1, *e2, *e3;
+  std::string a(parts[0]), b(parts[1]), s(parts[2]);
+  double start = std::strtod(a.c_str(), &e1), end = std::strtod(b.c_str(), &e2), step = std::strtod(s.c_str(), &e3);
+  if (*e1 || *e2 || *e3 || a.empty() || b.empty() || s.empty() || step <= 0 || end < start)
+    return make_error("invalid", "range needs numbers with START <= END and STEP > 0");
+  std::vector<std::string> values;
+  for (long i = 0;; ++i) {
+    double v = start + double(i) * step;
+    if (v > end + step * 1e-9) break;
+    values.push_back(format_number(v));
+    if (values.size() > 100000) return make_error("invalid", "range has more than 100000 values");
+  }
+  return values;
+}
+
 Result<Dimension> parse_param(const std::string& spec) {
   auto eq = spec.find('=');
   auto fail = [&](const std::string& why) {
@@ -175,19 +195,9 @@ Result<Dimension> parse_param(const std::string& spec) {
     rest = rest.substr(0, k);
   }
   if (starts_with(rest, "range:")) {
-    auto parts = split(std::string_view(rest).substr(6), ':');
-    if (parts.size() != 3) return fail("range needs START:END:STEP");
-    char *e1, *e2, *e3;
-    std::string a(parts[0]), b(parts[1]), s(parts[2]);
-    double start = std::strtod(a.c_str(), &e1), end = std::strtod(b.c_str(), &e2), step = std::strtod(s.c_str(), &e3);
-    if (*e1 || *e2 || *e3 || a.empty() || b.empty() || s.empty() || step <= 0 || end < start)
-      return fail("range needs numbers with START <= END and STEP > 0");
-    for (long i = 0;; ++i) {
-      double v = start + double(i) * step;
-      if (v > end + step * 1e-9) break;
-      d.values.push_back(format_number(v));
-      if (d.values.size() > 100000) return fail("range has more than 100000 values");
-    }
+    auto values = range_values(rest.substr(6));
+    if (!values) return fail(values.error().message);
+    d.values = std::move(*values);
   } else if (starts_with(rest, "choice:")) {
     for (auto v : split(std::string_view(rest).substr(7), ','))
       if (!v.empty()) d.values.emplace_back(v);
