@@ -223,4 +223,32 @@ Result<Dimension> parse_param(const std::string& spec) {
   return d;
 }
 
+Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces::ControlSet& controls) {
+  Candidate c = space.default_candidate();
+  auto set = [&](DimensionKind kind, const std::string& kernel, const std::string& knob, const std::string& value) -> Result<void> {
+    std::size_t i = space.find(kind, knob, kernel);
+    if (i == space.dimensions.size())
+      return make_error("invalid", (kernel.empty() ? knob : kernel + ":" + knob) + " is not a dimension of this search");
+    const auto& d = space.dimensions[i];
+    for (std::size_t v = 0; v < d.values.size(); ++v)
+      if (d.values[v] == value) {
+        c.genes[i] = int(v);
+        return {};
+      }
+    std::string domain;
+    for (const auto& v : d.values) domain += (domain.empty() ? "" : ", ") + v;
+    return make_error("invalid", "value " + value + " of " + d.label() + " is not in the search domain (" + domain + ")");
+  };
+  for (const auto& [k, v] : controls.options)
+    if (auto r = set(DimensionKind::option, "", k, v); !r) return r.error();
+  for (const auto& [kernel, knobs] : controls.kernels)
+    for (const auto& [k, v] : knobs)
+      if (auto r = set(DimensionKind::directive, kernel, k, v); !r) return r.error();
+  if (controls.acf)
+    if (auto r = set(DimensionKind::acf, "", "acf", to_hex(*controls.acf)); !r) return r.error();
+  for (const auto& [k, v] : controls.nvcc)
+    if (auto r = set(DimensionKind::nvvm, "", k, v); !r) return r.error();
+  return c;
+}
+
 } // namespace ciq::tuner

@@ -97,4 +97,8 @@ struct SearchSpace {
 /// value; else the first) and/or ",knockout=P" (chance of leaving it out).
 Result<Dimension> parse_param(const std::string& spec);
 
+/// The candidate of `space` that sets what `controls` sets; knobs it cannot
+/// express are an error.
+Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces::ControlSet& controls);
+
 } // namespace ciq::tuner

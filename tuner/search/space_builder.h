@@ -51,8 +51,4 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
 void add_compiler_knobs(SearchSpace& space, const spaces::Space& compiler, const SpaceRequest& request,
                         const std::vector<TracedModule>& trace);
 
-/// The candidate of `space` that sets what `controls` sets; knobs it cannot
-/// express are an error.
-Result<Candidate> candidate_from_controls(const SearchSpace& space, const spaces::ControlSet& controls);
-
 } // namespace ciq::tuner
