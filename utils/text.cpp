@@ -260,6 +260,12 @@ std::string format_key_value(std::string_view key, std::string_view value) {
   return out + '"';
 }
 
+std::string release_of(std::string_view version) {
+  std::size_t first = version.find('.');
+  std::size_t second = first == std::string_view::npos ? first : version.find('.', first + 1);
+  return std::string(version.substr(0, second));
+}
+
 std::string format_number(double value) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.6g", value);

@@ -68,6 +68,11 @@ std::string csv_field(std::string_view s);
 /// A number for people and CSV: up to 6 significant digits ("1.2345", "264").
 std::string format_number(double value);
 
+/// "13.0" of a toolkit version "13.0.88" (what knob spaces' `versions` and
+/// captures' ptxas_release name): up to the second dot; the version itself
+/// when it has none.
+std::string release_of(std::string_view version);
+
 /// Escapes a string for a JSON string literal (without the quotes), as
 /// nlohmann/json writes it (utils/json.cpp); bytes that are not UTF-8
 /// become U+FFFD, so that what is written can be read back.

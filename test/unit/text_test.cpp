@@ -148,3 +148,12 @@ TEST(Text, glob_option_problem_refuses_an_empty_or_malformed_glob_given) {
   EXPECT_EQ(glob_option_problem("--kernels", "x{a,b", true).rfind("--kernels 'x{a,b' is not a well-formed glob: the '{' at character 2", 0), 0u);
   EXPECT_EQ(glob_option_problem("--kernels", "_Z*{a,b}", true), "");
 }
+
+// A knob space and a capture name a toolkit by its release: the version up
+// to its second dot.
+TEST(Text, release_of_a_version) {
+  EXPECT_EQ(ciq::release_of("13.0.88"), "13.0");
+  EXPECT_EQ(ciq::release_of("12.8"), "12.8");
+  EXPECT_EQ(ciq::release_of("13"), "13");
+  EXPECT_EQ(ciq::release_of(""), "");
+}

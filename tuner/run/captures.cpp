@@ -32,13 +32,6 @@ bool target_runs_on(const std::string& target, const std::array<int, 2>& cc) {
   return target == plain || target == plain + "a" || target == plain + "f";
 }
 
-/// "13.0" of a ptxas version "13.0.88" (the release its knob space is
-/// chosen by); the version itself when it has no second dot.
-std::string release_of(const std::string& version) {
-  std::size_t first = version.find('.');
-  std::size_t second = first == std::string::npos ? first : version.find('.', first + 1);
-  return version.substr(0, second);
-}
 
 std::string words(const std::vector<std::string>& argv) {
   std::string line;

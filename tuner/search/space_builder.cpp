@@ -196,11 +196,6 @@ void add_ptx_exclusions(SearchSpace& space, const std::vector<const spaces::Knob
 
 } // namespace
 
-// "13.0" of a version "13.0.88" (what space files' `versions` name).
-static std::string release_of(const std::string& version) {
-  auto parts = split(version, '.');
-  return parts.size() >= 2 ? std::string(parts[0]) + "." + std::string(parts[1]) : version;
-}
 
 // The kernels of the traced units that `request.kernels` selects.
 static std::set<std::string> targeted_kernels_of_units(const SpaceRequest& request) {
