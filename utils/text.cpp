@@ -145,6 +145,15 @@ std::string glob_option_problem(std::string_view option, std::string_view glob, 
   return "";
 }
 
+std::string exact_glob(std::string_view name) {
+  std::string g;
+  for (char c : name) {
+    if (std::string_view("*?[]\\{},").find(c) != std::string_view::npos) g += std::string("[") + c + "]";
+    else g += c;
+  }
+  return g;
+}
+
 static bool plain_glob_match(std::string_view pattern, std::string_view text) {
   std::size_t p = 0, t = 0, star_p = std::string_view::npos, star_t = 0;
   while (t < text.size()) {

@@ -23,6 +23,10 @@ bool ends_with(std::string_view s, std::string_view suffix);
 /// `[{]`, `[}]` match those characters). One glob can name a set of kernels.
 bool glob_match(std::string_view pattern, std::string_view text);
 
+/// A glob that matches exactly `name` and nothing else: each glob
+/// character (`*?[]\{},`) bracketed, so glob_match(exact_glob(n), n).
+std::string exact_glob(std::string_view name);
+
 /// Why `pattern` is malformed, for a usage error; "" when it is well
 /// formed. glob_match() takes a '[' that no ']' closes for a literal '[',
 /// and a '{' with commas but no '}' for literal text; a kernel name holds

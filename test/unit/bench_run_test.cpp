@@ -83,7 +83,7 @@ TEST(BenchRun, a_run_takes_a_slot_gives_it_back_and_reports_its_values) {
   StepRunner steps(setup, space, executor);
   GpuPool gpus(executor.slots());
   BenchRun run;
-  auto v = run_benchmark(steps, gpus, space.default_candidate(), dir.path(), run);
+  auto v = run_benchmark(steps, gpus, space.resolve(space.default_candidate()), dir.path(), run);
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(*v, (std::vector<double>{3}));
   EXPECT_EQ(run.gpu, "0");
@@ -114,7 +114,7 @@ TEST(BenchRun, a_failed_second_kernel_folder_gives_the_slot_back) {
   StepRunner steps(setup, space, executor);
   GpuPool gpus(executor.slots());
   BenchRun run;
-  auto v = run_benchmark(steps, gpus, space.default_candidate(), dir.path(), run);
+  auto v = run_benchmark(steps, gpus, space.resolve(space.default_candidate()), dir.path(), run);
   EXPECT_FALSE(v.ok());
   EXPECT_EQ(gpus.free_slots(), 1u);
 }

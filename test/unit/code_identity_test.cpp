@@ -59,11 +59,3 @@ TEST(CodeIdentity, a_reuse_takes_the_result_and_names_the_evaluation) {
   EXPECT_EQ(r.evaluation.reason, "same code as evaluation 4");
   EXPECT_EQ(r.number, 9);
 }
-
-TEST(CodeIdentity, param_values_follow_the_dimensions) {
-  SearchSpace s;
-  s.dimensions = {*parse_param("tile=choice:16,32"), *parse_param("unroll=choice:1,2,4")};
-  Candidate c = s.default_candidate();
-  c.genes[1] = 2;
-  EXPECT_EQ(param_values(s, c), (std::vector<std::pair<std::string, std::string>>{{"tile", "16"}, {"unroll", "4"}}));
-}

@@ -78,6 +78,31 @@ TEST(Candidates, canonical_round_trip_and_controls) {
   EXPECT_FALSE(s.parse("nope=1").ok());
 }
 
+TEST(Candidates, resolved_once_as_every_step_reads_it) {
+  SearchSpace s;
+  s.compiler_space = "ptxas-13";
+  Dimension opt{DimensionKind::option, "maxrregcount", "", {"64", "128"}, true, 0.5, 0};
+  Dimension dir{DimensionKind::directive, "maxnreg", "k", {"32", "96"}, true, 0.5, 0};
+  s.dimensions = {opt, *parse_param("tile=choice:16,32"), dir, *parse_param("unroll=choice:1,2,4"),
+                  *parse_param("vec=choice:2,4,knockout=1")};
+  Candidate c = s.default_candidate();
+  c.genes[0] = 1;
+  c.genes[3] = 2;
+  c.genes[4].reset(); // a parameter left out, with no ,default=V: ""
+  ResolvedCandidate r = s.resolve(c);
+  EXPECT_EQ(r.candidate, c);
+  EXPECT_EQ(r.canonical, "maxrregcount=128;param:tile=16;param:unroll=4");
+  EXPECT_EQ(r.canonical, s.canonical(c));
+  EXPECT_EQ(r.controls.options, (std::map<std::string, std::string>{{"maxrregcount", "128"}}));
+  EXPECT_TRUE(r.controls.kernels.empty());
+  EXPECT_EQ(r.controls.space, "ptxas-13");
+  EXPECT_EQ(r.controls_text, spaces::format_control_set(s.controls(c)));
+  EXPECT_NE(r.controls_text.find("maxrregcount = 128"), std::string::npos) << r.controls_text;
+  // The parameters in the dimensions' order, as {param:NAME} and the code
+  // identity take them.
+  EXPECT_EQ(r.params, (std::vector<std::pair<std::string, std::string>>{{"tile", "16"}, {"unroll", "4"}, {"vec", ""}}));
+}
+
 namespace {
 // A noise-free separable function over a params-only space.
 SearchSpace xy_space() {

@@ -23,7 +23,7 @@ TEST(Step, placeholders_name_the_controls_workdir_gpu_and_each_parameter) {
   SearchSpace s = space_with_param();
   Candidate c = s.default_candidate();
   c.genes[0] = 1;
-  auto v = step_placeholders(s, c, "/r/evals/0003", "1");
+  auto v = step_placeholders(s.resolve(c), "/r/evals/0003", "1");
   EXPECT_EQ(v["controls"], "/r/evals/0003/candidate.controls");
   EXPECT_EQ(v["workdir"], "/r/evals/0003");
   EXPECT_EQ(v["gpu"], "1");

@@ -16,6 +16,19 @@ TEST(Glob, stars_classes_and_anchoring) {
   EXPECT_TRUE(glob_match("[a-c]x", "bx"));
 }
 
+TEST(Glob, exact_glob_matches_its_name_alone) {
+  // A campaign hands each child run one kernel by name, whatever characters
+  // a demangled or templated name holds.
+  for (const char* name : {"_Z5lightPff", "k<{lambda()#1}>", "f<int[3],float>", "a*b?c", "x\\y", "{a,b}", "]["}) {
+    EXPECT_TRUE(glob_match(exact_glob(name), name)) << name << " as " << exact_glob(name);
+    EXPECT_EQ(glob_problem(exact_glob(name)), "") << name;
+  }
+  EXPECT_FALSE(glob_match(exact_glob("a*b?c"), "aXbYc"));
+  EXPECT_FALSE(glob_match(exact_glob("{a,b}"), "a"));
+  EXPECT_FALSE(glob_match(exact_glob("_Z5lightPff"), "_Z5lightPffx"));
+  EXPECT_EQ(exact_glob("f<int[3]>"), "f<int[[]3[]]>");
+}
+
 TEST(Glob, braces_give_alternatives) {
   // One glob for a set of kernels (a campaign's --kernels for a run of several).
   EXPECT_TRUE(glob_match("{_Z7heavy_aPKfPfi,_Z5lightPff}", "_Z5lightPff"));

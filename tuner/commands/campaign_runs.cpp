@@ -3,6 +3,7 @@
 #include "tuner/rundir/command_line.h"
 #include "utils/config.h"
 #include "utils/files.h"
+#include "utils/text.h"
 
 #include <unistd.h>
 
@@ -56,15 +57,6 @@ std::vector<std::string> confirmation_args(const std::string& controls, const st
 }
 
 } // namespace
-
-std::string exact_glob(const std::string& name) {
-  std::string g;
-  for (char c : name) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\' || c == '{' || c == '}' || c == ',') g += std::string("[") + c + "]";
-    else g += c;
-  }
-  return g;
-}
 
 RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus,
                       const std::vector<std::string>& hints) {

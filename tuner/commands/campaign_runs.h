@@ -15,9 +15,6 @@
 
 namespace ciq::tuner {
 
-/// A glob that matches exactly `name` (glob characters bracketed).
-std::string exact_glob(const std::string& name);
-
 /// The run of one kernel by program runs: every candidate a build and a run
 /// of the program; `hints`: --seed-hint files.
 RunOptions kernel_run(const CampaignOptions& c, const KernelResult& r, const std::string& gpus,

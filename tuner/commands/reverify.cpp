@@ -3,7 +3,6 @@
 #include "cache/stale.h"
 #include "cache/tuned_on.h"
 #include "spaces/control_set.h"
-#include "tuner/commands/campaign_runs.h"
 #include "tuner/run/progress.h"
 #include "tuner/commands/recorded_runs.h"
 #include "tuner/rundir/command_line.h"

@@ -120,7 +120,7 @@ Result<formats::KernelTrace> read_run_kernels(const TuningSetup& setup, const st
 
 } // namespace
 
-Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const Candidate& c,
+Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const ResolvedCandidate& c,
                                           const std::string& workdir, BenchRun& placed) {
   const TuningSetup& setup = steps.setup();
   // kernel-time: the run's kernels timed inside it (libciq-inject, loaded

@@ -37,7 +37,7 @@ struct BenchRun {
 /// objectives' order, as measured (not negated, not scaled to a baseline).
 /// Fails with the code "bench", "timeout", "no-energy" or an objective's,
 /// and a message for the candidate's reason.
-Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const Candidate& c,
+Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const ResolvedCandidate& c,
                                           const std::string& workdir, BenchRun& run);
 
 /// What a finished run measured, for the benchmark objectives of

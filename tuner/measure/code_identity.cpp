@@ -7,13 +7,6 @@
 
 namespace ciq::tuner {
 
-std::vector<std::pair<std::string, std::string>> param_values(const SearchSpace& space, const Candidate& c) {
-  std::vector<std::pair<std::string, std::string>> params;
-  for (const auto& d : space.dimensions)
-    if (d.kind == DimensionKind::param) params.emplace_back(d.knob, space.param(c, d.knob));
-  return params;
-}
-
 std::string code_digest(const std::vector<TracedModule>& trace, const std::vector<Objective>& objectives,
                         const std::vector<std::pair<std::string, std::string>>& params) {
   std::string digest;

@@ -14,10 +14,6 @@
 
 namespace ciq::tuner {
 
-/// The candidate's value of each parameter dimension of `space`, as
-/// (name, value), in the dimensions' order.
-std::vector<std::pair<std::string, std::string>> param_values(const SearchSpace& space, const Candidate& c);
-
 /// The digest that identifies what a build compiled, for `objectives`.
 /// When every benchmark objective is kernel-time, only the code of the
 /// kernels they time counts (a candidate whose timed kernels are

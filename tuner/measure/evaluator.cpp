@@ -23,7 +23,7 @@ double seconds_since(std::chrono::steady_clock::time_point started) {
 } // namespace
 
 Evaluator::Evaluator(TuningSetup setup, const SearchSpace& space)
-    : setup_(std::move(setup)), space_(space), executor_(setup_.executor ? setup_.executor : make_executor(setup_)),
+    : setup_(std::move(setup)), space_(space), default_key_(space.canonical(space.default_candidate())), executor_(setup_.executor ? setup_.executor : make_executor(setup_)),
       gpus_(executor_->slots()), steps_(setup_, space_, *executor_), honoured_(setup_.compiler, setup_.baseline_warnings) {}
 
 bool Evaluator::per_gpu_baselines() const {
@@ -31,7 +31,7 @@ bool Evaluator::per_gpu_baselines() const {
 }
 
 bool Evaluator::is_default(const std::string& canonical) const {
-  return canonical == space_.canonical(space_.default_candidate());
+  return canonical == default_key_;
 }
 
 bool Evaluator::benchmarks() const {
@@ -63,11 +63,10 @@ void Evaluator::preload(const std::vector<EvalRecord>& records) {
   for (const auto& r : records_) free_numbers_.erase(r.number);
 }
 
-Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std::string& workdir) {
+Result<std::vector<TracedModule>> Evaluator::build(const ResolvedCandidate& c, const std::string& workdir) {
   if (auto made = make_dirs(workdir); !made) return made.error();
   remove_tree(join_path(workdir, "trace"));
-  std::string controls = setup_.compiler ? spaces::format_control_set(space_.controls(c)) : "";
-  if (auto w = write_file_atomic(controls_path(workdir), controls); !w) return w.error();
+  if (auto w = write_file_atomic(controls_path(workdir), setup_.compiler ? c.controls_text : ""); !w) return w.error();
   if (!setup_.build.empty()) {
     auto step = steps_.run(StepKind::build, setup_.build, c, workdir, setup_.gpus.empty() ? "" : setup_.gpus.front(), "build.log");
     if (!step) return step.error();
@@ -77,7 +76,7 @@ Result<std::vector<TracedModule>> Evaluator::build(const Candidate& c, const std
   return read_trace(join_path(workdir, "trace"));
 }
 
-Result<std::vector<double>> Evaluator::bench_once(const Candidate& c, const std::string& workdir, BenchRun& run) {
+Result<std::vector<double>> Evaluator::bench_once(const ResolvedCandidate& c, const std::string& workdir, BenchRun& run) {
   return run_benchmark(steps_, gpus_, c, workdir, run);
 }
 
@@ -90,7 +89,7 @@ bool Evaluator::reuse_same_code(EvalRecord& r) {
   return true;
 }
 
-std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
+std::string Evaluator::measure(const ResolvedCandidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
                                std::vector<std::vector<double>>& bench_values) {
   auto started = std::chrono::steady_clock::now();
   bool benchmarks = this->benchmarks();
@@ -115,8 +114,8 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
       auto jit = read_trace(join_path(r.workdir, "trace"));
       if (!jit) return jit.error().message;
       trace = std::move(*jit);
-      if (auto why = honoured_.why_not(trace, join_path(r.workdir, "trace"), space_.controls(c)); !why.empty()) return why;
-      r.digest = code_digest(trace, setup_.objectives, param_values(space_, c)); // measured anyway, but pruning compares code
+      if (auto why = honoured_.why_not(trace, join_path(r.workdir, "trace"), c.controls); !why.empty()) return why;
+      r.digest = code_digest(trace, setup_.objectives, c.params); // measured anyway, but pruning compares code
     }
   }
   if (auto why = check(c, r); !why.empty()) return why;
@@ -124,7 +123,7 @@ std::string Evaluator::measure(const Candidate& c, EvalRecord& r, std::vector<Tr
   return "";
 }
 
-std::string Evaluator::check(const Candidate& c, EvalRecord& r) {
+std::string Evaluator::check(const ResolvedCandidate& c, EvalRecord& r) {
   if (setup_.check.empty()) return "";
   std::string gpu = gpus_.acquire(&r.gpu_wait_seconds);
   auto step = steps_.run(StepKind::check, setup_.check, c, r.workdir, gpu, "check.log");
@@ -139,7 +138,7 @@ std::string Evaluator::check(const Candidate& c, EvalRecord& r) {
 
 // The GPUs side by side as in the search; the runs kept in the order run 1
 // of each GPU, run 2 of each, ...
-std::string Evaluator::measure_on_every_gpu(const Candidate& c, EvalRecord& r, std::vector<std::vector<double>>& bench_values) {
+std::string Evaluator::measure_on_every_gpu(const ResolvedCandidate& c, EvalRecord& r, std::vector<std::vector<double>>& bench_values) {
   struct Done {
     std::vector<double> values;
     BenchRun run;
@@ -185,11 +184,11 @@ void Evaluator::score(EvalRecord& r, const std::vector<TracedModule>& trace, con
   r.status = EvalStatus::ok;
 }
 
-EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
+EvalRecord Evaluator::evaluate(const ResolvedCandidate& c, int generation, int number) {
   EvalRecord r;
   r.number = number;
   r.generation = generation;
-  r.candidate = space_.canonical(c);
+  r.candidate = c.canonical;
   char dir[32];
   std::snprintf(dir, sizeof dir, "evals/%04d", number);
   r.workdir = join_path(setup_.run_dir, dir);
@@ -216,8 +215,8 @@ EvalRecord Evaluator::evaluate(const Candidate& c, int generation, int number) {
   r.steps_reused += memo.reused;
   if (!trace) return invalid(trace.error().message);
   if (!compiles_when_benchmarked() && (!setup_.build.empty() || !benchmarks()))
-    if (auto why = honoured_.why_not(*trace, join_path(r.workdir, "trace"), space_.controls(c)); !why.empty()) return invalid(why);
-  r.digest = code_digest(*trace, setup_.objectives, param_values(space_, c));
+    if (auto why = honoured_.why_not(*trace, join_path(r.workdir, "trace"), c.controls); !why.empty()) return invalid(why);
+  r.digest = code_digest(*trace, setup_.objectives, c.params);
   if (reuse_same_code(r)) return r;
   std::vector<std::vector<double>> bench_values; // per run
   if (auto why = measure(c, r, *trace, bench_values); !why.empty()) return invalid(why);
@@ -234,11 +233,14 @@ int Evaluator::take_number() {
 
 std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& batch, int generation) {
   std::vector<Evaluation> out(batch.size());
+  std::vector<ResolvedCandidate> resolved;
+  resolved.reserve(batch.size());
+  for (const auto& c : batch) resolved.push_back(space_.resolve(c));
   std::vector<std::size_t> todo;
   {
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      auto it = by_candidate_.find(space_.canonical(batch[i]));
+      auto it = by_candidate_.find(resolved[i].canonical);
       if (it != by_candidate_.end()) {
         out[i] = records_[it->second].evaluation;
         if (on_record) on_record(records_[it->second], true);
@@ -258,7 +260,7 @@ std::vector<Evaluation> Evaluator::evaluate_batch(const std::vector<Candidate>& 
         i = todo[next++];
         number = take_number();
       }
-      EvalRecord r = evaluate(batch[i], generation, number);
+      EvalRecord r = evaluate(resolved[i], generation, number);
       r.finished = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       std::lock_guard lock(mutex_);
       out[i] = r.evaluation;

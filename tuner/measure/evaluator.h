@@ -55,12 +55,12 @@ public:
   std::vector<Evaluation> evaluate_batch(const std::vector<Candidate>& batch, int generation);
 
   /// Builds `c` in `workdir` and returns what ciq-ptxas traced, or why not.
-  virtual Result<std::vector<TracedModule>> build(const Candidate& c, const std::string& workdir);
+  virtual Result<std::vector<TracedModule>> build(const ResolvedCandidate& c, const std::string& workdir);
   /// One benchmark run of what was built in `workdir`, on `run.gpu` (or the
   /// first free GPU): the value of every benchmark objective, as printed
   /// (not negated, not scaled to a baseline). bench_run.h.
-  virtual Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, BenchRun& run);
-  Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir) {
+  virtual Result<std::vector<double>> bench_once(const ResolvedCandidate& c, const std::string& workdir, BenchRun& run);
+  Result<std::vector<double>> bench_once(const ResolvedCandidate& c, const std::string& workdir) {
     BenchRun run;
     return bench_once(c, workdir, run);
   }
@@ -87,15 +87,16 @@ protected:
   virtual bool compiles_when_benchmarked() const { return setup_.build.empty(); }
 
 private:
-  EvalRecord evaluate(const Candidate& c, int generation, int number);
+  /// Every step reads `c` as resolved once (ResolvedCandidate).
+  EvalRecord evaluate(const ResolvedCandidate& c, int generation, int number);
   /// The benchmark runs (a JIT build's trace read after them) and the
   /// check; why the candidate is invalid, or "".
-  std::string measure(const Candidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
+  std::string measure(const ResolvedCandidate& c, EvalRecord& r, std::vector<TracedModule>& trace,
                       std::vector<std::vector<double>>& bench_values);
   /// The default's benchmark runs with per-GPU baselines, --repeats on every GPU at once.
-  std::string measure_on_every_gpu(const Candidate& c, EvalRecord& r, std::vector<std::vector<double>>& bench_values);
+  std::string measure_on_every_gpu(const ResolvedCandidate& c, EvalRecord& r, std::vector<std::vector<double>>& bench_values);
   /// --check on a free GPU; why the candidate is invalid, or "".
-  std::string check(const Candidate& c, EvalRecord& r);
+  std::string check(const ResolvedCandidate& c, EvalRecord& r);
   /// Takes the result of a measured candidate with r.digest; false if none.
   bool reuse_same_code(EvalRecord& r);
   void score(EvalRecord& r, const std::vector<TracedModule>& trace, const std::vector<std::vector<double>>& bench_values);
@@ -109,6 +110,7 @@ private:
 
   TuningSetup setup_;
   const SearchSpace& space_;
+  std::string default_key_; // the default candidate's canonical text
   std::shared_ptr<Executor> executor_;
   GpuPool gpus_;
   StepRunner steps_;

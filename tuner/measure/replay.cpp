@@ -112,9 +112,9 @@ Result<std::shared_ptr<ReplayData>> ReplayData::load(const std::string& path) {
   return data;
 }
 
-Result<double> ReplayData::draw(const Candidate& c, std::mt19937_64& rng) const {
-  auto it = samples_.find(key_of(space_.controls(c)));
-  if (it == samples_.end()) return make_error("replay", "not recorded in the replay data: " + space_.canonical(c));
+Result<double> ReplayData::draw(const ResolvedCandidate& c, std::mt19937_64& rng) const {
+  auto it = samples_.find(key_of(c.controls));
+  if (it == samples_.end()) return make_error("replay", "not recorded in the replay data: " + c.canonical);
   std::uniform_int_distribution<std::size_t> pick(0, it->second.size() - 1);
   return it->second[pick(rng)];
 }

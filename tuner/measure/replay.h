@@ -25,9 +25,9 @@ public:
 
   /// The recorded grid as a search space (compiler_space "replay").
   const SearchSpace& space() const { return space_; }
-  /// One recorded sample of the candidate, or an error if it was never
-  /// recorded.
-  Result<double> draw(const Candidate& c, std::mt19937_64& rng) const;
+  /// One recorded sample of the candidate (of space()), or an error if it
+  /// was never recorded.
+  Result<double> draw(const ResolvedCandidate& c, std::mt19937_64& rng) const;
   std::size_t sets() const { return samples_.size(); }
 
 private:

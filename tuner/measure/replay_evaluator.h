@@ -20,9 +20,9 @@ public:
   ReplayEvaluator(const TuningSetup& setup, const SearchSpace& space);
 
   /// Nothing to build: an empty trace.
-  Result<std::vector<TracedModule>> build(const Candidate& c, const std::string& workdir) override;
+  Result<std::vector<TracedModule>> build(const ResolvedCandidate& c, const std::string& workdir) override;
   /// One recorded sample of `c`; an error when it was never recorded.
-  Result<std::vector<double>> bench_once(const Candidate& c, const std::string& workdir, BenchRun& run) override;
+  Result<std::vector<double>> bench_once(const ResolvedCandidate& c, const std::string& workdir, BenchRun& run) override;
 
 protected:
   bool compiles_when_benchmarked() const override { return false; }

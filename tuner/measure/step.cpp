@@ -8,11 +8,9 @@ namespace ciq::tuner {
 
 std::string controls_path(const std::string& workdir) { return join_path(workdir, "candidate.controls"); }
 
-std::map<std::string, std::string> step_placeholders(const SearchSpace& space, const Candidate& c, const std::string& workdir,
-                                                     const std::string& gpu) {
+std::map<std::string, std::string> step_placeholders(const ResolvedCandidate& c, const std::string& workdir, const std::string& gpu) {
   std::map<std::string, std::string> v{{"controls", controls_path(workdir)}, {"workdir", workdir}, {"gpu", gpu}};
-  for (const auto& d : space.dimensions)
-    if (d.kind == DimensionKind::param) v["param:" + d.knob] = space.param(c, d.knob);
+  for (const auto& [name, value] : c.params) v["param:" + name] = value;
   return v;
 }
 
@@ -49,12 +47,12 @@ MemoSteps count_memo_steps(const std::string& trace_dir) {
   return steps;
 }
 
-Result<StepResult> StepRunner::run(StepKind kind, const std::string& command, const Candidate& c, const std::string& workdir,
+Result<StepResult> StepRunner::run(StepKind kind, const std::string& command, const ResolvedCandidate& c, const std::string& workdir,
                                    const std::string& gpu, const std::string& log_name, const StepEnv& extra_env) const {
   Step step;
   step.kind = kind;
   step.command = command;
-  step.placeholders = step_placeholders(space_, c, workdir, gpu);
+  step.placeholders = step_placeholders(c, workdir, gpu);
   step.env = step_environment(setup_, space_, workdir, extra_env);
   step.workdir = workdir;
   step.log_name = log_name;

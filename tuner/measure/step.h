@@ -23,9 +23,8 @@ using StepEnv = std::vector<std::pair<std::string, std::string>>;
 std::string controls_path(const std::string& workdir);
 
 /// The placeholders of `c`'s commands: {controls}, {workdir}, {gpu} and one
-/// {param:NAME} per parameter dimension of `space`.
-std::map<std::string, std::string> step_placeholders(const SearchSpace& space, const Candidate& c, const std::string& workdir,
-                                                     const std::string& gpu);
+/// {param:NAME} per parameter dimension of its space.
+std::map<std::string, std::string> step_placeholders(const ResolvedCandidate& c, const std::string& workdir, const std::string& gpu);
 
 /// The environment of a step in `workdir`: CIQ_CONTROLS and CIQ_TRACE
 /// always; CIQ_KERNELS with --kernels; CIQ_UNITS when NVVM-stage knobs
@@ -52,7 +51,7 @@ public:
   /// check on `gpu`, which the caller holds), logging to `log_name`, with
   /// step_environment() plus `extra_env`. An error when it could not run;
   /// a step that ran and failed is a result (Executor::run_step).
-  Result<StepResult> run(StepKind kind, const std::string& command, const Candidate& c, const std::string& workdir,
+  Result<StepResult> run(StepKind kind, const std::string& command, const ResolvedCandidate& c, const std::string& workdir,
                          const std::string& gpu, const std::string& log_name, const StepEnv& extra_env = {}) const;
 
   const TuningSetup& setup() const { return setup_; }

@@ -101,7 +101,7 @@ Result<std::vector<TracedModule>> discovery_trace(const TuneOptions& o, const st
     empty.dimensions.push_back(std::move(*d));
   }
   Evaluator probe(o.setup, empty);
-  Candidate none = empty.default_candidate();
+  ResolvedCandidate none = empty.resolve(empty.default_candidate());
   ::unlink(complete.c_str());
   auto trace = probe.build(none, dir);
   if (!trace) return make_error("tuner", "the discovery build failed: " + trace.error().message);

@@ -105,18 +105,19 @@ std::string remeasure(Evaluator& evaluator, const SearchSpace& space, const Eval
   const auto& objectives = options.setup.objectives;
   auto dc = space.parse(def.candidate), bc = space.parse(best.candidate);
   if (!dc || !bc) return "cannot read back the candidates to verify";
+  const ResolvedCandidate sides[2] = {space.resolve(*dc), space.resolve(*bc)};
   std::string root = join_path(options.out_dir, "verify");
   std::string dir_a = join_path(root, "default"), dir_b = join_path(root, "best");
   bool rebuild = !options.setup.build.empty() && options.setup.build.find("{workdir}") == std::string::npos;
   if (!rebuild) {
-    if (auto t = evaluator.build(*dc, dir_a); !t) return "verification build of the default failed: " + t.error().message;
-    if (auto t = evaluator.build(*bc, dir_b); !t) return "verification build of the winner failed: " + t.error().message;
+    if (auto t = evaluator.build(sides[0], dir_a); !t) return "verification build of the default failed: " + t.error().message;
+    if (auto t = evaluator.build(sides[1], dir_b); !t) return "verification build of the winner failed: " + t.error().message;
   }
   int pairs = 0;
   bool early = false;
   for (int i = 0; i < options.verify_runs && !early; ++i) {
     for (int side = 0; side < 2; ++side) {
-      const Candidate& c = side == 0 ? *dc : *bc;
+      const ResolvedCandidate& c = sides[side];
       const std::string& dir = side == 0 ? dir_a : dir_b;
       if (rebuild)
         if (auto t = evaluator.build(c, dir); !t) return "verification build failed: " + t.error().message;

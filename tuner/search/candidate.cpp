@@ -113,6 +113,14 @@ spaces::ControlSet SearchSpace::controls(const Candidate& c) const {
   return set;
 }
 
+ResolvedCandidate SearchSpace::resolve(const Candidate& c) const {
+  ResolvedCandidate r{c, canonical(c), controls(c), "", {}};
+  r.controls_text = spaces::format_control_set(r.controls);
+  for (const auto& d : dimensions)
+    if (d.kind == DimensionKind::param) r.params.emplace_back(d.knob, param(c, d.knob));
+  return r;
+}
+
 std::size_t SearchSpace::find(DimensionKind kind, std::string_view knob, std::string_view kernel) const {
   for (std::size_t i = 0; i < dimensions.size(); ++i)
     if (dimensions[i].kind == kind && dimensions[i].knob == knob && dimensions[i].kernel == kernel) return i;

@@ -38,6 +38,20 @@ struct Candidate {
   bool operator==(const Candidate&) const = default;
 };
 
+/// A candidate as the steps of its evaluation use it, worked out once by
+/// SearchSpace::resolve(): the build, the "compiled as asked" check, the
+/// code identity, the placeholders of the benchmark and the check, and the
+/// score read these fields instead of deriving them from the genes again.
+struct ResolvedCandidate {
+  Candidate candidate;
+  std::string canonical;       // SearchSpace::canonical(): the memo key, the journal's name
+  spaces::ControlSet controls; // SearchSpace::controls(): what the compilers are to apply
+  std::string controls_text;   // `controls` as a candidate.controls file holds them
+  // Each parameter dimension's name and value ("" when left out and it has
+  // no ,default=V): {param:NAME}, and part of the code identity.
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
 /// Values of two dimensions the compiler refuses or ignores together:
 /// when dimension `when` holds one of `when_values` (or, with `when_unset`,
 /// is left at its default), dimension `drop` must not hold one of
@@ -83,6 +97,8 @@ struct SearchSpace {
   Result<Candidate> parse(const std::string& canonical_text) const;
   /// The compiler part of a candidate as a control set.
   spaces::ControlSet controls(const Candidate& c) const;
+  /// Everything an evaluation needs of `c`, at once (ResolvedCandidate).
+  ResolvedCandidate resolve(const Candidate& c) const;
   /// Index of the dimension of this kind, knob and kernel (directives
   /// only), or dimensions.size() when the search has none.
   std::size_t find(DimensionKind kind, std::string_view knob, std::string_view kernel = "") const;
