@@ -148,6 +148,15 @@ void say_published(const RetuneOptions& o, const std::map<std::string, std::vect
                  url.find("***") != std::string::npos ? " (the password in place of ***)" : "");
 }
 
+// No entry selected: said, and with --json the empty answer; exit 0.
+int say_nothing_selected(const RetuneOptions& o) {
+  std::fprintf(stderr, "ciq-tuner: no entry of %s is selected%s: nothing to tune again\n", o.cache_dir.c_str(),
+               o.stale ? " (none is stale)" : "");
+  if (o.json && o.dry_run) std::cout << nlohmann::json{{"would_run", nlohmann::json::array()}, {"skipped", nlohmann::json::array()}}.dump() << "\n";
+  else if (o.json) std::cout << nlohmann::json{{"out", nullptr}, {"rows", nlohmann::json::array()}}.dump() << "\n";
+  return 0;
+}
+
 } // namespace
 
 int run_retune(const RetuneOptions& given) {
@@ -155,13 +164,7 @@ int run_retune(const RetuneOptions& given) {
   if (!o.gpu.empty() && !o.stale) return fail(make_error(ciq::errc::usage, "--gpu names the GPU model --stale compares entries with: give --stale too"));
   auto runs = selected_runs(o);
   if (!runs) return fail(runs.error().message);
-  if (runs->empty()) {
-    std::fprintf(stderr, "ciq-tuner: no entry of %s is selected%s: nothing to tune again\n", o.cache_dir.c_str(),
-                 o.stale ? " (none is stale)" : "");
-    if (o.json && o.dry_run) std::cout << nlohmann::json{{"would_run", nlohmann::json::array()}, {"skipped", nlohmann::json::array()}}.dump() << "\n";
-    else if (o.json) std::cout << nlohmann::json{{"out", nullptr}, {"rows", nlohmann::json::array()}}.dump() << "\n";
-    return 0;
-  }
+  if (runs->empty()) return say_nothing_selected(o);
   std::vector<RetuneRow> rows;
   std::vector<std::pair<const RecordedRun*, SavedRun>> to_run;
   for (const auto& run : *runs) {

@@ -58,6 +58,7 @@
 // (torch.profiler, Nsight) competes with this one: CUPTI allows one
 // callback subscriber and one set of activity buffers.
 #include "tuner/inject/capture.h"
+#include "tuner/inject/control_channel.h"
 #include "tuner/inject/cupti_loader.h"
 #include "tuner/inject/kernel_table.h"
 #include "utils/env_table.h"
@@ -84,7 +85,6 @@ namespace ciq::inject {
 namespace {
 
 constexpr std::size_t buffer_bytes = std::size_t(4) << 20;
-constexpr std::size_t max_command_bytes = 8192;  // a `cut DIR` line: a path
 constexpr unsigned max_name_tries = 1000;         // kernels-<tag>-<n>.jsonl taken before giving up
 constexpr int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -267,68 +267,6 @@ void cut(const std::string& dir) {
   write_file(dir, in.tag, text);
 }
 
-/// The control thread: reads commands from the FIFO until the process ends.
-void listen(int fd) {
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the program's signals are for its own threads
-  std::string pending;
-  bool overlong = false;  // dropping a line longer than max_command_bytes, up to its newline
-  char buffer[4096];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    pending.append(buffer, std::size_t(n));
-    if (overlong) {  // the rest of a dropped line: up to its newline, unread
-      std::size_t nl = pending.find('\n');
-      pending.erase(0, nl == std::string::npos ? pending.size() : nl + 1);
-      overlong = nl == std::string::npos;
-    }
-    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
-      std::string line = pending.substr(0, nl);
-      pending.erase(0, nl + 1);
-      try {
-        if (line.rfind("cut /", 0) == 0 && ::getpid() == injection->pid) cut(line.substr(4));
-        else say("unknown command on the control FIFO: " + line);
-      } catch (...) {
-        say("cannot cut the trace: out of memory");
-      }
-    }
-    if (pending.size() > max_command_bytes) {  // memory stays bounded whatever is written
-      say("a command on the control FIFO is longer than " + std::to_string(max_command_bytes) + " bytes: dropped");
-      pending.clear();
-      overlong = true;
-    }
-  }
-}
-
-/// Takes the control channel at `path` unless another process has it. The
-/// FIFO and its lock must be the user's own and closed to everyone else
-/// (safe_open.h): a channel another user could write to, or a path that is
-/// not a FIFO (/dev/stdin, /dev/zero), is refused and the program runs with
-/// an exit trace only.
-void start_control(const std::string& path) {
-  auto fifo = ciq::open_own_fifo(path, O_RDWR);  // read and write: no writer's close ends our reads
-  if (!fifo) {
-    say("not listening on the control FIFO: " + fifo.error().message);
-    return;
-  }
-  int fd = *fifo;
-  auto locked = ciq::open_own_file(path + ".lock", O_RDWR | O_CREAT, 0600);
-  if (!locked || ::flock(*locked, LOCK_EX | LOCK_NB) != 0) {
-    if (locked) ::close(*locked);
-    else say("not listening on the control FIFO: " + locked.error().message);
-    if (locked) say("control channel " + path + " is another process': this one writes its trace at exit only");
-    ::close(fd);
-    return;
-  }
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);  // the thread sleeps in read(), never spins
-  std::thread(listen, fd).detach();  // the lock stays held: it is the channel's owner mark
-  say("listening on " + path);
-}
-
 /// The trace, then the capture index: each once, whichever comes first
 /// (exit or a signal).
 void write_trace_safely() {
@@ -462,7 +400,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
     start_recording(*in);
     if (tracing) {
-      if (const char* control = std::getenv(ciq::env_name(ciq::Env::kernel_control)); control && *control == '/') start_control(control);
+      if (const char* control = std::getenv(ciq::env_name(ciq::Env::kernel_control)); control && *control == '/') start_control(control, in->pid, cut, say);
       say("status " + in->facts.status + (in->facts.reason.empty() ? "" : ": " + in->facts.reason) + "; trace in " + in->dir);
     }
     if (capturing)

@@ -118,6 +118,15 @@ Result<formats::KernelTrace> read_run_kernels(const TuningSetup& setup, const st
   return kernels;
 }
 
+// A resident benchmark server that started afresh for three requests in a
+// row (it exits after its answers): its start-up is inside every measure.
+Error server_restarts(const StepResult& step, bool kernel_time) {
+  return make_error("bench", "the benchmark server started afresh for each of three requests in a row (it exits after its "
+                             "answers), so its start-up is inside each measure of " +
+                                 std::string(kernel_time ? "kernel time" : "energy") + ": keep it running between requests (see " +
+                                 step.log + ")");
+}
+
 } // namespace
 
 Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const ResolvedCandidate& c,
@@ -156,10 +165,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   for (int again = 0; (energy || kernel_time) && step && step->started_server && step->run.succeeded(); ++again) {
     if (again == 2) {
       gpus.release(gpu);
-      return make_error("bench", "the benchmark server started afresh for each of three requests in a row (it exits after its "
-                                 "answers), so its start-up is inside each measure of " +
-                                     std::string(kernel_time ? "kernel time" : "energy") + ": keep it running between requests (see " +
-                                     step->log + ")");
+      return server_restarts(*step, kernel_time);
     }
     if (kernel_time)
       if (auto made = new_kernels_dir(); !made) {
