@@ -10,12 +10,15 @@ the program a campaign tunes, and the program a user runs again afterwards.
                         checked in torch 2.11 itself) is a 128 x 64 tile with
                         8 warps, the tile of bench/triton/attention.py's
                         kernel (fp16 there), which a maxnreg directive made
-                        1.39x faster on an H100: register-bound, and one more
-                        block per SM within a directive's reach
+                        1.39x faster on an H100. Measured here (H100,
+                        2026-12-07, torch 2.11, Triton 3.6): 149 registers,
+                        and campaigns of 12 and 40 replay evaluations found
+                        nothing significant in it
   --workload norm       a row softmax followed by a layer norm over wide rows,
-                        fp32, ROWS x COLS: one or two fused reduction kernels
-                        (cheaper to compile, less likely to give a campaign a
-                        winner)
+                        fp32, ROWS x COLS: one fused reduction kernel, cheap
+                        to compile; compile-campaign-reach.sh's default since
+                        a campaign's replay found it 11.6 % faster with a
+                        per-kernel minnctapersm=3 (H100, 2026-12-07)
 
 Every run launches the compiled function the same number of times
 (1 + --warmup + --steps), whatever the compiled code's speed, so that a
