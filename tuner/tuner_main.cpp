@@ -373,6 +373,31 @@ static std::optional<int> parse(int argc, char** argv, std::vector<std::string>&
   return std::nullopt;
 }
 
+// The checks and settings that tie options of `run` and `campaign`
+// together (--capture, --compare, --verify-controls, --check-program):
+// an exit status when they are refused, else nothing.
+std::optional<int> settle_given_options(tn::GivenOptions& given) {
+  if (run_cmd && !capture.empty() && separately)
+    return fail("--separately tunes several kernels in program runs; --capture replays one kernel", 2);
+  if (run_cmd && !capture.empty()) {
+    // An empty --compare= is refused as ciq-replay refuses it, not taken for "not given".
+    if (compare.getNumOccurrences() > 0 && compare.empty()) return tn::fail(ciq::formats::parse_compare_mode("").error());
+    if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
+  } else if (compare.getNumOccurrences() > 0) {
+    return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
+  }
+  if (run_cmd && !verify_controls.empty()) {
+    // The set alone, against the default: no seeds but it, nothing shipped.
+    if (!given.resume.empty()) return fail("--verify-controls measures afresh: give a new --out instead of --resume", 2);
+    given.seed_controls = {verify_controls};
+    given.seed_hints.clear();
+    given.no_ship = true;
+  }
+  if (campaign_cmd && check_program < 0)
+    return fail("--check-program takes a number of pairs, 0 for none; not " + std::to_string(check_program), 2);
+  return std::nullopt;
+}
+
 int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   // Every reader of the tuner's own arguments (--resume, a campaign's and a
@@ -403,24 +428,7 @@ int main(int argc, char** argv) {
     args.push_back("--objective=kernel-time");
   }
   tn::GivenOptions given = given_options(argc, argv);
-  if (run_cmd && !capture.empty() && separately)
-    return fail("--separately tunes several kernels in program runs; --capture replays one kernel", 2);
-  if (run_cmd && !capture.empty()) {
-    // An empty --compare= is refused as ciq-replay refuses it, not taken for "not given".
-    if (compare.getNumOccurrences() > 0 && compare.empty()) return tn::fail(ciq::formats::parse_compare_mode("").error());
-    if (auto used = tn::use_capture(given, capture, compare); !used) return tn::fail(used.error());
-  } else if (compare.getNumOccurrences() > 0) {
-    return fail("--compare is for --capture (how a replayed kernel's outputs are checked)", 2);
-  }
-  if (run_cmd && !verify_controls.empty()) {
-    // The set alone, against the default: no seeds but it, nothing shipped.
-    if (!given.resume.empty()) return fail("--verify-controls measures afresh: give a new --out instead of --resume", 2);
-    given.seed_controls = {verify_controls};
-    given.seed_hints.clear();
-    given.no_ship = true;
-  }
-  if (campaign_cmd && check_program < 0)
-    return fail("--check-program takes a number of pairs, 0 for none; not " + std::to_string(check_program), 2);
+  if (auto status = settle_given_options(given)) return *status;
   auto options = tn::tune_options(given);
   if (!options) return tn::fail(options.error());
   if (report_cmd) {

@@ -157,6 +157,18 @@ int say_nothing_selected(const RetuneOptions& o) {
   return 0;
 }
 
+// Run `i` of `n` about to start in `new_dir`: said, and what an interrupt
+// is to say now written into `interrupted` (the handler's buffer).
+void say_starting(std::size_t i, std::size_t n, const RecordedRun& run, const std::string& new_dir, char* interrupted,
+                  std::size_t size) {
+  std::snprintf(interrupted, size,
+                "\nciq-tuner: retune interrupted in run %zu of %zu (the runs before it finished and shipped); finish it with: "
+                "ciq-tuner run --resume %s\n", i, n, printable(new_dir).c_str());
+  std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s again as recorded in %s: %s (log: %s.log)\n", i, n,
+               printable(row_names(run)).c_str(), printable(run.command_line).c_str(), printable(new_dir).c_str(),
+               printable(new_dir).c_str());
+}
+
 } // namespace
 
 int run_retune(const RetuneOptions& given) {
@@ -198,12 +210,7 @@ int run_retune(const RetuneOptions& given) {
       continue;
     }
     ++i;
-    std::snprintf(interrupted, sizeof interrupted,
-                  "\nciq-tuner: retune interrupted in run %zu of %zu (the runs before it finished and shipped); finish it with: "
-                  "ciq-tuner run --resume %s\n", i, n, printable(new_dir).c_str());
-    std::fprintf(stderr, "ciq-tuner: [%zu/%zu] tuning %s again as recorded in %s: %s (log: %s.log)\n", i, n,
-                 printable(row_names(*run)).c_str(), printable(run->command_line).c_str(), printable(new_dir).c_str(),
-                 printable(new_dir).c_str());
+    say_starting(i, n, *run, new_dir, interrupted, sizeof interrupted);
     RerunOutcome outcome = run_again(args, saved.working_directory, new_dir, new_dir + ".log");
     if (!outcome.summary) {
       any_failed = true;

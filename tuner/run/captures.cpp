@@ -169,6 +169,30 @@ void say_captures(const CaptureOutcome& outcome, const std::string& asked, bool 
                  campaign ? ": tuned by program runs" : "");
 }
 
+namespace {
+
+// Why `--capture DIR` with --kernels `kernels` gives nothing to tune: no
+// launch matches (the kernels captured named), and each launch that
+// cannot be read, with its reason.
+std::string no_launch_matches(const std::string& dir, const std::string& kernels, const formats::CaptureSet& set) {
+  std::string why = "--capture " + dir + ": no captured launch";
+  if (!kernels.empty()) {
+    why += " of a kernel matching --kernels " + printable(kernels);
+    std::set<std::string> all;
+    for (const auto& c : set.captures) all.insert(printable(c.kernel));
+    std::string listed;
+    for (const auto& k : all) listed += (listed.empty() ? "" : ", ") + k;
+    if (!all.empty()) why += " (captured: " + listed + ")";
+  } else {
+    why += " (a directory of `ciq-tuner profile --capture`, or one launch's directory in it)";
+  }
+  // Launches that are there but cannot be read say why.
+  for (const auto& problem : set.problems) why += "\n  " + printable(problem);
+  return why;
+}
+
+} // namespace
+
 Result<std::vector<formats::Capture>> captures_for_run(const std::string& dir, const std::string& kernels) {
   std::vector<formats::Capture> chosen;
   if (path_exists(join_path(dir, "launch.json"))) {
@@ -182,20 +206,7 @@ Result<std::vector<formats::Capture>> captures_for_run(const std::string& dir, c
     for (auto& c : set->captures)
       if (kernels.empty() || glob_match(kernels, c.kernel)) names.insert(c.kernel);
     if (names.empty()) {
-      std::string why = "--capture " + dir + ": no captured launch";
-      if (!kernels.empty()) {
-        why += " of a kernel matching --kernels " + printable(kernels);
-        std::set<std::string> all;
-        for (const auto& c : set->captures) all.insert(printable(c.kernel));
-        std::string listed;
-        for (const auto& k : all) listed += (listed.empty() ? "" : ", ") + k;
-        if (!all.empty()) why += " (captured: " + listed + ")";
-      } else {
-        why += " (a directory of `ciq-tuner profile --capture`, or one launch's directory in it)";
-      }
-      // Launches that are there but cannot be read say why.
-      for (const auto& problem : set->problems) why += "\n  " + printable(problem);
-      return make_error("invalid", why);
+      return make_error("invalid", no_launch_matches(dir, kernels, *set));
     }
     if (names.size() > 1)
       return make_error("invalid", "--capture " + dir + " holds launches of " + std::to_string(names.size()) + " kernels" +

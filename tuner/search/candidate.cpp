@@ -169,12 +169,30 @@ static Result<std::vector<std::string>> range_values(const std::string& spec) {
   return values;
 }
 
+// The values of a parameter's domain, `range:...`, `choice:...` or
+// `literal:V` (what follows NAME= less its ,default= and ,knockout=).
+static Result<std::vector<std::string>> param_values(const std::string& rest) {
+  std::vector<std::string> values;
+  if (starts_with(rest, "range:")) {
+    return range_values(rest.substr(6));
+  } else if (starts_with(rest, "choice:")) {
+    for (auto v : split(std::string_view(rest).substr(7), ','))
+      if (!v.empty()) values.emplace_back(v);
+    if (values.empty()) return make_error("invalid", "choice needs at least one value");
+  } else if (starts_with(rest, "literal:")) {
+    values.push_back(rest.substr(8));
+  } else {
+    return make_error("invalid", "unknown kind");
+  }
+  return values;
+}
+
 Result<Dimension> parse_param(const std::string& spec) {
   auto eq = spec.find('=');
   auto fail = [&](const std::string& why) {
     return make_error("invalid", "--param " + spec + ": " + why +
                                      " (expected NAME=range:START:END:STEP, NAME=choice:A,B,C or NAME=literal:V, "
-                                     "optionally followed by ,knockout=P)");
+                                     "optionally followed by ,default=V and/or ,knockout=P)");
   };
   if (eq == std::string::npos || eq == 0) return fail("no NAME=");
   Dimension d;
@@ -202,19 +220,9 @@ Result<Dimension> parse_param(const std::string& spec) {
     d.knockable = d.knockout > 0;
     rest = rest.substr(0, k);
   }
-  if (starts_with(rest, "range:")) {
-    auto values = range_values(rest.substr(6));
-    if (!values) return fail(values.error().message);
-    d.values = std::move(*values);
-  } else if (starts_with(rest, "choice:")) {
-    for (auto v : split(std::string_view(rest).substr(7), ','))
-      if (!v.empty()) d.values.emplace_back(v);
-    if (d.values.empty()) return fail("choice needs at least one value");
-  } else if (starts_with(rest, "literal:")) {
-    d.values.push_back(rest.substr(8));
-  } else {
-    return fail("unknown kind");
-  }
+  auto values = param_values(rest);
+  if (!values) return fail(values.error().message);
+  d.values = std::move(*values);
   if (!default_value.empty()) {
     auto it = std::find(d.values.begin(), d.values.end(), default_value);
     if (it == d.values.end()) {

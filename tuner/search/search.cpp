@@ -126,6 +126,29 @@ std::vector<Candidate> first_population(const SearchSpace& space, const SearchCo
   return population;
 }
 
+// This generation's parents, best first: the members of `population`
+// and the best `pool`/2 ever seen, ranked (NSGA-II's order), the worst
+// `cull` of them dropped (at least two kept).
+std::vector<std::size_t> parents(const SearchResult& result, const Memo& memo, const std::vector<Candidate>& population, int pool,
+                                 double cull) {
+  std::vector<std::size_t> members;
+  for (const auto& c : population)
+    if (memo.seen(c)) members.push_back(memo.index(c));
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  // Parents come from the best of this population and the best ever seen.
+  std::vector<std::size_t> everything(result.evaluated.size());
+  for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
+  auto ranked_all = nsga_order(result.evaluated, everything);
+  for (std::size_t i = 0; i < ranked_all.size() && i < std::size_t(pool / 2); ++i) members.push_back(ranked_all[i]);
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  auto ranked = nsga_order(result.evaluated, members);
+  std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cull))));
+  ranked.resize(std::min(ranked.size(), keep));
+  return ranked;
+}
+
 } // namespace
 
 SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, const EvaluateBatch& evaluate) {
@@ -141,21 +164,7 @@ SearchResult genetic_search(const SearchSpace& space, const SearchConfig& cfg, c
     if (cfg.generations > 0 && generation + 1 >= cfg.generations) break;
     if (memo.count() >= cfg.budget) break;
 
-    std::vector<std::size_t> members;
-    for (const auto& c : population)
-      if (memo.seen(c)) members.push_back(memo.index(c));
-    std::sort(members.begin(), members.end());
-    members.erase(std::unique(members.begin(), members.end()), members.end());
-    // Parents come from the best of this population and the best ever seen.
-    std::vector<std::size_t> everything(result.evaluated.size());
-    for (std::size_t i = 0; i < everything.size(); ++i) everything[i] = i;
-    auto ranked_all = nsga_order(result.evaluated, everything);
-    for (std::size_t i = 0; i < ranked_all.size() && i < std::size_t(pool / 2); ++i) members.push_back(ranked_all[i]);
-    std::sort(members.begin(), members.end());
-    members.erase(std::unique(members.begin(), members.end()), members.end());
-    auto ranked = nsga_order(result.evaluated, members);
-    std::size_t keep = std::max<std::size_t>(2, std::size_t(std::ceil(double(ranked.size()) * (1 - cfg.cull))));
-    ranked.resize(std::min(ranked.size(), keep));
+    std::vector<std::size_t> ranked = parents(result, memo, population, pool, cfg.cull);
 
     std::vector<Candidate> next;
     std::set<std::string> in_next;
