@@ -84,6 +84,7 @@ std::string_view counter_name(Counter counter) {
   case Counter::memo_fallback: return "memo.fallback";
   case Counter::memo_unsuitable: return "memo.unsuitable";
   case Counter::deps_stamped: return "deps.stamped";
+  case Counter::applied_ptx_only: return "applied.ptx-only";
   case Counter::gpu_refused: return "gpu.refused";
   case Counter::gpu_other_model: return "gpu.other-model";
   }

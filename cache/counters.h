@@ -30,6 +30,7 @@ enum class Counter {
   lto_link, unit_user_prefix, unit_no_ciq_cicc, unit_unknown_toolkit, // ciq-nvcc's NVVM-stage routing
   memo_builds, memo_steps_reused, memo_fallback, memo_unsuitable,     // ciq-nvcc's step memo
   deps_stamped,                                                       // ciq-nvcc: compiles whose dependency file names stamps
+  applied_ptx_only,                                                   // ciq-cicc: applied to PTX nvcc embeds only (no machine code)
   gpu_refused, gpu_other_model,                                       // CIQ_GPU_POLICY (cache/gpu_policy.h), per entry
 };
 

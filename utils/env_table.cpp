@@ -31,6 +31,7 @@ const std::vector<EnvVariable>& environment_variables() {
       {Env::in_ptxas, "CIQ_IN_PTXAS", "set by ciq-ptxas for the ptxas it runs: a ciq-ptxas under it is a loop"},
       {Env::in_nvcc, "CIQ_IN_NVCC", "set by ciq-nvcc for the nvcc it runs: a ciq-nvcc under it is a loop"},
       {Env::in_cicc, "CIQ_IN_CICC", "set by ciq-cicc for the cicc it runs: a ciq-cicc under it is a loop"},
+      {Env::nvcc_args, "CIQ_NVCC_ARGS", "set by ciq-nvcc for the nvcc it runs: that nvcc's command line (a JSON array), from which ciq-cicc asks nvcc's plan whether a unit's PTX becomes machine code"},
       {Env::stamps_out, "CIQ_STAMPS_OUT", "set by ciq-nvcc when the compile writes a dependency file: ciq-ptxas and ciq-cicc list there the cache stamps of the keys they looked up"},
       {Env::inject_library, "CIQ_INJECT_LIBRARY", "ciq-tuner profile: libciq-inject.so (default <prefix>/lib/libciq-inject.so)"},
       {Env::kernel_trace, "CIQ_KERNEL_TRACE", "libciq-inject: write the program's kernel timing into this directory"},

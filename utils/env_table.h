@@ -16,7 +16,7 @@ enum class Env {
   real_ptxas, real_nvcc, real_cicc, ptxas,                                 // finding the tools
   packs, remote, remote_timeout_ms, publish,                               // shared results
   controls, trace, trace_ptx, kernels, units, memo_dir, campaign_pid,      // set by the tuner for its builds
-  in_ptxas, in_nvcc, in_cicc, stamps_out,                                  // set by a wrapper for the tool it runs
+  in_ptxas, in_nvcc, in_cicc, stamps_out, nvcc_args,                       // set by a wrapper for the tool it runs
   inject_library, kernel_trace, kernel_control, kernel_trace_verbose,      // kernel timing inside a program
   cupti_library, cupti_no_fallback,                                        // which CUPTI libciq-inject loads
   capture, capture_kernels, capture_max_bytes, capture_configs,            // kernel capture inside a program

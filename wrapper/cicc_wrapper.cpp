@@ -16,10 +16,12 @@
 #include "utils/text.h"
 #include "wrapper/deps.h"
 #include "wrapper/lookup.h"
+#include "wrapper/nvcc_steps.h"
 #include "wrapper/start_up.h"
 #include "wrapper/trace.h"
 #include "wrapper/watchdog.h"
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -57,6 +59,7 @@ private:
   Result<const spaces::Space*> nvcc_space();
   std::optional<RunResult> compile(const std::optional<spaces::ControlSet>& controls);
   void trace(const RunResult& run, const std::optional<spaces::ControlSet>& controls);
+  bool reaches_machine_code() const;
 
   // Where the controls came from.
   enum class From { none, controls_file, storage };
@@ -208,10 +211,42 @@ std::optional<RunResult> CiccWrapper::compile(const std::optional<spaces::Contro
     result = std::move(plain);
     applied = false;
   }
-  if (applied) tally_.add(from_ == From::controls_file ? cache::Counter::tuning_applied : cache::Counter::applied);
+  if (applied && from_ == From::controls_file) tally_.add(cache::Counter::tuning_applied);
+  else if (applied) tally_.add(reaches_machine_code() ? cache::Counter::applied : cache::Counter::applied_ptx_only);
   give_output(*result, result->err);
   if (!trace_dir_.empty()) trace(*result, applied ? controls : std::nullopt);
   return std::move(*result);
+}
+
+// Whether this unit's PTX becomes machine code in the nvcc run that asked
+// for it, from that nvcc's plan (`nvcc --dryrun` with the command line
+// ciq-nvcc passed in CIQ_NVCC_ARGS; about 15 ms, asked on a hit only).
+// With -arch=sm_90a nvcc 13 also compiles the unit for compute_90 and
+// embeds that PTX as PTX only, for the driver's JIT on other GPUs: the
+// entry is applied (the embedded PTX is the tuned one) but changes no
+// machine code in the build, and is counted apart. True when it cannot
+// tell (no CIQ_NVCC_ARGS: cicc run by hand, or by another nvcc wrapper).
+bool CiccWrapper::reaches_machine_code() const {
+  std::string given = env(Env::nvcc_args);
+  if (given.empty()) return true;
+  auto json = nlohmann::json::parse(given, nullptr, false);
+  if (!json.is_array() || json.empty()) return true;
+  RunOptions options;
+  for (const auto& a : json) {
+    if (!a.is_string()) return true;
+    options.argv.push_back(a.get<std::string>());
+  }
+  options.argv.push_back("--dryrun");
+  options.capture_stdout = options.capture_stderr = true;
+  options.stdin_null = true;
+  options.timeout_seconds = 10;
+  auto listing = run_process(options);
+  if (!listing || !listing->succeeded()) return true;
+  auto plan = parse_dryrun(listing->err);
+  if (!plan) return true;
+  bool reaches = cubin_virtual_archs(*plan).count(command_.target) > 0;
+  if (!reaches) spdlog::debug("unit {} for {}: its PTX is embedded as PTX only, no machine code", key_hex_, command_.target);
+  return reaches;
 }
 
 void CiccWrapper::trace(const RunResult& run, const std::optional<spaces::ControlSet>& controls) {

@@ -1,6 +1,7 @@
 #include "wrapper/nvcc_steps.h"
 
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <wordexp.h>
 
@@ -75,6 +76,44 @@ Result<NvccPlan> parse_dryrun(std::string_view listing) {
   }
   if (plan.steps.empty()) return make_error("parse", "nvcc --dryrun listed no steps");
   return plan;
+}
+
+namespace {
+
+// The value of `name` in `argv` (`-arch X`, `-arch=X`, `-o X`), or "".
+std::string option_value(const std::vector<std::string>& argv, std::string_view name) {
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == name && i + 1 < argv.size()) return argv[i + 1];
+    if (argv[i].size() > name.size() && argv[i].compare(0, name.size(), name) == 0 && argv[i][name.size()] == '=')
+      return argv[i].substr(name.size() + 1);
+  }
+  return "";
+}
+
+// Whether `argv` runs `tool` (by its base name), directly or as the first
+// argument of a prefix (`ciq-cicc $CICC_PATH/cicc ...`).
+bool runs(const std::vector<std::string>& argv, std::string_view tool) {
+  auto base = [](const std::string& path) { return std::string_view(path).substr(path.rfind('/') + 1); };
+  return (!argv.empty() && base(argv[0]) == tool) || (argv.size() > 1 && base(argv[1]) == tool);
+}
+
+} // namespace
+
+std::set<std::string> cubin_virtual_archs(const NvccPlan& plan) {
+  std::map<std::string, std::string> arch_of; // cicc's output PTX -> its -arch
+  for (const auto& step : plan.steps)
+    if (runs(step, "cicc"))
+      if (std::string out = option_value(step, "-o"), arch = option_value(step, "-arch"); !out.empty() && !arch.empty())
+        arch_of[out] = arch;
+  std::set<std::string> archs;
+  for (const auto& step : plan.steps) {
+    if (!runs(step, "ptxas") || option_value(step, "-o").empty()) continue;
+    std::string arch = option_value(step, "-arch");
+    if (arch.compare(0, 3, "sm_") != 0) continue;
+    for (const auto& a : step)
+      if (auto it = arch_of.find(a); it != arch_of.end()) archs.insert(it->second);
+  }
+  return archs;
 }
 
 } // namespace ciq::wrapper

@@ -10,6 +10,7 @@
 
 #include "utils/result.h"
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,5 +35,13 @@ inline constexpr std::string_view kFixedTempStem = "tmpxft_00000000_00000000";
 /// lines refer to them ($CICC_PATH) and the steps must run with them.
 /// Fails on a line it cannot turn into argv, or when there is no step.
 Result<NvccPlan> parse_dryrun(std::string_view listing);
+
+/// The virtual architectures (cicc's `-arch`, e.g. compute_90a) whose cicc
+/// output a ptxas step of `plan` turns into machine code (`-arch=sm_XX`
+/// with `-o`). With `-arch=sm_90a` nvcc 13 also runs cicc for compute_90,
+/// embeds that PTX as PTX only (for the driver's JIT) and runs ptxas on it
+/// only to check it (`-arch=compute_90`, no output): compute_90 is not in
+/// the set. A cicc step found through a prefix (`ciq-cicc cicc ...`) counts.
+std::set<std::string> cubin_virtual_archs(const NvccPlan& plan);
 
 } // namespace ciq::wrapper

@@ -150,6 +150,11 @@ void run_ciq_nvcc(int argc, char** argv) {
       counters.add(cache::Counter::unit_unknown_toolkit);
     } else {
       argv_out.insert(argv_out.begin() + 2, "--cicc-prefix=" + shell_quote(ciq_cicc));
+      // ciq-cicc asks this nvcc's plan whether a unit's PTX becomes machine
+      // code (an -arch=sm_90a build also embeds compute_90 PTX alone).
+      std::vector<std::string> nvcc_args{real};
+      nvcc_args.insert(nvcc_args.end(), args.begin(), args.end());
+      if (std::string text = nlohmann::json(nvcc_args).dump(); text.size() < 65536) ::setenv(env_name(Env::nvcc_args), text.c_str(), 1);
     }
     auto dep_file = compile_dependency_file(args);
     pause_watchdog();

@@ -27,6 +27,30 @@ TEST(NvccSteps, splits_steps_and_applies_environment) {
   EXPECT_STREQ(std::getenv("CIQ_TEST_CICC_PATH"), "/opt/cuda/nvvm/bin");
 }
 
+TEST(NvccSteps, cubin_archs_are_those_whose_ptx_ptxas_compiles_to_machine_code) {
+  // nvcc 13's -arch=sm_90a plan (abridged): compute_90's PTX is checked by
+  // ptxas (no output) and embedded as PTX; compute_90a's becomes the cubin.
+  const char* listing =
+      "#$ \"/cuda/nvvm/bin/cicc\" --c++17 -arch compute_90 -m64 \"k.cpp1.ii\" -o \"/tmp/tmpxft_00007dd9_00000000-7_k.compute_90.ptx\"\n"
+      "#$ ptxas -arch=compute_90 -m64 \"/tmp/tmpxft_00007dd9_00000000-7_k.compute_90.ptx\"\n"
+      "#$ \"/cuda/nvvm/bin/cicc\" --c++17 -arch compute_90a -m64 \"k.cpp1.ii\" -o \"/tmp/tmpxft_00007dd9_00000000-6_k.compute_90a.ptx\"\n"
+      "#$ ptxas -arch=sm_90a -m64 \"/tmp/tmpxft_00007dd9_00000000-6_k.compute_90a.ptx\" -o "
+      "\"/tmp/tmpxft_00007dd9_00000000-10_k.compute_90a.sm_90a.cubin\"\n"
+      "#$ fatbinary -64 \"--image3=kind=ptx,sm=90,file=/tmp/tmpxft_00007dd9_00000000-7_k.compute_90.ptx\"\n";
+  auto plan = parse_dryrun(listing);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(cubin_virtual_archs(*plan), (std::set<std::string>{"compute_90a"}));
+  // Two -gencode pairs, one of them code=compute_90 (PTX only), the cicc
+  // steps behind a prefix as ciq-nvcc runs them.
+  auto two = parse_dryrun(
+      "#$ /bin/ciq-cicc /cuda/nvvm/bin/cicc -arch compute_80 k.ii -o /tmp/tmpxft_00000001_00000000-7_k.compute_80.ptx\n"
+      "#$ /bin/ciq-ptxas ptxas -arch=sm_80 -m64 /tmp/tmpxft_00000001_00000000-7_k.compute_80.ptx -o /tmp/k.cubin\n"
+      "#$ /bin/ciq-cicc /cuda/nvvm/bin/cicc -arch compute_90 k.ii -o /tmp/tmpxft_00000001_00000000-6_k.compute_90.ptx\n"
+      "#$ /bin/ciq-ptxas ptxas -arch=compute_90 -m64 /tmp/tmpxft_00000001_00000000-6_k.compute_90.ptx\n");
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(cubin_virtual_archs(*two), (std::set<std::string>{"compute_80"}));
+}
+
 TEST(NvccSteps, threads_output_files_go_straight_through) {
   // nvcc -t0 (llm.c's Makefile) sends each step's output to temporaries.
   auto plan = parse_dryrun("#$ ptxas -arch=sm_90 \"/tmp/tmpxft_00004611_00000000-6_k.ptx\" -o k.cubin  > "
