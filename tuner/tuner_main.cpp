@@ -219,7 +219,7 @@ static void summaries_for_json_runs(int argc, char** argv) {
   std::string out_dir;
   for (const auto& p : tn::parse_arguments(given, "run")) {
     if (p.name == "json")
-      asked = p.value.empty() || !(p.value == "false" || p.value == "FALSE" || p.value == "False" || p.value == "0");
+      asked = p.flag_on();
     if (p.name == "out" || p.name == "resume") out_dir = p.value;
   }
   if (asked) tn::summaries_on_stdout(out_dir);

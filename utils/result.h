@@ -34,6 +34,7 @@ inline constexpr const char* corrupt = "corrupt";
 inline constexpr const char* timeout = "timeout";
 inline constexpr const char* skipped = "skipped";
 inline constexpr const char* no_timing = "no-timing";
+inline constexpr const char* no_answer = "no-answer"; // a resident process did not answer in time
 } // namespace errc
 
 inline Error make_error(std::string code, std::string message) {

@@ -103,6 +103,12 @@ TEST(RecordedRuns, without_options_drops_them_with_their_values) {
   EXPECT_EQ(parsed[2].name, "json");
   EXPECT_EQ(parse_arguments({"--out=d"}, "run").front().value, "d");
   EXPECT_EQ(parsed[3].name, "");  // an operand
+  // A saved flag reads as LLVM's parser read it (reverify's --separately
+  // took "True" for off before).
+  for (const char* on : {"--separately", "--separately=true", "--separately=True", "--separately=TRUE", "--separately=1"})
+    EXPECT_TRUE(parse_arguments({on}, "run").front().flag_on()) << on;
+  for (const char* off : {"--separately=false", "--separately=False", "--separately=FALSE", "--separately=0"})
+    EXPECT_FALSE(parse_arguments({off}, "run").front().flag_on()) << off;
   // After "--", a program's own words: none is an option, none is dropped.
   EXPECT_EQ(without_options({"--out", "d", "--", "./app", "--out", "x"}, "run", {"out"}),
             (std::vector<std::string>{"--", "./app", "--out", "x"}));

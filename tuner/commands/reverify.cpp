@@ -173,7 +173,7 @@ struct Measurer {
     }
     bool separately = false;
     for (const auto& p : parse_arguments(saved.arguments, "run"))
-      if (p.name == "separately") separately = p.value.empty() || p.value == "true" || p.value == "1";
+      if (p.name == "separately") separately = p.flag_on();
     if (!separately) return measure(i, run, saved, run, run_controls(of_this_toolkit(run, elsewhere)), args);
     std::vector<std::string> one = without_options(args, "run", {"kernels", "separately"});
     for (const auto& e : run.selected) {

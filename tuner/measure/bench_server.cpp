@@ -208,7 +208,7 @@ Result<void> BenchServerExecutor::cut_request_trace(const Step& step, const std:
   if (scratch) remove_tree(dir);
   if (cut) return {};
   append_log(log, "[" + cut.error().message + "]\n");
-  if (cut.error().message.find("did not answer") != std::string::npos)
+  if (cut.error().code == ciq::errc::no_answer)
     servers_.at(step.gpu).reset(); // its timing can no longer be cut per request
   return make_error(ciq::errc::no_timing, cut.error().message);
 }
@@ -288,7 +288,7 @@ Result<void> BenchServerExecutor::cut_kernel_trace(const std::string& gpu, const
         if (n.rfind("kernels-", 0) == 0) return {};
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  return make_error(ciq::errc::no_timing, "the benchmark server's kernel timing (libciq-inject) did not answer `cut` within 20 s on " + fifo);
+  return make_error(ciq::errc::no_answer, "the benchmark server's kernel timing (libciq-inject) did not answer `cut` within 20 s on " + fifo);
 }
 
 } // namespace ciq::tuner

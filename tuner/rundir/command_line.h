@@ -35,6 +35,11 @@ struct ParsedArgument {
   std::size_t first = 0;   // the option's index in the list
   std::size_t count = 1;   // 2 when its value is the next argument
   std::string value;       // joined by '=' or the next argument; "" when it has none
+
+  /// A flag's setting as LLVM's parser reads it: given alone, `=true`,
+  /// `=TRUE`, `=True` or `=1` is on; `=false`, `=FALSE`, `=False` or `=0`
+  /// off (a saved command line parsed already, so nothing else occurs).
+  bool flag_on() const { return !(value == "false" || value == "FALSE" || value == "False" || value == "0"); }
 };
 std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& arguments, std::string_view subcommand);
 
