@@ -1,9 +1,12 @@
-// Tests of tuner/rundir: the journal's whole lines and the run directory's lock.
+// Tests of tuner/rundir: the journal's whole lines, the run directory's lock,
+// profile.json's owner.
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/journal.h"
 #include "tuner/rundir/lock.h"
+#include "tuner/rundir/profile_file.h"
 #include "utils/files.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,4 +108,61 @@ TEST(RunDir, a_saved_start_is_read_only_from_what_is_yours_alone) {
   EXPECT_EQ(code(), "unsafe"); // the run directory itself
   ASSERT_EQ(::chmod(run.c_str(), 0700), 0);
   EXPECT_EQ(code(), "ok");
+}
+
+TEST(ProfileFile, written_and_read_back_with_its_format) {
+  ScratchDir dir = *ScratchDir::create("profile");
+  ProfileFile p;
+  p.total_ns = 1000;
+  p.processes.push_back({42, "/bin/app", "ok", ""});
+  ProfileKernel k;
+  k.kernel = "_Z4heavyPf";
+  k.share = 0.75;
+  k.cumulative = 0.75;
+  k.launches = 3;
+  k.total_ns = 750;
+  k.median_ns = 250;
+  k.registers = 96;
+  k.origins.push_back({"ab12", "/tmp/t/ptx/ab12.ptx", "sm_90a"});
+  k.code_xxh128 = {"00ff"};
+  p.kernels.push_back(k);
+  ProfileKernel light;
+  light.kernel = "light";  // no registers known, no share: written null
+  p.kernels.push_back(light);
+  std::string text = profile_json(p);
+  EXPECT_EQ(text.rfind("{\"format\":\"ciq-profile/1\",\"total_ns\":1000,", 0), 0u) << text;
+  std::string path = join_path(dir.path(), "profile.json");
+  ASSERT_TRUE(write_file_atomic(path, text + "\n").ok());
+  auto back = read_profile_file(path);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->total_ns, 1000u);
+  ASSERT_EQ(back->processes.size(), 1u);
+  EXPECT_EQ(back->processes[0].pid, 42);
+  ASSERT_EQ(back->kernels.size(), 2u);
+  EXPECT_EQ(back->kernels[0].kernel, "_Z4heavyPf");
+  EXPECT_DOUBLE_EQ(back->kernels[0].share, 0.75);
+  EXPECT_EQ(back->kernels[0].registers, std::optional<std::uint64_t>(96));
+  ASSERT_EQ(back->kernels[0].origins.size(), 1u);
+  EXPECT_EQ(back->kernels[0].origins[0].target, "sm_90a");
+  EXPECT_TRUE(std::isnan(back->kernels[1].share));
+  EXPECT_FALSE(back->kernels[1].registers);
+  EXPECT_EQ(profile_json(*back), text);  // what is read is what was written
+}
+
+TEST(ProfileFile, an_older_profile_is_read_and_another_format_refused) {
+  ScratchDir dir = *ScratchDir::create("profile");
+  std::string path = join_path(dir.path(), "profile.json");
+  // Before the format member: a campaign resumed over such a folder.
+  ASSERT_TRUE(write_file_atomic(path, R"({"total_ns":5,"processes":[],"kernels":[{"kernel":"k","share":1}]})").ok());
+  auto old = read_profile_file(path);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->kernels.at(0).kernel, "k");
+  ASSERT_TRUE(write_file_atomic(path, R"({"format":"ciq-profile/2","kernels":[]})").ok());
+  auto newer = read_profile_file(path);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().message.find("ciq-profile/1"), std::string::npos) << newer.error().message;
+  ASSERT_TRUE(write_file_atomic(path, R"({"format":"ciq-profile/1","kernels":[{"share":1}]})").ok());
+  EXPECT_FALSE(read_profile_file(path).ok());  // a kernel without its name
+  ASSERT_TRUE(write_file_atomic(path, R"({"format":"ciq-profile/1"})").ok());
+  EXPECT_FALSE(read_profile_file(path).ok());  // no kernels array
 }

@@ -104,7 +104,7 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
   auto p = read_profile(kernel_dir, is_directory(build_dir) ? build_dir : "");
   if (!p) return p.error();
   auto rows = profile_rows(p->trace, p->build);
-  if (auto w = write_file_atomic(join_path(o.out_dir, "profile.json"), profile_json(p->trace, rows) + "\n"); !w) return w.error();
+  if (auto w = write_file_atomic(join_path(o.out_dir, "profile.json"), profile_json(profile_of(p->trace, rows)) + "\n"); !w) return w.error();
   std::vector<std::string> chosen;
   std::optional<std::set<std::string>> own_build;  // the kernels --build compiles through ciq, once asked
   double covered = 0;
@@ -163,17 +163,9 @@ Result<std::map<std::string, double>> profiled_shares(const std::string& out_dir
   std::map<std::string, double> shares;
   std::string path = join_path(out_dir, "profile.json");
   if (!path_exists(path)) return shares;
-  auto text = read_file(path);
-  if (!text) return text.error();
-  auto json = parse_json(*text);
-  if (!json) return make_error("parse", path + ": " + json.error().message);
-  if (json->kind != JsonValue::Kind::object || (*json)["kernels"].kind != JsonValue::Kind::array)
-    return make_error("parse", path + " is not a profile (no \"kernels\" array)");
-  for (const auto& k : (*json)["kernels"].array) {
-    std::string kernel = k["kernel"].string_or("");
-    if (kernel.empty()) return make_error("parse", path + ": a kernel without its name");
-    shares[kernel] = k["share"].number_or(NAN);
-  }
+  auto profile = read_profile_file(path);
+  if (!profile) return profile.error();
+  for (const auto& k : profile->kernels) shares[k.kernel] = k.share;
   return shares;
 }
 

@@ -110,7 +110,7 @@ Result<int> run_profile(const ProfileOptions& o) {
     return 1;
   }
   auto rows = profile_rows(p->trace, p->build);
-  std::string text = o.json ? profile_json(p->trace, rows) + "\n" : format_profile(p->trace, rows, o.top);
+  std::string text = o.json ? profile_json(profile_of(p->trace, rows)) + "\n" : format_profile(p->trace, rows, o.top);
   std::fwrite(text.data(), 1, text.size(), stdout);
   scratch.done = program_status == 0;
   return program_status;

@@ -115,24 +115,30 @@ std::vector<ProfileRow> profile_rows(const formats::KernelTrace& trace, const st
   return rows;
 }
 
-std::string profile_json(const formats::KernelTrace& trace, const std::vector<ProfileRow>& rows) {
-  using json = nlohmann::ordered_json;
-  json processes = json::array(), kernels = json::array();
-  for (const auto& p : trace.processes)
-    processes.push_back({{"pid", p.pid}, {"exe", p.exe}, {"status", p.status}, {"reason", p.reason}});
+ProfileFile profile_of(const formats::KernelTrace& trace, const std::vector<ProfileRow>& rows) {
+  ProfileFile profile;
+  profile.total_ns = trace.total_ns;
+  for (const auto& p : trace.processes) profile.processes.push_back({p.pid, p.exe, p.status, p.reason});
   for (const auto& row : rows) {
     const auto& k = *row.kernel;
-    const auto* config = largest_config(k);
-    json origins = json::array();
-    for (const auto& o : row.origins) origins.push_back({{"key", o.module_key}, {"input", o.input}, {"target", o.target}});
-    kernels.push_back({{"kernel", k.kernel}, {"demangled", k.demangled}, {"share", json_number(k.share)},
-                       {"cumulative", json_number(row.cumulative)}, {"launches", k.stats.launches},
-                       {"total_ns", k.stats.total_ns}, {"median_ns", json_number(k.stats.median_ns)},
-                       {"min_ns", k.stats.min_ns}, {"max_ns", k.stats.max_ns},
-                       {"registers", config ? json(config->registers) : json(nullptr)}, {"configs", k.configs.size()},
-                       {"processes", k.processes}, {"origins", std::move(origins)}, {"code_xxh128", k.code_xxh128}});
+    ProfileKernel out;
+    out.kernel = k.kernel;
+    out.demangled = k.demangled;
+    out.share = k.share;
+    out.cumulative = row.cumulative;
+    out.launches = k.stats.launches;
+    out.total_ns = k.stats.total_ns;
+    out.median_ns = k.stats.median_ns;
+    out.min_ns = k.stats.min_ns;
+    out.max_ns = k.stats.max_ns;
+    if (const auto* config = largest_config(k)) out.registers = config->registers;
+    out.configs = k.configs.size();
+    out.processes = k.processes;
+    for (const auto& o : row.origins) out.origins.push_back({o.module_key, o.input, o.target});
+    out.code_xxh128 = k.code_xxh128;
+    profile.kernels.push_back(std::move(out));
   }
-  return json_line({{"total_ns", trace.total_ns}, {"processes", std::move(processes)}, {"kernels", std::move(kernels)}});
+  return profile;
 }
 
 Result<ProfileCapture> capture_profile(const std::string& build_command, const std::vector<std::string>& argv, bool shell,

@@ -8,6 +8,7 @@
 
 #include "tuner/objectives/objectives.h"
 #include "tuner/formats/kernel_trace.h"
+#include "tuner/rundir/profile_file.h"
 #include "utils/result.h"
 
 #include <map>
@@ -33,8 +34,9 @@ struct ProfileRow {
 /// each).
 std::vector<ProfileRow> profile_rows(const formats::KernelTrace& trace, const std::vector<TracedModule>& build);
 
-/// The profile as one JSON object (profile.json, `profile --json`).
-std::string profile_json(const formats::KernelTrace& trace, const std::vector<ProfileRow>& rows);
+/// The profile as profile.json holds it (rundir/profile_file.h: its text is
+/// profile_json(), also `profile --json`).
+ProfileFile profile_of(const formats::KernelTrace& trace, const std::vector<ProfileRow>& rows);
 
 /// The kernel's largest launch configuration (the first), or none.
 const formats::ConfigSummary* largest_config(const formats::KernelSummary& k);
