@@ -86,7 +86,7 @@ void run_together(const CampaignOptions& c, std::vector<KernelResult>& results, 
     std::lock_guard lock(mutex);
     // One run tunes them all again, those an earlier attempt finished too:
     // each takes its part of this run's summary.
-    for (std::size_t i : group) results[i].phase = KernelPhase::tune;
+    for (std::size_t i : group) tune_together(results[i]);
     std::fprintf(stderr, "ciq-tuner: tuning %zu kernels together, each by its own time in the same program runs (%s)\n",
                  kernels.size(), printable(dir).c_str());
   }
@@ -110,11 +110,7 @@ void confirm_jointly(const CampaignOptions& c, std::vector<KernelResult>& result
   if (group.empty()) return;
   std::string controls = group.size() == 1 ? results[group.front()].to_confirm : joint_dir(c) + ".controls";
   std::vector<std::string> kernels;
-  auto fail = [&](std::size_t i, const std::string& why) {
-    results[i].phase = KernelPhase::failed;
-    results[i].to_confirm.clear();
-    results[i].error = why;
-  };
+  auto fail = [&](std::size_t i, const std::string& why) { fail_joint(results[i], why); };
   if (group.size() > 1) {
     spaces::ControlSet all;
     for (std::size_t i : group) {

@@ -174,4 +174,12 @@ std::optional<RunOptions> phase_run(const CampaignOptions& c, const std::vector<
   return confirm_run(c, r, r.to_confirm, reusable_discovery(c, results), gpus);
 }
 
+void tune_together(KernelResult& r) { r.phase = KernelPhase::tune; }
+
+void fail_joint(KernelResult& r, const std::string& why) {
+  r.phase = KernelPhase::failed;
+  r.to_confirm.clear();
+  r.error = why;
+}
+
 } // namespace ciq::tuner

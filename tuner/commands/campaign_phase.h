@@ -54,8 +54,19 @@ std::optional<RunOptions> phase_run(const CampaignOptions& c, const std::vector<
 ///              with module-wide knobs, confirm_directives (or
 ///              confirm_jointly) for the replay's fastest directive-only
 ///              candidate (replay_fallback.h)
-/// Under the campaign's lock.
+/// Under the campaign's lock. (take_results(), campaign_table.h, is how
+/// these take a finished run's outcome: it sets done.)
 void advance(const CampaignOptions& c, KernelResult& r, const Result<RunResult>& ran,
              std::chrono::steady_clock::time_point started, std::size_t i, std::size_t n);
+
+/// The two moves the campaign makes for a group of kernels, outside one
+/// kernel's run:
+///   any -> tune    tune_together(): `--together`'s one run tunes every
+///                  kernel of the group again, those an earlier attempt
+///                  finished too (each then takes its part of its summary)
+///   confirm_jointly -> failed    fail_joint(): the group's union of
+///                  directives could not be formed for it (`why`)
+void tune_together(KernelResult& r);
+void fail_joint(KernelResult& r, const std::string& why);
 
 } // namespace ciq::tuner
