@@ -18,6 +18,7 @@
 #include "wrapper/lookup.h"
 #include "wrapper/nvcc_steps.h"
 #include "wrapper/start_up.h"
+#include "wrapper/resources.h"
 #include "wrapper/trace.h"
 #include "wrapper/watchdog.h"
 

@@ -18,6 +18,7 @@
 #include "wrapper/deps.h"
 #include "wrapper/lookup.h"
 #include "wrapper/start_up.h"
+#include "wrapper/resources.h"
 #include "wrapper/trace.h"
 #include "wrapper/version_line.h"
 #include "wrapper/watchdog.h"

@@ -3,6 +3,8 @@
 // those lines again when ciq added -v and the caller did not ask for it.
 #pragma once
 
+#include "cache/compile_trace.h"
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -10,15 +12,7 @@
 
 namespace ciq::wrapper {
 
-struct KernelResources {
-  long registers = -1;
-  long spill_stores = 0;
-  long spill_loads = 0;
-  long stack = 0;
-  long shared = 0;   // bytes smem
-  long barriers = 0;
-  double compile_ms = -1;
-};
+using cache::KernelResources; // the compile trace's (cache/compile_trace.h)
 
 /// Resources of every entry function named in `verbose_output`.
 std::map<std::string, KernelResources> parse_resources(std::string_view verbose_output);

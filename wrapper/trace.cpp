@@ -5,8 +5,6 @@
 #include "utils/safe_open.h"
 #include "utils/text.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -20,90 +18,14 @@ namespace ciq::wrapper {
 
 static void write_trace_file(const std::string& dir, const std::string& json);
 
-namespace {
-
-using Json = nlohmann::ordered_json; // members in the order traces always had
-
-// A duration to the microsecond's thousandth kept before (%.3f): rounded to
-// three decimals. A trace is read as JSON (tuner/formats): the value, not
-// the text, is what readers see. Never NaN or infinite in practice; if one
-// were, null (a reader's "unknown") rather than invalid JSON.
-Json milli_rounded(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  return std::round(v * 1000) / 1000;
-}
-
-// One record, one line; bytes that are not UTF-8 (a path, a kernel name)
-// become U+FFFD (json_line).
-std::string record_line(const Json& j) { return json_line(j) + "\n"; }
-
-} // namespace
-
 bool trace_dir_usable(const std::string& dir) {
   return make_dirs(dir) && is_directory(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
-void write_trace(const std::string& dir, const TraceRecord& r) {
-  Json j;
-  j["format"] = "ciq-trace/1";
-  j["input"] = r.input;
-  j["output"] = r.output;
-  j["target"] = r.target;
-  j["ptxas_path"] = r.ptxas_path;
-  j["ptxas_version"] = r.ptxas_version;
-  j["ptxas_identity"] = r.ptxas_identity;
-  j["flags"] = r.flags;
-  j["args"] = r.args;
-  j["ptx_copy"] = r.ptx_copy;
-  j["accepts_controls_file"] = r.accepts_controls_file;
-  j["module_key"] = r.module_key;
-  j["kernels"] = Json::array();
-  for (const auto& k : r.kernels) {
-    const auto& res = k.resources;
-    Json kernel;
-    kernel["name"] = k.name;
-    kernel["key"] = k.key;
-    kernel["block_threads"] = k.block_threads;
-    kernel["registers"] = res.registers;
-    kernel["spill_stores"] = res.spill_stores;
-    kernel["spill_loads"] = res.spill_loads;
-    kernel["stack"] = res.stack;
-    kernel["shared"] = res.shared;
-    kernel["barriers"] = res.barriers;
-    kernel["compile_ms"] = milli_rounded(res.compile_ms);
-    kernel["code"] = k.code;
-    j["kernels"].push_back(std::move(kernel));
-  }
-  j["controls_source"] = r.controls_source;
-  j["controls"] = r.controls;
-  j["controls_applied"] = r.controls_applied;
-  j["controls_error"] = r.controls_error;
-  j["code_digest"] = r.code_digest;
-  j["warnings"] = r.warnings;
-  j["exit_status"] = r.exit_status;
-  j["seconds"] = milli_rounded(r.seconds);
-  write_trace_file(dir, record_line(j));
-}
+void write_trace(const std::string& dir, const TraceRecord& r) { write_trace_file(dir, cache::trace_record_text(r)); }
 
 void write_unit_trace(const std::string& dir, const UnitTraceRecord& r) {
-  Json j;
-  j["format"] = "ciq-trace/1";
-  j["kind"] = "unit";
-  j["unit"] = r.unit;
-  j["source_path"] = r.source_path;
-  j["target"] = r.target;
-  j["key"] = r.key;
-  j["nvcc_version"] = r.nvcc_version;
-  j["output"] = r.output;
-  j["kernels"] = r.kernels;
-  j["controls_source"] = r.controls_source;
-  j["controls"] = r.controls;
-  j["controls_applied"] = r.controls_applied;
-  j["controls_error"] = r.controls_error;
-  j["warnings"] = r.warnings;
-  j["exit_status"] = r.exit_status;
-  j["seconds"] = milli_rounded(r.seconds);
-  write_trace_file(join_path(dir, "units"), record_line(j));
+  write_trace_file(join_path(dir, "units"), cache::unit_record_text(r));
 }
 
 /// `json` as a new file `path`, complete when it appears (a private

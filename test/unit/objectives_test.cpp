@@ -133,3 +133,36 @@ TEST(Trace, written_by_the_wrapper_read_by_the_tuner) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("not ciq-trace/1"), std::string::npos) << refused.error().message;
 }
+
+// A unit record likewise: ciq-cicc writes it under units/, the tuner reads
+// it back member for member; a module record there is refused.
+TEST(Trace, unit_records_written_by_the_wrapper_read_by_the_tuner) {
+  auto dir = ciq::ScratchDir::create("ciq-unit-trace-test").value();
+  ciq::wrapper::UnitTraceRecord w;
+  w.unit = "a.cu";
+  w.target = "compute_90a";
+  w.key = "8069f59c996baf875bd23a8716ce54cd";
+  w.nvcc_version = "13.0.88";
+  w.kernels = {"rows", "maths"};
+  w.controls_error = "fmad: not in space nvcc-13";
+  w.warnings = {"cicc warning: something"};
+  ciq::wrapper::write_unit_trace(dir.path(), w);
+  auto read = read_unit_trace(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 1u);
+  const TracedUnit& u = read->front();
+  EXPECT_EQ(u.unit, w.unit);
+  EXPECT_EQ(u.target, w.target);
+  EXPECT_EQ(u.key, w.key);
+  EXPECT_EQ(u.nvcc_version, w.nvcc_version);
+  EXPECT_EQ(u.kernels, w.kernels);
+  EXPECT_EQ(u.controls_error, w.controls_error);
+  EXPECT_EQ(u.warnings, w.warnings);
+
+  ciq::wrapper::TraceRecord module;
+  module.input = "k.ptx";
+  ciq::wrapper::write_trace(ciq::join_path(dir.path(), "units"), module);  // no "kind": "unit"
+  auto refused = read_unit_trace(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("unit record"), std::string::npos) << refused.error().message;
+}

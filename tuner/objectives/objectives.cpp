@@ -1,5 +1,7 @@
 #include "tuner/objectives/objectives.h"
 
+#include "cache/compile_trace.h"
+
 #include "utils/files.h"
 #include "utils/json.h"
 #include "utils/text.h"
@@ -103,6 +105,48 @@ Result<double> extract_metric(const Objective& objective, const std::string& out
   return v;
 }
 
+namespace {
+
+// The tuner's view of a module's record (cache/compile_trace.h).
+TracedModule traced_module(std::string file, cache::TraceRecord r) {
+  TracedModule m;
+  m.file = std::move(file);
+  m.input = std::move(r.input);
+  m.output = std::move(r.output);
+  m.target = std::move(r.target);
+  m.ptxas_version = std::move(r.ptxas_version);
+  m.flags = std::move(r.flags);
+  m.module_key = std::move(r.module_key);
+  m.args = std::move(r.args);
+  m.ptx_copy = std::move(r.ptx_copy);
+  m.ptxas_path = std::move(r.ptxas_path);
+  m.ptxas_identity = std::move(r.ptxas_identity);
+  m.controls = std::move(r.controls);
+  m.controls_error = std::move(r.controls_error);
+  m.code_digest = std::move(r.code_digest);
+  m.controls_applied = r.controls_applied;
+  m.accepts_controls_file = r.accepts_controls_file;
+  m.exit_status = r.exit_status;
+  m.seconds = r.seconds;
+  m.warnings = std::move(r.warnings);
+  for (auto& k : r.kernels) {
+    TracedKernel t;
+    t.name = std::move(k.name);
+    t.key = std::move(k.key);
+    t.code = std::move(k.code);
+    t.registers = double(k.resources.registers);
+    t.spill_stores = double(k.resources.spill_stores);
+    t.spill_loads = double(k.resources.spill_loads);
+    t.stack = double(k.resources.stack);
+    t.shared = double(k.resources.shared);
+    t.block_threads = k.block_threads;
+    m.kernels.push_back(std::move(t));
+  }
+  return m;
+}
+
+} // namespace
+
 Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
   std::vector<TracedModule> out;
   auto entries = list_directory(dir);
@@ -111,46 +155,9 @@ Result<std::vector<TracedModule>> read_trace(const std::string& dir) {
     if (n.size() <= 5 || !ends_with(n, ".json")) continue;
     auto text = read_file(join_path(dir, n));
     if (!text) return text.error();
-    auto json = parse_json(*text);
-    if (!json) return make_error("parse", "trace record " + n + ": " + json.error().message);
-    const JsonValue& j = *json;
-    if (std::string format = j["format"].string_or(""); format != "ciq-trace/1")
-      return make_error("parse", "trace record " + n + " is " + (format.empty() ? "not a ciq trace" : "in format '" + format + "'") +
-                                     ", not ciq-trace/1 (written by another ciq version?)");
-    TracedModule m;
-    m.file = n;
-    m.input = j["input"].string_or("");
-    m.output = j["output"].string_or("");
-    m.target = j["target"].string_or("");
-    m.ptxas_version = j["ptxas_version"].string_or("");
-    m.flags = j["flags"].string_or("");
-    m.module_key = j["module_key"].string_or("");
-    for (const auto& a : j["args"].array) m.args.push_back(a.string_or(""));
-    m.ptx_copy = j["ptx_copy"].string_or("");
-    m.ptxas_path = j["ptxas_path"].string_or("");
-    m.ptxas_identity = j["ptxas_identity"].string_or("");
-    m.controls = j["controls"].string_or("");
-    m.controls_error = j["controls_error"].string_or("");
-    m.code_digest = j["code_digest"].string_or("");
-    m.controls_applied = j["controls_applied"].boolean;
-    m.accepts_controls_file = j["accepts_controls_file"].boolean;
-    m.exit_status = int(j["exit_status"].number_or(0));
-    m.seconds = j["seconds"].number_or(0);
-    for (const auto& w : j["warnings"].array) m.warnings.push_back(w.string_or(""));
-    for (const auto& k : j["kernels"].array) {
-      TracedKernel t;
-      t.name = k["name"].string_or("");
-      t.key = k["key"].string_or("");
-      t.code = k["code"].string_or("");
-      t.registers = k["registers"].number_or(0);
-      t.spill_stores = k["spill_stores"].number_or(0);
-      t.spill_loads = k["spill_loads"].number_or(0);
-      t.stack = k["stack"].number_or(0);
-      t.shared = k["shared"].number_or(0);
-      t.block_threads = long(k["block_threads"].number_or(0));
-      m.kernels.push_back(std::move(t));
-    }
-    out.push_back(std::move(m));
+    auto record = cache::parse_trace_record(*text);
+    if (!record) return make_error("parse", "trace record " + n + ": " + record.error().message);
+    out.push_back(traced_module(n, std::move(*record)));
   }
   return out;
 }
@@ -164,16 +171,10 @@ Result<std::vector<TracedUnit>> read_unit_trace(const std::string& dir) {
     if (!ends_with(n, ".json")) continue;
     auto text = read_file(join_path(units, n));
     if (!text) return text.error();
-    auto json = parse_json(*text);
-    if (!json) return make_error("parse", "unit trace record " + n + ": " + json.error().message);
-    const JsonValue& j = *json;
-    if (j["format"].string_or("") != "ciq-trace/1" || j["kind"].string_or("") != "unit")
-      return make_error("parse", "unit trace record " + n + " is not a ciq-trace/1 unit record");
-    TracedUnit u{j["unit"].string_or(""), j["target"].string_or(""), j["key"].string_or(""), j["nvcc_version"].string_or(""), {}, "", {}};
-    for (const auto& k : j["kernels"].array) u.kernels.push_back(k.string_or(""));
-    u.controls_error = j["controls_error"].string_or("");
-    for (const auto& w : j["warnings"].array) u.warnings.push_back(w.string_or(""));
-    out.push_back(std::move(u));
+    auto r = cache::parse_unit_record(*text);
+    if (!r) return make_error("parse", "unit trace record " + n + ": " + r.error().message);
+    out.push_back({std::move(r->unit), std::move(r->target), std::move(r->key), std::move(r->nvcc_version), std::move(r->kernels),
+                   std::move(r->controls_error), std::move(r->warnings)});
   }
   return out;
 }

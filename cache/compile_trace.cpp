@@ -1,0 +1,184 @@
+#include "cache/compile_trace.h"
+
+#include "utils/json.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace ciq::cache {
+
+namespace {
+
+using Json = nlohmann::ordered_json; // members in the order traces always had
+
+// Durations rounded to three decimals (a trace is read as JSON: the value,
+// not the text, is what readers see); never NaN or infinite in practice,
+// and if one were, null (a reader's "unknown") rather than invalid JSON.
+Json milli_rounded(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return std::round(v * 1000) / 1000;
+}
+
+std::string text_of(const nlohmann::json& j, const char* member) {
+  auto it = j.find(member);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+double number_of(const nlohmann::json& j, const char* member, double otherwise = 0) {
+  auto it = j.find(member);
+  return it != j.end() && it->is_number() ? it->get<double>() : otherwise;
+}
+
+bool flag_of(const nlohmann::json& j, const char* member) {
+  auto it = j.find(member);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::vector<std::string> texts_of(const nlohmann::json& j, const char* member) {
+  std::vector<std::string> out;
+  if (auto it = j.find(member); it != j.end() && it->is_array())
+    for (const auto& v : *it) out.push_back(v.is_string() ? v.get<std::string>() : "");
+  return out;
+}
+
+// The record's JSON, once its format is checked.
+Result<nlohmann::json> checked(std::string_view text, bool unit) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error("parse", "not a JSON object");
+  std::string format = text_of(j, "format");
+  if (format != k_trace_format)
+    return make_error("parse", std::string(format.empty() ? "not a ciq trace" : "in format '" + format + "'") + ", not " +
+                                   k_trace_format + " (written by another ciq version?)");
+  if (unit && text_of(j, "kind") != "unit") return make_error("parse", std::string("not a ") + k_trace_format + " unit record");
+  return j;
+}
+
+} // namespace
+
+std::string trace_record_text(const TraceRecord& r) {
+  Json j;
+  j["format"] = k_trace_format;
+  j["input"] = r.input;
+  j["output"] = r.output;
+  j["target"] = r.target;
+  j["ptxas_path"] = r.ptxas_path;
+  j["ptxas_version"] = r.ptxas_version;
+  j["ptxas_identity"] = r.ptxas_identity;
+  j["flags"] = r.flags;
+  j["args"] = r.args;
+  j["ptx_copy"] = r.ptx_copy;
+  j["accepts_controls_file"] = r.accepts_controls_file;
+  j["module_key"] = r.module_key;
+  j["kernels"] = Json::array();
+  for (const auto& k : r.kernels) {
+    const auto& res = k.resources;
+    Json kernel;
+    kernel["name"] = k.name;
+    kernel["key"] = k.key;
+    kernel["block_threads"] = k.block_threads;
+    kernel["registers"] = res.registers;
+    kernel["spill_stores"] = res.spill_stores;
+    kernel["spill_loads"] = res.spill_loads;
+    kernel["stack"] = res.stack;
+    kernel["shared"] = res.shared;
+    kernel["barriers"] = res.barriers;
+    kernel["compile_ms"] = milli_rounded(res.compile_ms);
+    kernel["code"] = k.code;
+    j["kernels"].push_back(std::move(kernel));
+  }
+  j["controls_source"] = r.controls_source;
+  j["controls"] = r.controls;
+  j["controls_applied"] = r.controls_applied;
+  j["controls_error"] = r.controls_error;
+  j["code_digest"] = r.code_digest;
+  j["warnings"] = r.warnings;
+  j["exit_status"] = r.exit_status;
+  j["seconds"] = milli_rounded(r.seconds);
+  return json_line(j) + "\n";
+}
+
+std::string unit_record_text(const UnitTraceRecord& r) {
+  Json j;
+  j["format"] = k_trace_format;
+  j["kind"] = "unit";
+  j["unit"] = r.unit;
+  j["source_path"] = r.source_path;
+  j["target"] = r.target;
+  j["key"] = r.key;
+  j["nvcc_version"] = r.nvcc_version;
+  j["output"] = r.output;
+  j["kernels"] = r.kernels;
+  j["controls_source"] = r.controls_source;
+  j["controls"] = r.controls;
+  j["controls_applied"] = r.controls_applied;
+  j["controls_error"] = r.controls_error;
+  j["warnings"] = r.warnings;
+  j["exit_status"] = r.exit_status;
+  j["seconds"] = milli_rounded(r.seconds);
+  return json_line(j) + "\n";
+}
+
+Result<TraceRecord> parse_trace_record(std::string_view text) {
+  auto j = checked(text, false);
+  if (!j) return j.error();
+  TraceRecord r;
+  r.input = text_of(*j, "input");
+  r.output = text_of(*j, "output");
+  r.target = text_of(*j, "target");
+  r.ptxas_path = text_of(*j, "ptxas_path");
+  r.ptxas_version = text_of(*j, "ptxas_version");
+  r.ptxas_identity = text_of(*j, "ptxas_identity");
+  r.flags = text_of(*j, "flags");
+  r.args = texts_of(*j, "args");
+  r.ptx_copy = text_of(*j, "ptx_copy");
+  r.accepts_controls_file = flag_of(*j, "accepts_controls_file");
+  r.module_key = text_of(*j, "module_key");
+  if (auto it = j->find("kernels"); it != j->end() && it->is_array())
+    for (const auto& k : *it) {
+      TraceKernel t;
+      t.name = text_of(k, "name");
+      t.key = text_of(k, "key");
+      t.block_threads = long(number_of(k, "block_threads"));
+      t.resources.registers = long(number_of(k, "registers", -1));
+      t.resources.spill_stores = long(number_of(k, "spill_stores"));
+      t.resources.spill_loads = long(number_of(k, "spill_loads"));
+      t.resources.stack = long(number_of(k, "stack"));
+      t.resources.shared = long(number_of(k, "shared"));
+      t.resources.barriers = long(number_of(k, "barriers"));
+      t.resources.compile_ms = number_of(k, "compile_ms", -1);
+      t.code = text_of(k, "code");
+      r.kernels.push_back(std::move(t));
+    }
+  r.controls_source = text_of(*j, "controls_source");
+  r.controls = text_of(*j, "controls");
+  r.controls_applied = flag_of(*j, "controls_applied");
+  r.controls_error = text_of(*j, "controls_error");
+  r.code_digest = text_of(*j, "code_digest");
+  r.warnings = texts_of(*j, "warnings");
+  r.exit_status = int(number_of(*j, "exit_status"));
+  r.seconds = number_of(*j, "seconds");
+  return r;
+}
+
+Result<UnitTraceRecord> parse_unit_record(std::string_view text) {
+  auto j = checked(text, true);
+  if (!j) return j.error();
+  UnitTraceRecord r;
+  r.unit = text_of(*j, "unit");
+  r.source_path = text_of(*j, "source_path");
+  r.target = text_of(*j, "target");
+  r.key = text_of(*j, "key");
+  r.nvcc_version = text_of(*j, "nvcc_version");
+  r.output = text_of(*j, "output");
+  r.kernels = texts_of(*j, "kernels");
+  r.controls_source = text_of(*j, "controls_source");
+  r.controls = text_of(*j, "controls");
+  r.controls_error = text_of(*j, "controls_error");
+  r.warnings = texts_of(*j, "warnings");
+  r.controls_applied = flag_of(*j, "controls_applied");
+  r.exit_status = int(number_of(*j, "exit_status"));
+  r.seconds = number_of(*j, "seconds");
+  return r;
+}
+
+} // namespace ciq::cache
