@@ -9,6 +9,7 @@
 #include "tuner/commands/program_check.h"
 #include "tuner/commands/replay_fallback.h"
 #include "tuner/rundir/best_controls.h"
+#include "tuner/rundir/campaign_file.h"
 #include "tuner/rundir/command_line.h"
 #include "tuner/rundir/lock.h"
 #include "tuner/rundir/summary.h"
@@ -163,7 +164,7 @@ void run_kernels(const CampaignOptions& c, std::vector<KernelResult>& results, c
                  const std::string& captures, const std::vector<std::size_t>& together) {
   std::mutex mutex;
   auto write_summary = [&] { // under the mutex
-    if (auto w = write_file_atomic(join_path(c.tune.out_dir, "campaign.json"), to_json(results)); !w)
+    if (auto w = write_file_atomic(campaign_path(c.tune.out_dir), to_json(results)); !w)
       std::fprintf(stderr, "ciq-tuner: warning: %s\n", w.error().message.c_str());
   };
   {
@@ -327,7 +328,7 @@ int run_campaign(CampaignOptions c) {
   int failed = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.phase != KernelPhase::done; }));
   int shipped = int(std::count_if(results.begin(), results.end(), [](auto& r) { return r.shipped; }));
   std::fprintf(stderr, "ciq-tuner: campaign: %zu kernel(s), %d shipped, %d could not be tuned; %s\n", results.size(), shipped,
-               failed, join_path(o.out_dir, "campaign.json").c_str());
+               failed, campaign_path(o.out_dir).c_str());
   if (c.check_program > 0 && shipped > 0) check_shipped(c);
   if (o.json) std::printf("%s", to_json(results).c_str());
   return failed ? 1 : 0;

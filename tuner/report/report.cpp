@@ -417,7 +417,7 @@ Result<std::string> campaign_report(const std::string& dir, std::string* title) 
 Result<std::string> write_report(const std::string& dir, std::string out_file) {
   if (!is_directory(dir)) return make_error("report", "'" + dir + "' is not a directory");
   std::string title;
-  bool campaign = path_exists(join_path(dir, "campaign.json"));
+  bool campaign = path_exists(campaign_path(dir));
   auto body = campaign ? campaign_report(dir, &title) : run_report(dir, &title);
   if (!body) return body.error();
   if (out_file.empty()) out_file = join_path(dir, "report.html");

@@ -1,5 +1,7 @@
 #include "tuner/run/space_setup.h"
 
+#include "tuner/rundir/best_controls.h"
+
 #include "cache/acf_candidates.h"
 #include "spaces/control_set.h"
 #include "tuner/run/progress.h"
@@ -72,9 +74,7 @@ void say_left_out(const TuneOptions& o, const SearchSpace& space) {
 // (it gets no informed candidates), occupancy probes.
 Result<void> add_seeds(TuneOptions& o, SearchSpace& space, const std::vector<TracedModule>& discovery) {
   for (const auto& file : o.seeds) {
-    auto text = read_file(file);
-    if (!text) return text.error();
-    auto set = spaces::parse_control_set(*text, file);
+    auto set = read_controls_file(file);
     if (!set) return set.error();
     auto c = candidate_from_controls(space, *set);
     if (!c) return make_error("tuner", "seed " + file + ": " + c.error().message);
@@ -84,8 +84,7 @@ Result<void> add_seeds(TuneOptions& o, SearchSpace& space, const std::vector<Tra
     o.search.seeds.push_back(*c);
   }
   for (const auto& file : o.seed_hints) {
-    auto text = read_file(file);
-    auto set = text ? spaces::parse_control_set(*text, file) : Result<spaces::ControlSet>(text.error());
+    auto set = read_controls_file(file);
     auto c = set ? candidate_from_controls(space, *set) : Result<Candidate>(set.error());
     if (!c) {
       std::fprintf(stderr, "ciq-tuner: not seeding with %s: %s\n", printable(file).c_str(), printable(c.error().message).c_str());

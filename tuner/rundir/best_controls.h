@@ -22,8 +22,9 @@ std::string best_controls_path(const std::string& run_dir);
 Result<void> write_best_controls(const std::string& run_dir, const std::string& candidate,
                                  const std::optional<spaces::ControlSet>& controls);
 
-/// Reads a control-set file: best.controls, or the sets a campaign writes
-/// beside its runs (a joint confirmation's, a directive-only candidate's).
+/// Reads a control-set file: best.controls, the sets a campaign writes
+/// beside its runs (a joint confirmation's, a directive-only candidate's),
+/// and the files --seed-controls and --seed-hint name.
 /// Fails when it cannot be read or is not a control set.
 Result<spaces::ControlSet> read_controls_file(const std::string& path);
 

@@ -8,6 +8,8 @@
 
 namespace ciq::tuner {
 
+std::string campaign_path(const std::string& dir) { return join_path(dir, "campaign.json"); }
+
 std::string campaign_json(const std::vector<CampaignRow>& rows) {
   nlohmann::ordered_json j;
   j["format"] = k_campaign_format;
@@ -41,7 +43,7 @@ std::string campaign_json(const std::vector<CampaignRow>& rows) {
 }
 
 Result<std::vector<CampaignRow>> read_campaign(const std::string& dir) {
-  std::string path = join_path(dir, "campaign.json");
+  std::string path = campaign_path(dir);
   auto text = read_file(path);
   if (!text) return text.error();
   auto json = parse_json(*text);

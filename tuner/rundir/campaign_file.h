@@ -35,6 +35,9 @@ struct CampaignRow {
   double seconds = NAN, replay_seconds = NAN;
 };
 
+/// <dir>/campaign.json.
+std::string campaign_path(const std::string& dir);
+
 /// campaign.json's text: the format, then every row; a newline at the end.
 /// Bytes that are not UTF-8 (a kernel's name, an error) become U+FFFD.
 std::string campaign_json(const std::vector<CampaignRow>& rows);
