@@ -49,10 +49,13 @@ set(ciq_folders utils utils/cli spaces cache wrapper cache/cli tuner/formats tun
     tuner/objectives tuner/search tuner/rundir tuner/measure tuner/report tuner/run tuner/commands tuner)
 
 set(ciq_layering_errors "")
-file(GLOB ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT} ${ROOT}/tuner/* ${ROOT}/utils/*)
+# Every folder of the layered trees that holds C++ itself, at any depth
+# (a new cache/x/ or wrapper/x/ as much as a new tuner/x/), has a place.
+file(GLOB_RECURSE ciq_tuner_entries LIST_DIRECTORIES true RELATIVE ${ROOT}
+     ${ROOT}/utils/* ${ROOT}/spaces/* ${ROOT}/cache/* ${ROOT}/wrapper/* ${ROOT}/tuner/*)
 foreach(entry ${ciq_tuner_entries})
   if(IS_DIRECTORY ${ROOT}/${entry} AND NOT entry IN_LIST ciq_folders)
-    file(GLOB_RECURSE cxx ${ROOT}/${entry}/*.cpp ${ROOT}/${entry}/*.h)
+    file(GLOB cxx ${ROOT}/${entry}/*.cpp ${ROOT}/${entry}/*.h)
     if(cxx) # tuner/python/ holds no C++: nothing to layer
       string(APPEND ciq_layering_errors "\n  ${entry}/ has no place in the layering: give it one in cmake/check_layering.cmake (ciq_below_${entry} and ciq_folders)")
     endif()

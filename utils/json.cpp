@@ -85,10 +85,4 @@ nlohmann::ordered_json json_number(double v) {
   return rounded_number(v);
 }
 
-std::string json_escape(std::string_view s) {
-  // Bytes that are not UTF-8 become U+FFFD: what is written can be read back.
-  std::string quoted = nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return quoted.substr(1, quoted.size() - 2);
-}
-
 } // namespace ciq

@@ -77,12 +77,6 @@ std::string format_number(double value);
 /// when it has none.
 std::string release_of(std::string_view version);
 
-/// Escapes a string for a JSON string literal (without the quotes), as
-/// nlohmann/json writes it (utils/json.cpp); bytes that are not UTF-8
-/// become U+FFFD, so that what is written can be read back.
-std::string json_escape(std::string_view s);
-inline std::string json_string(std::string_view s) { return "\"" + json_escape(s) + "\""; }
-
 /// `s` made safe to show on a terminal or in one log line: a name, a record
 /// field, another program's text. Valid UTF-8 text is kept as it is; what a
 /// terminal would act on instead of showing becomes a visible escape: C0

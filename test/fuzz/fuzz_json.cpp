@@ -1,7 +1,8 @@
 // JSON (traces, journals, summaries, Booster Pack manifests) and the JSON
 // writer: any bytes escaped as a string literal must read back.
 #include "utils/json.h"
-#include "utils/text.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ciq::parse_json(text);
-  auto quoted = ciq::parse_json(ciq::json_string(text));
+  auto quoted = ciq::parse_json(ciq::json_line(nlohmann::ordered_json(std::string(text))));
   if (!quoted || quoted->kind != ciq::JsonValue::Kind::string) std::abort();
   return 0;
 }

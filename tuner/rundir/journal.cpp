@@ -82,7 +82,7 @@ std::string EvalRecord::to_json() const {
     j["gpu"] = Json::array();
     for (const auto& state : gpu_states) j["gpu"].push_back(state); // gpu_state.h's to_json
   }
-  // Bytes that are not UTF-8 (a build's output in `detail`) become U+FFFD, as json_escape() does.
+  // Bytes that are not UTF-8 (a build's output in `detail`) become U+FFFD, as json_line() makes them.
   return json_line(j);
 }
 

@@ -134,8 +134,8 @@ std::string RunSummary::to_json() const {
     j["outcome"] = "failed";
     j["reason"] = reason;
   }
-  // Bytes that are not UTF-8 (a path, a candidate) become U+FFFD, as
-  // json_string() writes them: the file stays readable.
+  // Bytes that are not UTF-8 (a path, a candidate) become U+FFFD
+  // (json_line): the file stays readable.
   return json_line(j);
 }
 
