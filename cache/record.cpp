@@ -131,12 +131,12 @@ std::string format_record(const Record& r) {
 std::pair<double, std::string> record_merit(const Record& r) {
   std::string result = r.provenance_value("result");
   double score = 2;
-  if (result == "tuned") {
+  if (result == record_result::tuned) {
     double base = std::strtod(r.provenance_value("baseline0").c_str(), nullptr);
     double tuned = std::strtod(r.provenance_value("tuned0").c_str(), nullptr);
     double gain = base != 0 ? std::fabs(base - tuned) / std::fabs(base) : 0;
     score = 3 + std::min(gain, 1.0);
-  } else if (result == "no-gain") {
+  } else if (result == record_result::no_gain) {
     score = 1;
   }
   return {score, r.created};

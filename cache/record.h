@@ -45,6 +45,14 @@ std::string_view kind_name(RecordKind kind);
 /// The kind named `name`; std::nullopt for any other word.
 std::optional<RecordKind> parse_kind(std::string_view name);
 
+/// A tuning run's verdict in a record's provenance (`result = ...`): a
+/// verified winner, or "tuned, no gain" (the default won). Named once: the
+/// tuner writes them, the cache and the tuner's readers test them.
+namespace record_result {
+inline constexpr std::string_view tuned = "tuned";
+inline constexpr std::string_view no_gain = "no-gain";
+} // namespace record_result
+
 /// A kind in nlohmann JSON is its name (found by ADL): never the enum's number.
 void to_json(nlohmann::json& j, RecordKind kind);
 

@@ -96,7 +96,7 @@ std::string describe_controls(const Record& r) {
   if (!r.controls.empty()) return spaces::summarise_control_set(r.controls);
   std::string result = r.provenance_value("result");
   std::string what = r.kind == RecordKind::unit ? "this unit's NVVM stage" : r.kind == RecordKind::kernel ? "this kernel" : "this module";
-  if (result == "no-gain") {
+  if (result == record_result::no_gain) {
     std::string why = r.provenance_value("verification");
     if (starts_with(why, ": ")) why = why.substr(2);
     return "(defaults: tuned, no gain" + (why.empty() ? std::string() : "; " + why) +
@@ -104,7 +104,7 @@ std::string describe_controls(const Record& r) {
                                  "not tune it again)"
                                : "; the wrappers compile it unchanged and do not tune it again)");
   }
-  if (result == "tuned")
+  if (result == record_result::tuned)
     return "(defaults: tuned; the winner leaves " + what +
            " at the compiler's defaults, so the wrappers compile it unchanged)";
   return "(defaults: no knob set; the wrappers compile it unchanged)";
@@ -185,7 +185,7 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   if (!store) return store.error();
   if (auto r = write_entries(*store, std::vector<Entry>{{key, record}}); !r) return r;
   if (json)
-    out << json_line({{"key", to_hex(key)}, {"kind", "unit"}, {"controls", spaces::summarise_control_set(record.controls)}}) << "\n";
+    out << json_line({{"key", to_hex(key)}, {"kind", kind_name(RecordKind::unit)}, {"controls", spaces::summarise_control_set(record.controls)}}) << "\n";
   else
     out << "stored " << to_hex(key) << "  unit  " << printable(spaces::summarise_control_set(record.controls)) << "\n";
   return {};

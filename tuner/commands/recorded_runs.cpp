@@ -252,7 +252,7 @@ RecordedGain recorded_gain(const cache::Record& r, const std::string& objective)
   g.baseline = number(r.provenance_value("baseline" + n));
   g.tuned = number(r.provenance_value("tuned" + n));
   // Only a verified winner says which way was better: it beat the default.
-  bool winner = r.provenance_value("result") == "tuned" && !r.controls.empty();
+  bool winner = r.provenance_value("result") == cache::record_result::tuned && !r.controls.empty();
   if (winner && g.tuned < g.baseline) g.lower_is_better = 1;
   if (winner && g.tuned > g.baseline) g.lower_is_better = -1;
   return g;

@@ -69,6 +69,10 @@ namespace ciq::formats {
 inline constexpr std::uint64_t k_max_trace_count = std::uint64_t(1) << 53;
 
 /// The first line of one process's file.
+/// A process' status (and a capture index's) when kernels were recorded;
+/// anything else says why there is no timing.
+inline constexpr const char* k_status_ok = "ok";
+
 struct TraceProcess {
   std::string file;  // the file it came from
   std::int64_t pid = 0;
@@ -79,7 +83,7 @@ struct TraceProcess {
   std::uint64_t dropped_launches = 0;
   std::uint64_t dropped_records = 0;
   std::uint64_t incomplete_records = 0;
-  bool timed() const { return status == "ok"; }
+  bool timed() const { return status == k_status_ok; }
 };
 
 struct TraceModule {

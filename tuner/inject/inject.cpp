@@ -61,6 +61,7 @@
 #include "tuner/inject/control_channel.h"
 #include "tuner/inject/cupti_loader.h"
 #include "tuner/inject/kernel_table.h"
+#include "tuner/formats/kernel_trace_lines.h"
 #include "utils/env_table.h"
 #include "utils/safe_open.h"
 #include "utils/write_all.h"
@@ -192,7 +193,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
 /// Hands every completed record to buffer_completed, on this thread: call
 /// it without holding our lock.
 void flush_cupti(Injection& in) {
-  if (!in.cupti_loaded || in.dir.empty() || in.facts.status != "ok") return;
+  if (!in.cupti_loaded || in.dir.empty() || in.facts.status != ciq::formats::k_status_ok) return;
   CUptiResult flushed = in.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (flushed != CUPTI_SUCCESS) say(in.cupti.describe("cuptiActivityFlushAll", flushed));
 }
@@ -346,7 +347,7 @@ void start_recording(Injection& in) {
     in.facts.reason = in.cupti.describe("cuptiActivityEnable(CONCURRENT_KERNEL)", result);
     return;
   }
-  in.facts.status = "ok";
+  in.facts.status = ciq::formats::k_status_ok;
 }
 
 /// `path` made absolute against the directory where the program started

@@ -133,7 +133,7 @@ Result<CaptureOutcome> attach_compiles(const std::string& captures_dir, const st
   for (const auto& problem : set->problems) out.refused.push_back(problem);
   out.processes = set->indexes.size();
   for (const auto& index : set->indexes) {
-    if (!index.status.empty() && index.status != "ok")
+    if (!index.status.empty() && index.status != formats::k_status_ok)
       out.refused.push_back("process " + std::to_string(index.pid) + " captured nothing: " + index.status +
                             (index.reason.empty() ? "" : " (" + index.reason + ")"));
     for (const auto& e : index.entries)

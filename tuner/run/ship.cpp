@@ -72,7 +72,7 @@ std::vector<std::pair<std::string, std::string>> provenance_of(const std::vector
   auto [gpu, driver] = options.setup.slurm ? std::pair<std::string, std::string>{} : gpu_and_driver();
 
   std::vector<std::pair<std::string, std::string>> provenance{
-      {"result", no_gain ? "no-gain" : "tuned"},
+      {"result", std::string(no_gain ? cache::record_result::no_gain : cache::record_result::tuned)},
       {"tuner", k_tuner_version},
       {"gpu", gpu},
       {"driver", driver},
