@@ -166,3 +166,18 @@ TEST(ProfileFile, an_older_profile_is_read_and_another_format_refused) {
   ASSERT_TRUE(write_file_atomic(path, R"({"format":"ciq-profile/1"})").ok());
   EXPECT_FALSE(read_profile_file(path).ok());  // no kernels array
 }
+
+// What is saved or passed on has --publish's password masked, and only
+// --publish's: a program's own words after "--" stay as they were given.
+TEST(CommandLine, publish_passwords_masked_the_program_s_words_kept) {
+  std::vector<std::string> given{"run", "--publish", "redis://:pw@h:6379", "--publish=redis://:pw2@h", "--budget", "4",
+                                 "--", "./app", "--publish", "redis://:mine@h"};
+  auto saved = without_publish_password(given);
+  ASSERT_EQ(saved.size(), given.size());
+  EXPECT_EQ(saved[2].find("pw@"), std::string::npos) << saved[2];
+  EXPECT_NE(saved[2].find("***"), std::string::npos) << saved[2];
+  EXPECT_EQ(saved[3].find("pw2"), std::string::npos) << saved[3];
+  EXPECT_EQ(saved[5], "4");
+  EXPECT_EQ(std::vector<std::string>(saved.begin() + 6, saved.end()),
+            (std::vector<std::string>{"--", "./app", "--publish", "redis://:mine@h"}));
+}

@@ -19,7 +19,13 @@ namespace ciq::tuner {
 std::vector<std::string> without_publish_password(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   bool value_next = false; // the previous argument was --publish: this is its URL
+  bool operands = false;   // after "--": the program's own words, kept as they are
   for (const auto& a : args) {
+    if (operands || (!value_next && a == "--")) {
+      operands = true;
+      out.push_back(a);
+      continue;
+    }
     std::string name = a.substr(0, a.find('='));
     bool named = name == "--publish" || name == "-publish";
     if (value_next) out.push_back(redact_secrets(a));
