@@ -241,13 +241,16 @@ bool CiccWrapper::reaches_machine_code() const {
   options.capture_stdout = options.capture_stderr = true;
   options.stdin_null = true;
   options.timeout_seconds = 10;
+  options.own_process_group = true;  // the timeout reaches what nvcc starts
+  pause_watchdog();                  // a slow nvcc is nvcc's time, as cicc's own run is
   auto listing = run_process(options);
+  resume_watchdog();
   if (!listing || !listing->succeeded()) return true;
-  auto plan = parse_dryrun(listing->err);
+  auto plan = parse_dryrun(listing->err, /*skip_unsplittable=*/true);
   if (!plan) return true;
-  bool reaches = cubin_virtual_archs(*plan).count(command_.target) > 0;
-  if (!reaches) spdlog::debug("unit {} for {}: its PTX is embedded as PTX only, no machine code", key_hex_, command_.target);
-  return reaches;
+  auto reaches = wrapper::reaches_machine_code(*plan, command_.target);
+  if (reaches && !*reaches) spdlog::debug("unit {} for {}: its PTX is embedded as PTX only, no machine code", key_hex_, command_.target);
+  return reaches.value_or(true);
 }
 
 void CiccWrapper::trace(const RunResult& run, const std::optional<spaces::ControlSet>& controls) {

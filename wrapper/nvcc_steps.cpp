@@ -1,7 +1,7 @@
 #include "wrapper/nvcc_steps.h"
 
 #include <cstdlib>
-#include <map>
+#include <algorithm>
 #include <regex>
 #include <wordexp.h>
 
@@ -41,7 +41,7 @@ static std::string without_output_files(std::string_view line) {
   return std::regex_replace(std::string(line), to_temporaries, "");
 }
 
-Result<NvccPlan> parse_dryrun(std::string_view listing) {
+Result<NvccPlan> parse_dryrun(std::string_view listing, bool skip_unsplittable) {
   static const std::regex temp_stem("tmpxft_[0-9a-f]{8}_[0-9a-f]{8}");
   std::string renamed = std::regex_replace(std::string(listing), temp_stem, std::string(kFixedTempStem));
   NvccPlan plan;
@@ -53,7 +53,7 @@ Result<NvccPlan> parse_dryrun(std::string_view listing) {
     start = end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.substr(0, 3) != "#$ ") {
-      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+      if (skip_unsplittable || line.find_first_not_of(" \t") == std::string_view::npos) continue;
       return make_error("parse", "unexpected line in nvcc --dryrun output: " + std::string(line));
     }
     line.remove_prefix(3);
@@ -70,6 +70,7 @@ Result<NvccPlan> parse_dryrun(std::string_view listing) {
       continue;
     }
     auto argv = shell_words(without_output_files(line));
+    if (!argv && skip_unsplittable) continue;
     if (!argv) return argv.error();
     if (argv->empty()) continue;
     plan.steps.push_back(std::move(*argv));
@@ -99,21 +100,19 @@ bool runs(const std::vector<std::string>& argv, std::string_view tool) {
 
 } // namespace
 
-std::set<std::string> cubin_virtual_archs(const NvccPlan& plan) {
-  std::map<std::string, std::string> arch_of; // cicc's output PTX -> its -arch
+std::optional<bool> reaches_machine_code(const NvccPlan& plan, std::string_view arch) {
+  std::vector<std::string> outputs;  // what the cicc steps for `arch` write
   for (const auto& step : plan.steps)
-    if (runs(step, "cicc"))
-      if (std::string out = option_value(step, "-o"), arch = option_value(step, "-arch"); !out.empty() && !arch.empty())
-        arch_of[out] = arch;
-  std::set<std::string> archs;
+    if (runs(step, "cicc") && option_value(step, "-arch") == arch) outputs.push_back(option_value(step, "-o"));
+  if (outputs.empty()) return std::nullopt;
+  for (const auto& out : outputs)
+    if (out.size() < 4 || out.compare(out.size() - 4, 4, ".ptx") != 0) return true;  // LTO IR (or unknown): to the link
   for (const auto& step : plan.steps) {
-    if (!runs(step, "ptxas") || option_value(step, "-o").empty()) continue;
-    std::string arch = option_value(step, "-arch");
-    if (arch.compare(0, 3, "sm_") != 0) continue;
+    if (!runs(step, "ptxas") || option_value(step, "-o").empty() || option_value(step, "-arch").compare(0, 3, "sm_") != 0) continue;
     for (const auto& a : step)
-      if (auto it = arch_of.find(a); it != arch_of.end()) archs.insert(it->second);
+      if (std::find(outputs.begin(), outputs.end(), a) != outputs.end()) return true;
   }
-  return archs;
+  return false;
 }
 
 } // namespace ciq::wrapper

@@ -10,7 +10,7 @@
 
 #include "utils/result.h"
 
-#include <set>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,15 +33,21 @@ inline constexpr std::string_view kFixedTempStem = "tmpxft_00000000_00000000";
 /// Parses a --dryrun listing, renaming every temporary to kFixedTempStem.
 /// Applies the environment assignments to this process as it goes: later
 /// lines refer to them ($CICC_PATH) and the steps must run with them.
-/// Fails on a line it cannot turn into argv, or when there is no step.
-Result<NvccPlan> parse_dryrun(std::string_view listing);
+/// Fails on a line it cannot turn into argv, or when there is no step;
+/// `skip_unsplittable`: such a line (nvcc's `-- Filter Dependencies -- >
+/// a.d` of -MD, a warning, a file name a shell would need) is left out
+/// instead, for a reader that needs only some steps.
+Result<NvccPlan> parse_dryrun(std::string_view listing, bool skip_unsplittable = false);
 
-/// The virtual architectures (cicc's `-arch`, e.g. compute_90a) whose cicc
-/// output a ptxas step of `plan` turns into machine code (`-arch=sm_XX`
-/// with `-o`). With `-arch=sm_90a` nvcc 13 also runs cicc for compute_90,
-/// embeds that PTX as PTX only (for the driver's JIT) and runs ptxas on it
-/// only to check it (`-arch=compute_90`, no output): compute_90 is not in
-/// the set. A cicc step found through a prefix (`ciq-cicc cicc ...`) counts.
-std::set<std::string> cubin_virtual_archs(const NvccPlan& plan);
+/// Whether what the cicc step for virtual architecture `arch` (cicc's
+/// `-arch`, e.g. compute_90a) writes becomes machine code in `plan`: true
+/// when a ptxas step that writes machine code (`-arch=sm_XX` with `-o`)
+/// reads it, or when it is not PTX (LTO IR: nvlink compiles it at the
+/// link); false when its PTX is only embedded. With `-arch=sm_90a` nvcc 13
+/// also runs cicc for compute_90, embeds that PTX as PTX only (for the
+/// driver's JIT) and runs ptxas on it only to check it (`-arch=compute_90`,
+/// no output). std::nullopt when no cicc step of `plan` is for `arch`. A
+/// step behind a prefix (`ciq-cicc cicc ...`, `ciq-ptxas ptxas ...`) counts.
+std::optional<bool> reaches_machine_code(const NvccPlan& plan, std::string_view arch);
 
 } // namespace ciq::wrapper

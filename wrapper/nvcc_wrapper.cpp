@@ -154,7 +154,10 @@ void run_ciq_nvcc(int argc, char** argv) {
       // code (an -arch=sm_90a build also embeds compute_90 PTX alone).
       std::vector<std::string> nvcc_args{real};
       nvcc_args.insert(nvcc_args.end(), args.begin(), args.end());
+      // Linux takes at most 128 KiB in one variable; beyond 64 KiB, none
+      // (and not one this process inherited): ciq-cicc cannot tell.
       if (std::string text = nlohmann::json(nvcc_args).dump(); text.size() < 65536) ::setenv(env_name(Env::nvcc_args), text.c_str(), 1);
+      else ::unsetenv(env_name(Env::nvcc_args));
     }
     auto dep_file = compile_dependency_file(args);
     pause_watchdog();

@@ -30,3 +30,16 @@ TEST(Config, boolean_flags) {
   EXPECT_FALSE(unsafe_allowed());
   EXPECT_FALSE(ciq_disabled());
 }
+
+// env_name() finds a variable's row by the enum's position: a row out of
+// the enum's order would give another variable's name (CIQ_NVCC_ARGS and
+// CIQ_STAMPS_OUT were once swapped so).
+TEST(Config, the_table_is_in_the_enum_s_order) {
+  const auto& table = ciq::environment_variables();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(std::size_t(table[i].id), i) << table[i].name;
+    EXPECT_STREQ(ciq::env_name(table[i].id), table[i].name);
+  }
+  EXPECT_STREQ(ciq::env_name(ciq::Env::nvcc_args), "CIQ_NVCC_ARGS");
+  EXPECT_STREQ(ciq::env_name(ciq::Env::stamps_out), "CIQ_STAMPS_OUT");
+}

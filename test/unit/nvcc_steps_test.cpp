@@ -27,7 +27,7 @@ TEST(NvccSteps, splits_steps_and_applies_environment) {
   EXPECT_STREQ(std::getenv("CIQ_TEST_CICC_PATH"), "/opt/cuda/nvvm/bin");
 }
 
-TEST(NvccSteps, cubin_archs_are_those_whose_ptx_ptxas_compiles_to_machine_code) {
+TEST(NvccSteps, a_unit_reaches_machine_code_when_ptxas_compiles_its_ptx_to_a_cubin) {
   // nvcc 13's -arch=sm_90a plan (abridged): compute_90's PTX is checked by
   // ptxas (no output) and embedded as PTX; compute_90a's becomes the cubin.
   const char* listing =
@@ -39,7 +39,9 @@ TEST(NvccSteps, cubin_archs_are_those_whose_ptx_ptxas_compiles_to_machine_code) 
       "#$ fatbinary -64 \"--image3=kind=ptx,sm=90,file=/tmp/tmpxft_00007dd9_00000000-7_k.compute_90.ptx\"\n";
   auto plan = parse_dryrun(listing);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_EQ(cubin_virtual_archs(*plan), (std::set<std::string>{"compute_90a"}));
+  EXPECT_EQ(reaches_machine_code(*plan, "compute_90a"), std::optional<bool>(true));
+  EXPECT_EQ(reaches_machine_code(*plan, "compute_90"), std::optional<bool>(false));
+  EXPECT_EQ(reaches_machine_code(*plan, "compute_80"), std::nullopt);  // no such step: cannot tell
   // Two -gencode pairs, one of them code=compute_90 (PTX only), the cicc
   // steps behind a prefix as ciq-nvcc runs them.
   auto two = parse_dryrun(
@@ -48,7 +50,20 @@ TEST(NvccSteps, cubin_archs_are_those_whose_ptx_ptxas_compiles_to_machine_code) 
       "#$ /bin/ciq-cicc /cuda/nvvm/bin/cicc -arch compute_90 k.ii -o /tmp/tmpxft_00000001_00000000-6_k.compute_90.ptx\n"
       "#$ /bin/ciq-ptxas ptxas -arch=compute_90 -m64 /tmp/tmpxft_00000001_00000000-6_k.compute_90.ptx\n");
   ASSERT_TRUE(two.ok()) << two.error().message;
-  EXPECT_EQ(cubin_virtual_archs(*two), (std::set<std::string>{"compute_80"}));
+  EXPECT_EQ(reaches_machine_code(*two, "compute_80"), std::optional<bool>(true));
+  EXPECT_EQ(reaches_machine_code(*two, "compute_90"), std::optional<bool>(false));
+  // -MD adds a line no shell-free split takes, and nvcc may warn: a reader
+  // of some steps skips them; an LTO unit's IR goes to the link.
+  const char* with_md = "nvcc warning : incompatible redefinition for option 'optimize', the last value of this option was used\n"
+                        "#$ /cuda/nvvm/bin/cicc -arch compute_90 k.ii -o /tmp/tmpxft_00000002_00000000-6_k.compute_90.ptx\n"
+                        "#$ ptxas -arch=compute_90 -m64 /tmp/tmpxft_00000002_00000000-6_k.compute_90.ptx\n"
+                        "#$ -- Filter Dependencies -- > a.d\n"
+                        "#$ /cuda/nvvm/bin/cicc -arch compute_90a -lto k.ii -o /tmp/tmpxft_00000002_00000000-5_k.compute_90a.ltoir\n";
+  EXPECT_FALSE(parse_dryrun(with_md).ok());
+  auto lenient = parse_dryrun(with_md, /*skip_unsplittable=*/true);
+  ASSERT_TRUE(lenient.ok()) << lenient.error().message;
+  EXPECT_EQ(reaches_machine_code(*lenient, "compute_90"), std::optional<bool>(false));
+  EXPECT_EQ(reaches_machine_code(*lenient, "compute_90a"), std::optional<bool>(true));
 }
 
 TEST(NvccSteps, threads_output_files_go_straight_through) {
