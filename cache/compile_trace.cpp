@@ -1,6 +1,7 @@
 #include "cache/compile_trace.h"
 
 #include "utils/json.h"
+#include "utils/json_members.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -19,37 +20,20 @@ Json milli_rounded(double v) {
   return std::round(v * 1000) / 1000;
 }
 
-std::string text_of(const nlohmann::json& j, const char* member) {
-  auto it = j.find(member);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-double number_of(const nlohmann::json& j, const char* member, double otherwise = 0) {
-  auto it = j.find(member);
-  return it != j.end() && it->is_number() ? it->get<double>() : otherwise;
-}
-
-bool flag_of(const nlohmann::json& j, const char* member) {
-  auto it = j.find(member);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::vector<std::string> texts_of(const nlohmann::json& j, const char* member) {
-  std::vector<std::string> out;
-  if (auto it = j.find(member); it != j.end() && it->is_array())
-    for (const auto& v : *it) out.push_back(v.is_string() ? v.get<std::string>() : "");
-  return out;
-}
+using json_members::bool_member;
+using json_members::number_member;
+using json_members::string_member;
+using json_members::strings_member;
 
 // The record's JSON, once its format is checked.
 Result<nlohmann::json> checked(std::string_view text, bool unit) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error("parse", "not a JSON object");
-  std::string format = text_of(j, "format");
+  std::string format = string_member(j, "format");
   if (format != k_trace_format)
     return make_error("parse", std::string(format.empty() ? "not a ciq trace" : "in format '" + format + "'") + ", not " +
                                    k_trace_format + " (written by another ciq version?)");
-  if (unit && text_of(j, "kind") != "unit") return make_error("parse", std::string("not a ") + k_trace_format + " unit record");
+  if (unit && string_member(j, "kind") != "unit") return make_error("parse", std::string("not a ") + k_trace_format + " unit record");
   return j;
 }
 
@@ -122,41 +106,41 @@ Result<TraceRecord> parse_trace_record(std::string_view text) {
   auto j = checked(text, false);
   if (!j) return j.error();
   TraceRecord r;
-  r.input = text_of(*j, "input");
-  r.output = text_of(*j, "output");
-  r.target = text_of(*j, "target");
-  r.ptxas_path = text_of(*j, "ptxas_path");
-  r.ptxas_version = text_of(*j, "ptxas_version");
-  r.ptxas_identity = text_of(*j, "ptxas_identity");
-  r.flags = text_of(*j, "flags");
-  r.args = texts_of(*j, "args");
-  r.ptx_copy = text_of(*j, "ptx_copy");
-  r.accepts_controls_file = flag_of(*j, "accepts_controls_file");
-  r.module_key = text_of(*j, "module_key");
+  r.input = string_member(*j, "input");
+  r.output = string_member(*j, "output");
+  r.target = string_member(*j, "target");
+  r.ptxas_path = string_member(*j, "ptxas_path");
+  r.ptxas_version = string_member(*j, "ptxas_version");
+  r.ptxas_identity = string_member(*j, "ptxas_identity");
+  r.flags = string_member(*j, "flags");
+  r.args = strings_member(*j, "args");
+  r.ptx_copy = string_member(*j, "ptx_copy");
+  r.accepts_controls_file = bool_member(*j, "accepts_controls_file");
+  r.module_key = string_member(*j, "module_key");
   if (auto it = j->find("kernels"); it != j->end() && it->is_array())
     for (const auto& k : *it) {
       TraceKernel t;
-      t.name = text_of(k, "name");
-      t.key = text_of(k, "key");
-      t.block_threads = long(number_of(k, "block_threads"));
-      t.resources.registers = long(number_of(k, "registers", -1));
-      t.resources.spill_stores = long(number_of(k, "spill_stores"));
-      t.resources.spill_loads = long(number_of(k, "spill_loads"));
-      t.resources.stack = long(number_of(k, "stack"));
-      t.resources.shared = long(number_of(k, "shared"));
-      t.resources.barriers = long(number_of(k, "barriers"));
-      t.resources.compile_ms = number_of(k, "compile_ms", -1);
-      t.code = text_of(k, "code");
+      t.name = string_member(k, "name");
+      t.key = string_member(k, "key");
+      t.block_threads = long(number_member(k, "block_threads"));
+      t.resources.registers = long(number_member(k, "registers", -1));
+      t.resources.spill_stores = long(number_member(k, "spill_stores"));
+      t.resources.spill_loads = long(number_member(k, "spill_loads"));
+      t.resources.stack = long(number_member(k, "stack"));
+      t.resources.shared = long(number_member(k, "shared"));
+      t.resources.barriers = long(number_member(k, "barriers"));
+      t.resources.compile_ms = number_member(k, "compile_ms", -1);
+      t.code = string_member(k, "code");
       r.kernels.push_back(std::move(t));
     }
-  r.controls_source = text_of(*j, "controls_source");
-  r.controls = text_of(*j, "controls");
-  r.controls_applied = flag_of(*j, "controls_applied");
-  r.controls_error = text_of(*j, "controls_error");
-  r.code_digest = text_of(*j, "code_digest");
-  r.warnings = texts_of(*j, "warnings");
-  r.exit_status = int(number_of(*j, "exit_status"));
-  r.seconds = number_of(*j, "seconds");
+  r.controls_source = string_member(*j, "controls_source");
+  r.controls = string_member(*j, "controls");
+  r.controls_applied = bool_member(*j, "controls_applied");
+  r.controls_error = string_member(*j, "controls_error");
+  r.code_digest = string_member(*j, "code_digest");
+  r.warnings = strings_member(*j, "warnings");
+  r.exit_status = int(number_member(*j, "exit_status"));
+  r.seconds = number_member(*j, "seconds");
   return r;
 }
 
@@ -164,20 +148,20 @@ Result<UnitTraceRecord> parse_unit_record(std::string_view text) {
   auto j = checked(text, true);
   if (!j) return j.error();
   UnitTraceRecord r;
-  r.unit = text_of(*j, "unit");
-  r.source_path = text_of(*j, "source_path");
-  r.target = text_of(*j, "target");
-  r.key = text_of(*j, "key");
-  r.nvcc_version = text_of(*j, "nvcc_version");
-  r.output = text_of(*j, "output");
-  r.kernels = texts_of(*j, "kernels");
-  r.controls_source = text_of(*j, "controls_source");
-  r.controls = text_of(*j, "controls");
-  r.controls_error = text_of(*j, "controls_error");
-  r.warnings = texts_of(*j, "warnings");
-  r.controls_applied = flag_of(*j, "controls_applied");
-  r.exit_status = int(number_of(*j, "exit_status"));
-  r.seconds = number_of(*j, "seconds");
+  r.unit = string_member(*j, "unit");
+  r.source_path = string_member(*j, "source_path");
+  r.target = string_member(*j, "target");
+  r.key = string_member(*j, "key");
+  r.nvcc_version = string_member(*j, "nvcc_version");
+  r.output = string_member(*j, "output");
+  r.kernels = strings_member(*j, "kernels");
+  r.controls_source = string_member(*j, "controls_source");
+  r.controls = string_member(*j, "controls");
+  r.controls_error = string_member(*j, "controls_error");
+  r.warnings = strings_member(*j, "warnings");
+  r.controls_applied = bool_member(*j, "controls_applied");
+  r.exit_status = int(number_member(*j, "exit_status"));
+  r.seconds = number_member(*j, "seconds");
   return r;
 }
 

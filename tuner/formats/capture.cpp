@@ -5,7 +5,7 @@
 
 #include "tuner/formats/capture_lines.h"
 
-#include "tuner/formats/json_members.h"
+#include "utils/json_members.h"
 #include "utils/files.h"
 #include "utils/hash.h"
 #include "utils/safe_open.h"
@@ -21,7 +21,7 @@ namespace ciq::formats {
 
 namespace {
 
-using namespace detail;
+using namespace json_members;
 
 constexpr std::uint64_t max_json_bytes = std::uint64_t(64) << 20;  // param buffers are at most 32 KiB
 

@@ -3,7 +3,7 @@
 // reader keeps numbers as doubles.
 #include "tuner/formats/kernel_trace.h"
 
-#include "tuner/formats/json_members.h"
+#include "utils/json_members.h"
 #include "tuner/formats/kernel_trace_lines.h"
 #include "utils/files.h"
 
@@ -16,7 +16,7 @@ namespace ciq::formats {
 
 namespace {
 
-using namespace detail;
+using namespace json_members;
 
 std::int64_t signed_member(const json& object, const char* key, std::int64_t fallback) {
   auto it = object.find(key);

@@ -2,6 +2,7 @@
 
 #include "utils/files.h"
 #include "utils/json.h"
+#include "utils/json_members.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,38 +28,28 @@ std::string profile_json(const ProfileFile& profile) {
 
 namespace {
 
-double number_or_nan(const nlohmann::json& j, const char* member) {
-  auto it = j.find(member);
-  return it != j.end() && it->is_number() ? it->get<double>() : NAN;
-}
+using json_members::string_member;
+using json_members::unsigned_member;
 
-std::uint64_t count_of(const nlohmann::json& j, const char* member) {
-  auto it = j.find(member);
-  return it != j.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
-}
-
-std::string text_of(const nlohmann::json& j, const char* member) {
-  auto it = j.find(member);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+double number_or_nan(const nlohmann::json& j, const char* member) { return json_members::number_member(j, member, NAN); }
 
 ProfileKernel kernel_of(const nlohmann::json& k) {
   ProfileKernel r;
-  r.kernel = text_of(k, "kernel");
-  r.demangled = text_of(k, "demangled");
+  r.kernel = string_member(k, "kernel");
+  r.demangled = string_member(k, "demangled");
   r.share = number_or_nan(k, "share");
   r.cumulative = number_or_nan(k, "cumulative");
-  r.launches = count_of(k, "launches");
-  r.total_ns = count_of(k, "total_ns");
-  r.min_ns = count_of(k, "min_ns");
-  r.max_ns = count_of(k, "max_ns");
+  r.launches = unsigned_member(k, "launches");
+  r.total_ns = unsigned_member(k, "total_ns");
+  r.min_ns = unsigned_member(k, "min_ns");
+  r.max_ns = unsigned_member(k, "max_ns");
   r.median_ns = number_or_nan(k, "median_ns");
   if (auto it = k.find("registers"); it != k.end() && it->is_number_unsigned()) r.registers = it->get<std::uint64_t>();
-  r.configs = count_of(k, "configs");
-  r.processes = count_of(k, "processes");
+  r.configs = unsigned_member(k, "configs");
+  r.processes = unsigned_member(k, "processes");
   if (auto it = k.find("origins"); it != k.end() && it->is_array())
     for (const auto& o : *it)
-      if (o.is_object()) r.origins.push_back({text_of(o, "key"), text_of(o, "input"), text_of(o, "target")});
+      if (o.is_object()) r.origins.push_back({string_member(o, "key"), string_member(o, "input"), string_member(o, "target")});
   if (auto it = k.find("code_xxh128"); it != k.end() && it->is_array())
     for (const auto& h : *it)
       if (h.is_string()) r.code_xxh128.push_back(h.get<std::string>());
@@ -77,14 +68,14 @@ Result<ProfileFile> read_profile_file(const std::string& path) {
   auto kernels = j.find("kernels");
   if (kernels == j.end() || !kernels->is_array()) return make_error("parse", path + " is not a profile (no \"kernels\" array)");
   ProfileFile p;
-  p.total_ns = count_of(j, "total_ns");
+  p.total_ns = unsigned_member(j, "total_ns");
   if (auto it = j.find("processes"); it != j.end() && it->is_array())
     for (const auto& q : *it)
       if (q.is_object())
         p.processes.push_back({q.contains("pid") && q["pid"].is_number_integer() ? q["pid"].get<std::int64_t>() : 0,
-                               text_of(q, "exe"), text_of(q, "status"), text_of(q, "reason")});
+                               string_member(q, "exe"), string_member(q, "status"), string_member(q, "reason")});
   for (const auto& k : *kernels) {
-    if (!k.is_object() || text_of(k, "kernel").empty()) return make_error("parse", path + ": a kernel without its name");
+    if (!k.is_object() || string_member(k, "kernel").empty()) return make_error("parse", path + ": a kernel without its name");
     p.kernels.push_back(kernel_of(k));
   }
   return p;
