@@ -79,6 +79,7 @@ std::string_view counter_name(Counter counter) {
   case Counter::unit_user_prefix: return "unit.user-prefix";
   case Counter::unit_no_ciq_cicc: return "unit.no-ciq-cicc";
   case Counter::unit_unknown_toolkit: return "unit.unknown-toolkit";
+  case Counter::unit_no_spaces: return "unit.no-spaces";
   case Counter::memo_builds: return "memo.builds";
   case Counter::memo_steps_reused: return "memo.steps-reused";
   case Counter::memo_fallback: return "memo.fallback";

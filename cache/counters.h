@@ -27,7 +27,7 @@ enum class Tool { ptxas, cicc, nvcc };
 enum class Counter {
   calls, hit, miss, tuning, applied, tuning_applied, rejected, quarantined, controls_failed, acf_unsupported,
   pack_hit, pack_refused, remote_hit, remote_error, remote_refused,
-  lto_link, unit_user_prefix, unit_no_ciq_cicc, unit_unknown_toolkit, // ciq-nvcc's NVVM-stage routing
+  lto_link, unit_user_prefix, unit_no_ciq_cicc, unit_unknown_toolkit, unit_no_spaces, // ciq-nvcc's NVVM-stage routing
   memo_builds, memo_steps_reused, memo_fallback, memo_unsuitable,     // ciq-nvcc's step memo
   deps_stamped,                                                       // ciq-nvcc: compiles whose dependency file names stamps
   applied_ptx_only,                                                   // ciq-cicc: applied to PTX nvcc embeds only (no machine code)

@@ -49,12 +49,19 @@ bool is_lto_device_link(const std::vector<std::string>& args) {
 /// Whether ciq knows the NVVM stage of this nvcc: a space file covers its
 /// release (checked on CUDA 13.0: --cicc-prefix is hidden, so it goes only
 /// to the toolkits whose stage was verified). The version is probed once per
-/// nvcc binary and remembered in <cache>/tools/.
-static bool nvvm_stage_known(const std::string& real_nvcc) {
+/// nvcc binary and remembered in <cache>/tools/. Otherwise the counter that
+/// says why: the toolkit is not covered, or the space files could not be
+/// read (no share/ciq/spaces beside the tools, CIQ_SPACES_DIR wrong).
+static std::optional<cache::Counter> nvvm_stage_unknown(const std::string& real_nvcc) {
   auto id = cache::identify_ptxas(real_nvcc, cache_directory()); // nvcc prints the same "release X.Y"
-  if (!id) return false;
+  if (!id) return cache::Counter::unit_unknown_toolkit;
   auto space = spaces::find_space(spaces_directory(), "cicc", id->release);
-  return space && *space;
+  if (!space) {
+    spdlog::debug("the NVVM stage is skipped: {}", space.error().message);
+    return cache::Counter::unit_no_spaces;
+  }
+  if (!*space) return cache::Counter::unit_unknown_toolkit;
+  return std::nullopt;
 }
 
 /// What a memoised build did, for the tuner's journal: <CIQ_TRACE>/steps/.
@@ -146,8 +153,8 @@ void run_ciq_nvcc(int argc, char** argv) {
       counters.add(cache::Counter::unit_user_prefix);
     } else if (!is_executable_file(ciq_cicc)) {
       counters.add(cache::Counter::unit_no_ciq_cicc);
-    } else if (!nvvm_stage_known(real)) {
-      counters.add(cache::Counter::unit_unknown_toolkit);
+    } else if (auto why = nvvm_stage_unknown(real)) {
+      counters.add(*why);
     } else {
       argv_out.insert(argv_out.begin() + 2, "--cicc-prefix=" + shell_quote(ciq_cicc));
       // ciq-cicc asks this nvcc's plan whether a unit's PTX becomes machine
