@@ -1,7 +1,10 @@
 #include "wrapper/nvcc_steps.h"
 
-#include <cstdlib>
+#include "utils/files.h"
+#include "utils/text.h"
+
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 #include <wordexp.h>
 
@@ -79,23 +82,29 @@ Result<NvccPlan> parse_dryrun(std::string_view listing, bool skip_unsplittable) 
   return plan;
 }
 
-namespace {
-
-// The value of `name` in `argv` (`-arch X`, `-arch=X`, `-o X`), or "".
-std::string option_value(const std::vector<std::string>& argv, std::string_view name) {
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == name && i + 1 < argv.size()) return argv[i + 1];
-    if (argv[i].size() > name.size() && argv[i].compare(0, name.size(), name) == 0 && argv[i][name.size()] == '=')
-      return argv[i].substr(name.size() + 1);
-  }
-  return "";
+std::string tool_of(const std::vector<std::string>& argv) {
+  if (argv.size() > 1 && base_name(argv[1]) == "ptxas") return "ptxas";
+  if (argv.size() > 1 && base_name(argv[1]) == "cicc") return "cicc";
+  return argv.empty() ? "" : base_name(argv[0]);
 }
 
-// Whether `argv` runs `tool` (by its base name), directly or as the first
-// argument of a prefix (`ciq-cicc $CICC_PATH/cicc ...`).
-bool runs(const std::vector<std::string>& argv, std::string_view tool) {
-  auto base = [](const std::string& path) { return std::string_view(path).substr(path.rfind('/') + 1); };
-  return (!argv.empty() && base(argv[0]) == tool) || (argv.size() > 1 && base(argv[1]) == tool);
+std::string output_of(const std::vector<std::string>& argv) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "-o") out = argv[i + 1];
+  return out;
+}
+
+namespace {
+
+// The value of `-arch` in `argv` (`-arch X` for cicc, `-arch=X` for
+// ptxas), or "".
+std::string arch_of(const std::vector<std::string>& argv) {
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "-arch" && i + 1 < argv.size()) return argv[i + 1];
+    if (starts_with(argv[i], "-arch=")) return argv[i].substr(6);
+  }
+  return "";
 }
 
 } // namespace
@@ -103,12 +112,12 @@ bool runs(const std::vector<std::string>& argv, std::string_view tool) {
 std::optional<bool> reaches_machine_code(const NvccPlan& plan, std::string_view arch) {
   std::vector<std::string> outputs;  // what the cicc steps for `arch` write
   for (const auto& step : plan.steps)
-    if (runs(step, "cicc") && option_value(step, "-arch") == arch) outputs.push_back(option_value(step, "-o"));
+    if (tool_of(step) == "cicc" && arch_of(step) == arch) outputs.push_back(output_of(step));
   if (outputs.empty()) return std::nullopt;
   for (const auto& out : outputs)
-    if (out.size() < 4 || out.compare(out.size() - 4, 4, ".ptx") != 0) return true;  // LTO IR (or unknown): to the link
+    if (!ends_with(out, ".ptx")) return true;  // LTO IR (or unknown): to the link
   for (const auto& step : plan.steps) {
-    if (!runs(step, "ptxas") || option_value(step, "-o").empty() || option_value(step, "-arch").compare(0, 3, "sm_") != 0) continue;
+    if (tool_of(step) != "ptxas" || output_of(step).empty() || !starts_with(arch_of(step), "sm_")) continue;
     for (const auto& a : step)
       if (std::find(outputs.begin(), outputs.end(), a) != outputs.end()) return true;
   }

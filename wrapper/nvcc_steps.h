@@ -39,6 +39,14 @@ inline constexpr std::string_view kFixedTempStem = "tmpxft_00000000_00000000";
 /// instead, for a reader that needs only some steps.
 Result<NvccPlan> parse_dryrun(std::string_view listing, bool skip_unsplittable = false);
 
+/// The tool a step runs, by base name ("cicc", "ptxas", "fatbinary", ...):
+/// with --ptxas-prefix the step is `ciq-ptxas ptxas ...`, with
+/// --cicc-prefix `ciq-cicc .../cicc ...`, and the tool is the prefixed one.
+std::string tool_of(const std::vector<std::string>& argv);
+
+/// A step's output (its last `-o` value), or "".
+std::string output_of(const std::vector<std::string>& argv);
+
 /// Whether what the cicc step for virtual architecture `arch` (cicc's
 /// `-arch`, e.g. compute_90a) writes becomes machine code in `plan`: true
 /// when a ptxas step that writes machine code (`-arch=sm_XX` with `-o`)

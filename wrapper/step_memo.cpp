@@ -132,21 +132,6 @@ std::string nvvm_controls() {
   return stage + "\n" + env(Env::units);
 }
 
-std::string tool_of(const std::vector<std::string>& argv) {
-  // With --ptxas-prefix the step is `ciq-ptxas ptxas ...`, with
-  // --cicc-prefix `ciq-cicc .../cicc ...`.
-  if (argv.size() > 1 && base_name(argv[1]) == "ptxas") return "ptxas";
-  if (argv.size() > 1 && base_name(argv[1]) == "cicc") return "cicc";
-  return base_name(argv[0]);
-}
-
-std::string output_of(const std::vector<std::string>& argv) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < argv.size(); ++i)
-    if (argv[i] == "-o") out = argv[i + 1];
-  return out;
-}
-
 /// Path-like words of a command: each argument, and the value of --opt=value.
 std::vector<std::string> named_paths(const std::vector<std::string>& argv) {
   std::vector<std::string> out;
