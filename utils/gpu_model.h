@@ -3,9 +3,8 @@
 // option), else $CIQ_GPU_MODEL (how a compile machine without a GPU says
 // which GPU its builds are for), else the first GPU NVML sees here. One
 // answer for both tools (utils/: the cache's CLI links nothing of the
-// tuner). NVML is loaded at run time ($CIQ_NVML_LIBRARY, else
-// libnvidia-ml.so.1, through dl.h), never linked: a machine without the
-// driver simply has no GPU here.
+// tuner). NVML is loaded at run time (utils/nvml.h), never linked: a
+// machine without the driver simply has no GPU here.
 #pragma once
 
 #include <optional>
@@ -18,11 +17,9 @@ struct GpuModel {
   std::string from;  // who said so: the option's name, "CIQ_GPU_MODEL" or "NVML"
 };
 
-/// The first GPU's name through NVML (nvmlInit_v2,
-/// nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetName; nvmlShutdown after);
-/// std::nullopt with `why` (the library missing or lacking those calls, no
-/// driver, no GPU) otherwise. The library stays loaded: NVML does not
-/// promise that unloading it is safe.
+/// The first GPU's name through NVML (Nvml::open of $CIQ_NVML_LIBRARY, else
+/// libnvidia-ml.so.1; shut down after); std::nullopt with `why` (the
+/// library missing or lacking NVML's calls, no driver, no GPU) otherwise.
 std::optional<std::string> nvml_gpu_model(std::string& why);
 
 /// `named` (trimmed; `named_from` says where it came from, e.g. "--gpu")

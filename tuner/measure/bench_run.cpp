@@ -146,7 +146,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   // The GPU's state and energy while the run lasts, where NVML is (a
   // scheduler's GPUs are not this machine's: not read).
   auto measured = [&](GpuState& state) {
-    std::optional<Nvml::Monitor> monitor;
+    std::optional<GpuMonitor> monitor;
     if (!setup.slurm)
       if (Nvml* nvml = Nvml::get()) monitor.emplace(*nvml, gpu);
     auto step = steps.run(StepKind::bench, setup.bench, c, workdir, gpu, "bench.log", env);

@@ -11,7 +11,7 @@
 #include "tuner/rundir/command_line.h"
 #include "utils/files.h"
 #include "utils/hash.h"
-#include "utils/process.h"
+#include "utils/nvml.h"
 #include "utils/text.h"
 
 #include <algorithm>
@@ -25,20 +25,34 @@ namespace ciq::tuner {
 
 namespace {
 
-// "NVIDIA H200, 570.86" from nvidia-smi, or "" without a GPU.
-std::pair<std::string, std::string> gpu_and_driver() {
-  RunOptions o;
-  o.argv = {"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"};
-  o.capture_stdout = o.capture_stderr = o.stdin_null = true;
-  o.timeout_seconds = 10;
-  auto r = run_process(o);
-  if (!r || !r->succeeded()) return {"none", "none"};
-  std::string line(trim(r->out.substr(0, r->out.find('\n'))));
-  auto comma = line.find(',');
-  if (comma == std::string::npos) return {line, ""};
-  return {std::string(trim(line.substr(0, comma))), std::string(trim(line.substr(comma + 1)))};
+// The benchmarks' GPU as NVML sees it, or nothing where they ran
+// elsewhere: under Slurm the cluster's nodes ran them, and the GPU of the
+// machine the tuner runs on (a login node's) says nothing of them
+// (`ciq-cache stale` would compare entries with it).
+std::optional<GpuIdentity> benchmarks_gpu(const TuneOptions& options) {
+  if (options.setup.slurm) return std::nullopt;
+  if (const Nvml* nvml = Nvml::get())
+    if (auto id = nvml->identity(options.setup.gpus.empty() ? "" : options.setup.gpus.front())) return *id;
+  return GpuIdentity{};
 }
 
+// The machine keys of an entry's provenance: `gpu` and `driver` (what
+// records have always held; "none" without a GPU, "" under Slurm), then
+// NVML's fuller identity, `gpu_model` being what `ciq-cache stale`
+// compares with the GPU present.
+void add_gpu_identity(const std::optional<GpuIdentity>& id, std::vector<std::pair<std::string, std::string>>& provenance) {
+  auto or_none = [&](const std::string& v) { return !id ? std::string() : v.empty() ? std::string("none") : v; };
+  provenance.emplace_back("gpu", or_none(id ? id->name : ""));
+  provenance.emplace_back("driver", or_none(id ? id->driver : ""));
+  if (!id || id->name.empty()) return;
+  provenance.emplace_back("gpu_nvml", id->name);
+  provenance.emplace_back(cache::tuned_on_key::gpu_model, id->name);
+  if (id->memory_mib) provenance.emplace_back(cache::tuned_on_key::gpu_memory, std::to_string(id->memory_mib));
+  if (id->cuda_cores) provenance.emplace_back(cache::tuned_on_key::gpu_cores, std::to_string(id->cuda_cores));
+  if (!id->driver.empty()) provenance.emplace_back("driver_nvml", id->driver);
+  provenance.emplace_back("power_limit_w", format_number(id->power_limit_w));
+  provenance.emplace_back("ecc", id->ecc);
+}
 
 // Kernel entries of one module are merged when it is compiled, and an
 // option two of them set differently is dropped from both: say so when the
@@ -66,16 +80,9 @@ void warn_of_conflicts(const cache::Store& store, const spaces::ControlSet& cont
 // and each objective's default and tuned values.
 std::vector<std::pair<std::string, std::string>> provenance_of(const std::vector<TracedModule>& trace, const Verdict& verdict,
                                                                       const TuneOptions& options, int evaluations, bool no_gain) {
-  // Under Slurm the benchmarks ran on the cluster's nodes: the GPU of the
-  // machine the tuner runs on (a login node's) says nothing of them, and
-  // `ciq-cache stale` would compare entries with it. Empty: not recorded.
-  auto [gpu, driver] = options.setup.slurm ? std::pair<std::string, std::string>{} : gpu_and_driver();
-
   std::vector<std::pair<std::string, std::string>> provenance{
       {"result", std::string(no_gain ? cache::record_result::no_gain : cache::record_result::tuned)},
       {"tuner", k_tuner_version},
-      {"gpu", gpu},
-      {"driver", driver},
       {"toolkit", trace.empty() ? "" : "ptxas " + trace.front().ptxas_version},
       {"evaluations", std::to_string(evaluations)},
       {"verification", verdict.method == VerifyMethod::none ? verdict.reason : method_name(verdict.method) + ": " + verdict.reason},
@@ -93,20 +100,7 @@ std::vector<std::pair<std::string, std::string>> provenance_of(const std::vector
     provenance.emplace_back(cache::tuned_on_key::command_line, saved);
   // Which run that was: its directory may hold another run later.
   if (std::string id = read_run_id(options.out_dir); !id.empty()) provenance.emplace_back(cache::tuned_on_key::run_id, id);
-  // The GPU as NVML sees it (where the benchmarks ran on this machine):
-  // `gpu_model` is what `ciq-cache stale` compares with the GPU present.
-  if (Nvml* nvml = options.setup.slurm ? nullptr : Nvml::get())
-    if (auto id = nvml->identity(options.setup.gpus.empty() ? "" : options.setup.gpus.front())) {
-      if (!id->name.empty()) {
-        provenance.emplace_back("gpu_nvml", id->name);
-        provenance.emplace_back(cache::tuned_on_key::gpu_model, id->name);
-      }
-      if (id->memory_mib) provenance.emplace_back(cache::tuned_on_key::gpu_memory, std::to_string(id->memory_mib));
-      if (id->cuda_cores) provenance.emplace_back(cache::tuned_on_key::gpu_cores, std::to_string(id->cuda_cores));
-      if (!id->driver.empty()) provenance.emplace_back("driver_nvml", id->driver);
-      provenance.emplace_back("power_limit_w", format_number(id->power_limit_w));
-      provenance.emplace_back("ecc", id->ecc);
-    }
+  add_gpu_identity(benchmarks_gpu(options), provenance);
   if (!verdict.conditions.empty()) provenance.emplace_back("gpu_conditions", verdict.conditions);
   for (std::size_t k = 0; k < options.setup.objectives.size(); ++k) {
     std::string name = options.setup.objectives[k].name;
