@@ -5,12 +5,16 @@ format of tuner/formats/kernel_trace.h) into $CIQ_KERNEL_TRACE, as if it
 had launched its kernels, and prints nothing a --metric could read.
 
   fake_kernel_program.py X [--no-trace] [--processes N] [--names TARGET,OTHER]
+                         [--autotune-at X N]
 
 Kernels: `_Z6targetPf` takes ((X - 7)^2 + 1) ms over 4 launches (best at
 X = 7); `_Z5otherPf` takes 50 ms over 2 launches whatever X. With
 --processes N, N processes each write a trace (a launcher and workers).
 --no-trace writes nothing (as a run where CUDA never started). --names
-gives the two kernels other (mangled) names.
+gives the two kernels other (mangled) names. --autotune-at X N launches
+`_Z6targetPf` N times as often when X is that value, each launch as long
+(as an autotuner in the program does while it compiles the kernel, when
+the kernel's code makes it try another configuration).
 """
 import json
 import os
@@ -23,6 +27,8 @@ print(f"step done (x={args[0]})")
 if "--no-trace" in args or not trace:
     sys.exit(0)
 processes = int(args[args.index("--processes") + 1]) if "--processes" in args else 1
+autotune = args[args.index("--autotune-at") + 1:args.index("--autotune-at") + 3] if "--autotune-at" in args else None
+repeat = int(autotune[1]) if autotune and float(autotune[0]) == x else 1
 target_name, other_name = args[args.index("--names") + 1].split(",") if "--names" in args else ("_Z6targetPf", "_Z5otherPf")
 
 
@@ -38,7 +44,7 @@ for p in range(processes):
     pid = os.getpid() * 100 + p
     lines = [{"ciq_kernel_trace": 1, "pid": pid, "exe": sys.executable, "status": "ok", "reason": "",
               "dropped_launches": 0, "dropped_records": 0, "incomplete_records": 0, "module_identity": "ok"},
-             kernel(target_name, "target(float*)", ((x - 7) ** 2 + 1) / processes, 4),
+             kernel(target_name, "target(float*)", repeat * ((x - 7) ** 2 + 1) / processes, 4 * repeat),
              kernel(other_name, "other(float*)", 50.0 / processes, 2)]
     path = os.path.join(trace, f"kernels-{pid}.jsonl")
     with open(path + ".tmp", "w") as f:

@@ -166,3 +166,53 @@ TEST(Trace, unit_records_written_by_the_wrapper_read_by_the_tuner) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("unit record"), std::string::npos) << refused.error().message;
 }
+
+namespace {
+
+// One timed process; `step` launched `launches` times at one size, each
+// taking `ns`, and `tiny` twice at 10 ns.
+formats::KernelTrace trace_with(std::uint64_t launches, double ns) {
+  formats::KernelTrace t;
+  formats::TraceProcess p;
+  p.status = "ok";
+  t.processes.push_back(p);
+  formats::KernelSummary step;
+  step.kernel = "_Z4stepPf";
+  step.stats.launches = launches;
+  step.stats.total_ns = std::uint64_t(ns * double(launches));
+  step.stats.median_ns = ns;
+  formats::ConfigSummary config;
+  config.stats = step.stats;
+  step.configs.push_back(config);
+  formats::KernelSummary tiny;
+  tiny.kernel = "_Z4tinyv";
+  tiny.stats.launches = 2;
+  tiny.stats.total_ns = 20;
+  tiny.stats.median_ns = 10;
+  t.kernels = {step, tiny};
+  return t;
+}
+
+} // namespace
+
+// An autotuner in the program launched the kernel more often in this run
+// (Inductor, on an H100: 207 launches instead of 56 once ptxas gave the
+// kernel more registers): scored at the default's launches, at this run's
+// median, so a faster kernel is not counted slower for its extra launches.
+TEST(Objectives, kernel_time_scores_extra_launches_at_the_default_s_count) {
+  auto objective = builtin_objective("kernel-time:_Z4step*");
+  ASSERT_TRUE(objective);
+  auto reference = launch_counts(*objective, trace_with(56, 397000));
+  EXPECT_EQ(reference, (LaunchCounts{{"_Z4stepPf", 56}})); // only the timed kernels
+  std::vector<std::string> scaled;
+  auto tuned = kernel_time_ms(*objective, trace_with(207, 355000), &reference, &scaled);
+  ASSERT_TRUE(tuned);
+  EXPECT_NEAR(*tuned, 56 * 0.355, 1e-9);
+  ASSERT_EQ(scaled.size(), 1u);
+  EXPECT_EQ(scaled[0], "_Z4stepPf ran 207 times, 56 in the default's first run");
+  // Without the reference, or with as many launches: the run's total.
+  EXPECT_NEAR(*kernel_time_ms(*objective, trace_with(207, 355000)), 207 * 0.355, 1e-9);
+  scaled.clear();
+  EXPECT_NEAR(*kernel_time_ms(*objective, trace_with(56, 355000), &reference, &scaled), 56 * 0.355, 1e-9);
+  EXPECT_TRUE(scaled.empty());
+}

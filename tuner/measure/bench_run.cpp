@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -54,6 +55,39 @@ double mates_time(const TuningSetup& setup, const formats::KernelTrace& kernels)
   return ms;
 }
 
+// The kernel-time reference: the launches of the default candidate's
+// first measured run in this process (a tuning run measures the default
+// first, and verification measures it again beside the winner).
+class LaunchReference {
+public:
+  const LaunchCounts* counts(const ResolvedCandidate& c, const TuningSetup& setup, const formats::KernelTrace& kernels) {
+    std::lock_guard lock(mutex_);
+    const Objective* timed = kernel_time_objective(setup.objectives);
+    if (!counts_ && timed && c.is_default && kernels.timed()) counts_ = launch_counts(*timed, kernels);
+    return counts_ ? &*counts_ : nullptr;
+  }
+
+private:
+  std::mutex mutex_;
+  std::optional<LaunchCounts> counts_;
+};
+
+LaunchReference& launch_reference() {
+  static LaunchReference reference;
+  return reference;
+}
+
+// "KERNEL ran N times, M in the default's first run", said once per kernel.
+void say_scaled_once(const std::string& why) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard lock(mutex);
+  if (!said.insert(why.substr(0, why.find(' '))).second) return;
+  std::fprintf(stderr, "ciq-tuner: note: %s: scored as that many launches at this run's median (an autotuner in the "
+                       "program times some kernels while it compiles them, as often as their code asks)\n",
+               printable(why).c_str());
+}
+
 } // namespace
 
 std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const formats::KernelTrace& kernels) {
@@ -69,7 +103,7 @@ double energy_uncertainty_percent(double seconds) { return 100 * 0.1 / std::max(
 Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
                                              const std::string& log, const GpuState& state,
                                              const formats::KernelTrace* kernels, const std::string& kernels_dir,
-                                             const std::string& gpu) {
+                                             const std::string& gpu, const LaunchCounts* reference) {
   std::vector<double> values;
   for (const auto& o : objectives) {
     if (!o.needs_benchmark()) continue;
@@ -79,7 +113,9 @@ Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objec
       values.push_back(*v);
     } else if (o.kind == ObjectiveKind::kernel_time) {
       if (!kernels) return make_error("kernel-time", "no kernel trace of this run (log: " + log + ")");
-      auto v = kernel_time_ms(o, *kernels);
+      std::vector<std::string> scaled;
+      auto v = kernel_time_ms(o, *kernels, reference, &scaled);
+      for (const auto& why : scaled) say_scaled_once(why);
       if (!v) return make_error(v.error().code, v.error().message + " (kernel trace: " + kernels_dir + "; log: " + log + ")");
       values.push_back(*v);
     } else {
@@ -188,7 +224,8 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
     if (!read) return read.error();
     kernels = std::move(*read);
   }
-  return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu);
+  const LaunchCounts* reference = kernels ? launch_reference().counts(c, setup, *kernels) : nullptr;
+  return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu, reference);
 }
 
 } // namespace ciq::tuner

@@ -40,21 +40,23 @@ struct BenchRun {
 Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const ResolvedCandidate& c,
                                           const std::string& workdir, BenchRun& run);
 
-/// What a finished run measured, for the benchmark objectives of
-/// `objectives` in order: energy or power from `state`, kernel time from
-/// `kernels` (read from `kernels_dir`; required when an objective is
-/// kernel-time), a metric from `output`. `log` and `gpu` name the run in
-/// the errors: no energy reading, a counter that did not move, a kernel or
-/// metric missing.
 /// The time in ms of each kernel of `names` in `kernels` (by its mangled
 /// or demangled name, exactly), summed over its launches and processes;
 /// kernels that did not run are absent.
 std::map<std::string, double> own_kernel_times(const std::vector<std::string>& names, const formats::KernelTrace& kernels);
 
+/// What a finished run measured, for the benchmark objectives of
+/// `objectives` in order: energy or power from `state`, kernel time from
+/// `kernels` (read from `kernels_dir`; required when an objective is
+/// kernel-time), a metric from `output`. `log` and `gpu` name the run in
+/// the errors: no energy reading, a counter that did not move, a kernel or
+/// metric missing. With `reference` (the default's first run's launches),
+/// kernels that ran another number of times are scored at those launches
+/// (kernel_time_ms()), and said so on stderr once per kernel.
 Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objectives, const std::string& output,
                                              const std::string& log, const GpuState& state,
                                              const formats::KernelTrace* kernels, const std::string& kernels_dir,
-                                             const std::string& gpu);
+                                             const std::string& gpu, const LaunchCounts* reference = nullptr);
 
 /// How far an energy figure of a run of `seconds` can be off, in percent:
 /// NVML's energy counter moves every 100 ms (measured on an H100 and an

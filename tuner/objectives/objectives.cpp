@@ -45,19 +45,54 @@ const Objective* kernel_time_objective(const std::vector<Objective>& objectives)
   return nullptr;
 }
 
-Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace) {
+LaunchCounts launch_counts(const Objective& objective, const formats::KernelTrace& trace) {
+  LaunchCounts counts;
+  for (const auto& k : trace.kernels)
+    if (times_kernel(objective, k)) counts[k.kernel] += k.stats.launches;
+  return counts;
+}
+
+namespace {
+
+// `k`'s time as if it had run `launches` times: each configuration at its
+// median, in the proportions of this run (a kernel's configurations are
+// its launch sizes; an autotuner's extra launches repeat one of them).
+double time_at_launches(const formats::KernelSummary& k, std::uint64_t launches) {
+  double ns = 0;
+  std::uint64_t counted = 0;
+  for (const auto& c : k.configs) {
+    double median = c.stats.median_ns > 0 ? c.stats.median_ns : k.stats.median_ns;
+    ns += median * double(c.stats.launches);
+    counted += c.stats.launches;
+  }
+  if (counted == 0) return k.stats.median_ns * double(launches);
+  return ns * double(launches) / double(counted);
+}
+
+} // namespace
+
+Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace, const LaunchCounts* reference,
+                              std::vector<std::string>* scaled) {
   if (!trace.timed()) return make_error(ciq::errc::no_timing, "no kernel timing: " + trace.no_timing_reason());
   const std::string& glob = objective.pattern;
   double ns = 0;  // kernels' saturated totals added without wrapping
   bool matched = false;
   std::string ran;
   for (const auto& k : trace.kernels) {
-    if (times_kernel(objective, k)) {
-      ns += double(k.stats.total_ns);
-      matched = true;
-    } else if (ran.size() < 300) {
-      ran += (ran.empty() ? "" : ", ") + k.kernel;
+    if (!times_kernel(objective, k)) {
+      if (ran.size() < 300) ran += (ran.empty() ? "" : ", ") + k.kernel;
+      continue;
     }
+    matched = true;
+    auto ref = reference ? reference->find(k.kernel) : LaunchCounts::const_iterator{};
+    if (!reference || ref == reference->end() || ref->second == k.stats.launches || ref->second == 0) {
+      ns += double(k.stats.total_ns);
+      continue;
+    }
+    ns += time_at_launches(k, ref->second);
+    if (scaled)
+      scaled->push_back(k.kernel + " ran " + std::to_string(k.stats.launches) + " times, " + std::to_string(ref->second) +
+                        " in the default's first run");
   }
   if (!matched)
     return make_error(ciq::errc::no_timing, "no kernel matching '" + glob + "' ran" + (ran.empty() ? "" : " (kernels that ran: " + ran + ")"));

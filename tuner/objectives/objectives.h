@@ -6,6 +6,8 @@
 #include "tuner/formats/kernel_trace.h"
 #include "utils/result.h"
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +47,12 @@ struct Objective {
 /// "kernel-time[:GLOB]", "energy", "power".
 Result<Objective> builtin_objective(const std::string& spec);
 
+/// How many times each kernel ran in one benchmark run, by mangled name.
+using LaunchCounts = std::map<std::string, std::uint64_t>;
+
+/// The launches of the kernels `objective` times in `trace`.
+LaunchCounts launch_counts(const Objective& objective, const formats::KernelTrace& trace);
+
 /// kernel-time[:GLOB]: the GPU time, in ms, that the kernels matching GLOB
 /// (their mangled or demangled names; all kernels when none is given) took
 /// in one benchmark run of the unmodified program, summed over every launch
@@ -53,9 +61,21 @@ Result<Objective> builtin_objective(const std::string& spec);
 /// verification compares runs): a program launches the same kernels the
 /// same number of times whatever the candidate, so its total is the time the
 /// user pays, and launches of different sizes are not mixed as samples of
-/// one quantity. Fails ("no-timing") when the run has no timing, or when no
-/// kernel matching GLOB ran (the kernels that did are named).
-Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace);
+/// one quantity.
+///
+/// Except where the compiled code decides how often a kernel runs: an
+/// autotuner in the program (Inductor adds a reduction config when a
+/// kernel's registers limit its occupancy, then times both) launches it more
+/// often while it compiles, and once per compile, not per run. With
+/// `reference` (the default's first run: launch_counts()), a kernel that ran
+/// another number of times than there counts as the reference's launches,
+/// each configuration at this run's median duration for it (a
+/// configuration this run lacks: the kernel's median); `scaled` (when given)
+/// then names each such kernel with both counts. Fails ("no-timing") when
+/// the run has no timing, or when no kernel matching GLOB ran (the kernels
+/// that did are named).
+Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace,
+                              const LaunchCounts* reference = nullptr, std::vector<std::string>* scaled = nullptr);
 
 /// Whether the kernel-time `objective` times `kernel`: its glob ("" = all)
 /// matches the mangled or the demangled name.

@@ -114,7 +114,7 @@ spaces::ControlSet SearchSpace::controls(const Candidate& c) const {
 }
 
 ResolvedCandidate SearchSpace::resolve(const Candidate& c) const {
-  ResolvedCandidate r{c, canonical(c), controls(c), "", {}};
+  ResolvedCandidate r{c, canonical(c), controls(c), "", {}, c == default_candidate()};
   r.controls_text = spaces::format_control_set(r.controls);
   for (const auto& d : dimensions)
     if (d.kind == DimensionKind::param) r.params.emplace_back(d.knob, param(c, d.knob));

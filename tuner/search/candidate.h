@@ -50,6 +50,7 @@ struct ResolvedCandidate {
   // Each parameter dimension's name and value ("" when left out and it has
   // no ,default=V): {param:NAME}, and part of the code identity.
   std::vector<std::pair<std::string, std::string>> params;
+  bool is_default = false; // the run's baseline: SearchSpace::default_candidate()
 };
 
 /// Values of two dimensions the compiler refuses or ignores together:
