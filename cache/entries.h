@@ -9,7 +9,9 @@
 //     in one transaction, each with its quarantine mark lifted;
 //   - one record remover: remove_entries() takes records and their
 //     quarantine marks away together, in one transaction (ciq-cache rm,
-//     gc, retune --drop-losers).
+//     gc, verify --fix, retune --drop-losers, and a ship that leaves a
+//     module entry behind its kernels' own); the store has no other way
+//     to take an entry away.
 #pragma once
 
 #include "cache/gpu_policy.h"

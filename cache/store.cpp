@@ -267,20 +267,6 @@ Result<void> Store::apply(const std::vector<Change>& changes) {
   return r;
 }
 
-Result<bool> Store::remove(Table table, std::string_view key) {
-  if (!writable_) return make_error("lmdb", "the cache was opened read-only");
-  bool removed = false;
-  auto r = write(Writing{env_of(env_), dir_, write_wait_}, table, [&](MDB_txn* txn, MDB_dbi dbi) {
-    MDB_val k = val(key);
-    int rc = mdb_del(txn, dbi, &k, nullptr);
-    removed = rc == 0;
-    return rc == MDB_NOTFOUND ? 0 : rc;
-  });
-  if (!r) return r.error();
-  if (removed && table != Table::blobs) after_commit({std::string(key)});
-  return removed;
-}
-
 Result<void> Store::for_each(Table table,
                              const std::function<bool(std::string_view, std::string_view)>& visit) const {
   auto txn = begin_read(env_of(env_));

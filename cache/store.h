@@ -53,8 +53,6 @@ public:
   Result<void> put(Table table, std::string_view key, std::string_view value);
   /// Puts and removes in any tables, in one transaction (all or nothing).
   Result<void> apply(const std::vector<Change>& changes);
-  /// True when something was removed.
-  Result<bool> remove(Table table, std::string_view key);
   /// Calls `visit` for every entry in key order inside one read transaction;
   /// stops early when it returns false.
   Result<void> for_each(Table table,

@@ -499,8 +499,16 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
     opened->reset();
     auto writable = Store::open_for_writing(cache_dir);
     if (!writable) return writable.error();
-    for (const auto& [table, key] : broken)
-      if (auto rm = writable->remove(table, key); !rm) return rm.error();
+    // One transaction: a broken record goes with its quarantine mark
+    // (entry_removal), a blob alone.
+    std::vector<Change> changes;
+    for (const auto& [table, key] : broken) {
+      if (table == Table::records)
+        for (auto& c : entry_removal(key)) changes.push_back(std::move(c));
+      else
+        changes.push_back(Change{table, key, std::nullopt});
+    }
+    if (auto rm = writable->apply(changes); !rm) return rm.error();
   }
   if (json) {
     ordered_json listed = ordered_json::array();

@@ -2,6 +2,7 @@
 // (wrapper/deps.h).
 #include "cache/record.h"
 #include "cache/stamps.h"
+#include "cache/entries.h"
 #include "cache/store.h"
 #include "spaces/control_set.h"
 #include "utils/files.h"
@@ -62,9 +63,9 @@ TEST(Stamps, a_write_rewrites_an_existing_stamp_only_when_what_it_answers_change
   // Quarantined: the lookup answers nothing, so neither does the stamp.
   ASSERT_TRUE(store.put(cache::Table::quarantine, raw, "broke a compile").ok());
   EXPECT_EQ(read_file(*path).value(), none);
-  ASSERT_TRUE(store.remove(cache::Table::quarantine, raw).ok());
+  ASSERT_TRUE(store.apply({cache::Change{cache::Table::quarantine, raw, std::nullopt}}).ok());
   EXPECT_EQ(read_file(*path).value(), tuned);
-  ASSERT_TRUE(store.remove(cache::Table::records, raw).ok());
+  ASSERT_TRUE(store.apply(cache::entry_removal(raw)).ok());
   EXPECT_EQ(read_file(*path).value(), none);
 }
 

@@ -50,8 +50,9 @@ TEST(Store, put_get_remove_and_iterate) {
   EXPECT_FALSE((*r)->put(Table::records, "c", "3").ok()); // read-only
   r->reset();
   auto w = Store::open_for_writing(t.path());
-  EXPECT_TRUE(*w->remove(Table::records, "a"));
-  EXPECT_FALSE(*w->remove(Table::records, "a"));
+  EXPECT_TRUE(w->apply({Change{Table::records, "a", std::nullopt}}).ok());
+  EXPECT_FALSE(*w->get(Table::records, "a"));
+  EXPECT_TRUE(w->apply({Change{Table::records, "a", std::nullopt}}).ok()); // an absent key: nothing to do
 }
 
 // A batch over several tables is one transaction: all of it lands, or,

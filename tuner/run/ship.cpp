@@ -270,6 +270,23 @@ Result<void> unhide_kept_kernels(const std::vector<TracedModule>& trace, const s
   return {};
 }
 
+// Takes away the module entries of `modules` that exist (records and
+// quarantine marks, cache::remove_entries), saying which: this run tuned
+// some of their kernels, and those kernels' entries answer for them now.
+Result<void> remove_module_entries(cache::Store& store, const std::vector<Hash128>& modules) {
+  std::vector<std::string> present;
+  for (const auto& module : modules) {
+    auto text = store.get(cache::Table::records, digest_bytes(module));
+    if (!text) return text.error();
+    if (*text) present.push_back(digest_bytes(module));
+  }
+  if (auto r = cache::remove_entries(store, present); !r) return r;
+  for (const auto& raw : present)
+    std::fprintf(stderr, "ciq-tuner: removed the module entry %s: this run tuned some of its kernels, and their kernel "
+                         "entries answer for them now\n", bytes_to_hex(raw).substr(0, 12).c_str());
+  return {};
+}
+
 } // namespace
 
 Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& winner, const std::vector<TracedModule>& trace,
@@ -304,13 +321,7 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
       return unhidden.error();
   warn_of_conflicts(*store, controls, other_kernels);
   if (auto r = cache::write_entries(*store, *entries); !r) return r.error();
-  for (const auto& module : partial_modules) {
-    auto removed = store->remove(cache::Table::records, digest_bytes(module));
-    if (!removed) return removed.error();
-    if (*removed)
-      std::fprintf(stderr, "ciq-tuner: removed the module entry %s: this run tuned some of its kernels, and their kernel "
-                           "entries answer for them now\n", to_hex(module).substr(0, 12).c_str());
-  }
+  if (auto r = remove_module_entries(*store, partial_modules); !r) return r.error();
   std::vector<Hash128> written;
   for (const auto& e : *entries) written.push_back(e.key);
   return written;
