@@ -51,8 +51,10 @@ Result<Record> check_entry(std::string_view text, const Hash128& key, const Entr
     if (!named) return bad(named.error().message);
     space = *named;
   }
+  // An unsafe knob the policy refuses keeps its code (errc::unsafe): the
+  // cache's commands then say how the wrappers would allow it.
   if (auto valid = spaces::validate_controls(*space, record->controls, rules.policy); !valid)
-    return bad(valid.error().message);
+    return make_error(valid.error().code == ciq::errc::unsafe ? ciq::errc::unsafe : "invalid", "entry " + hex + ": " + valid.error().message);
   if (record->controls.acf && rules.has_blob && !rules.has_blob(*record->controls.acf))
     return bad("its ACF blob " + to_hex(*record->controls.acf).substr(0, 12) + " is missing");
   // Last: the entry is valid, only not for this GPU (a miss, not a fault).

@@ -123,7 +123,7 @@ Result<PushReport> push_records(const Store& store, const RemoteConfig& remote, 
     if (!from_hex(hex, key.data(), key.size())) continue;
     auto mine = check_entry(text, key, rules);
     if (!mine) {
-      report.refused.push_back(mine.error().message);
+      report.refused.push_back(mine.error());
       continue;
     }
     // The ACF blob goes first (content-addressed: there is no race to lose).

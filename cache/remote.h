@@ -42,7 +42,7 @@ struct PushReport {
   /// Local records not sent, each with why: the wrappers would refuse them
   /// (check_entry with their policy: an `unsafe` knob without
   /// CIQ_ALLOW_UNSAFE=1, a knob outside its space, a missing ACF blob).
-  std::vector<std::string> refused;
+  std::vector<Error> refused;
 };
 
 /// Uploads the records under `keys` (all records when empty) and the

@@ -490,7 +490,7 @@ Result<void> verify_cache(const std::string& cache_dir, bool fix, bool json, std
     Hash128 key;
     std::copy(k.begin(), k.end(), key.begin());
     // The wrappers' own check, with their policy.
-    if (auto checked = check_entry(v, key, rules); !checked) fail(with_unsafe_hint(checked.error().message));
+    if (auto checked = check_entry(v, key, rules); !checked) fail(with_unsafe_hint(checked.error()));
     return true;
   });
   if (!r) return r;

@@ -10,9 +10,9 @@ spaces::Policy wrapper_policy() {
   return policy;
 }
 
-std::string with_unsafe_hint(const std::string& message) {
-  // spaces::check_knob's wording for an unsafe knob the policy refuses.
-  if (message.find("changes program semantics and is not allowed") == std::string::npos) return message;
+std::string with_unsafe_hint(const Error& refusal) {
+  const std::string& message = refusal.message;
+  if (refusal.code != ciq::errc::unsafe) return message;
   return message + " (the wrappers apply 'unsafe' knobs only with CIQ_ALLOW_UNSAFE=1 in their environment; set it "
                    "here too if your builds do)";
 }

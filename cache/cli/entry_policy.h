@@ -6,6 +6,7 @@
 #pragma once
 
 #include "spaces/space.h"
+#include "utils/result.h"
 
 #include <string>
 
@@ -14,7 +15,8 @@ namespace ciq::cache::cli {
 /// The wrappers' policy in this environment.
 spaces::Policy wrapper_policy();
 
-/// `message` (a refusal), with what to do when an unsafe knob caused it.
-std::string with_unsafe_hint(const std::string& message);
+/// `refusal`'s message, with what to do when an unsafe knob caused it
+/// (its code is errc::unsafe, as check_entry() keeps it).
+std::string with_unsafe_hint(const Error& refusal);
 
 } // namespace ciq::cache::cli

@@ -39,7 +39,7 @@ Result<Record> checked_record(const Hash128& key, const std::string& text, const
     return b && *b;
   };
   auto checked = check_entry(text, key, rules);
-  if (!checked) return make_error("invalid", with_unsafe_hint(checked.error().message));
+  if (!checked) return make_error("invalid", with_unsafe_hint(checked.error()));
   return checked;
 }
 

@@ -379,7 +379,7 @@ std::string publish_shipped(const TuneOptions& o, const std::vector<Hash128>& sh
   std::fprintf(stderr, "ciq-tuner: published %d entr%s to %s (%d kept: the remote result is better)\n", published->pushed,
                published->pushed == 1 ? "y" : "ies", redact_secrets(o.publish).c_str(), published->kept_remote);
   for (const auto& why : published->refused) // the wrappers' rule: unsafe knobs need CIQ_ALLOW_UNSAFE=1
-    std::fprintf(stderr, "ciq-tuner: not published: %s\n", printable(why).c_str());
+    std::fprintf(stderr, "ciq-tuner: not published: %s\n", printable(why.message).c_str());
   return "";
 }
 
