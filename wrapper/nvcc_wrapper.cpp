@@ -9,6 +9,8 @@
 #include "utils/log.h"
 #include "utils/process.h"
 #include "utils/text.h"
+#include "utils/write_all.h"
+#include "wrapper/compiler_check.h"
 #include "wrapper/deps.h"
 #include "wrapper/start_up.h"
 #include "wrapper/step_memo.h"
@@ -123,6 +125,12 @@ void run_ciq_nvcc(int argc, char** argv) {
   const std::string& real = started.real;
   const std::vector<std::string>& args = started.args;
   const std::vector<std::string>& plain = started.plain;
+
+  // ccache's compiler_check (compiler_check.h): ciq's mode, not a compile.
+  if (asks_compiler_check(args)) {
+    bool written = write_all(STDOUT_FILENO, compiler_check_text(real, cache_directory()));
+    std::exit(written ? 0 : 1);
+  }
 
   cache::Tally counters(cache::Tool::nvcc);
   counters.add(cache::Counter::calls);

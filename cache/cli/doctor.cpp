@@ -30,34 +30,54 @@ std::string cmake_value(const std::string& cache_text, const std::string& name) 
 
 bool names_ciq_nvcc(const std::string& path) { return base_name(path) == "ciq-nvcc"; }
 
-/// ccache's depend_mode as configured here (environment, then its files).
-bool ccache_depend_mode() {
-  std::string env_value = env_or_empty("CCACHE_DEPEND");
-  if (!env_value.empty()) return env_value != "0" && env_value != "false";
-  if (!env_or_empty("CCACHE_NODEPEND").empty()) return false;
+/// A ccache setting as configured here: $ENV_NAME, else `ccache
+/// --get-config KEY` (its files); "" when neither says.
+std::string ccache_setting(const char* env_name, const char* key) {
+  if (std::string value = env_or_empty(env_name); !value.empty()) return value;
   RunOptions run;
-  run.argv = {"ccache", "--get-config", "depend_mode"};
+  run.argv = {"ccache", "--get-config", key};
   run.capture_stdout = run.capture_stderr = true;
   run.stdin_null = true;
   run.timeout_seconds = 10;
   auto ran = run_process(run);
-  return ran && ran->succeeded() && trim(ran->out) == "true";
+  return ran && ran->succeeded() ? std::string(trim(ran->out)) : "";
+}
+
+/// ccache's depend_mode as configured here (environment, then its files).
+bool ccache_depend_mode() {
+  if (std::string value = env_or_empty("CCACHE_DEPEND"); !value.empty()) return value != "0" && value != "false";
+  if (!env_or_empty("CCACHE_NODEPEND").empty()) return false;
+  return ccache_setting("CCACHE_DEPEND", "depend_mode") == "true";
+}
+
+/// Whether ccache's compiler_check asks ciq-nvcc for its mode
+/// (wrapper/compiler_check.h).
+bool ccache_checks_ciq_mode() {
+  return ccache_setting("CCACHE_COMPILERCHECK", "compiler_check").find("--ciq-compiler-check") != std::string::npos;
 }
 
 void check_compiler_cache(const std::string& launcher, std::vector<Finding>& findings) {
   std::string name = base_name(launcher);
   if (name.empty()) return;
   if (name == "ccache") {
-    if (ccache_depend_mode())
-      findings.push_back({false, "ccache is the CUDA compiler launcher, in depend mode: it hashes ciq's stamps with the headers", ""});
-    else
+    if (!ccache_depend_mode())
       findings.push_back({true, "ccache is the CUDA compiler launcher without depend mode: a rebuild can take an object compiled "
                                 "with other controls than the cache applies now",
                           "set CCACHE_DEPEND=1 in the build's environment (or depend_mode = true in ccache.conf)"});
+    else if (!ccache_checks_ciq_mode())
+      findings.push_back({true, "ccache is the CUDA compiler launcher in depend mode, but its compiler_check does not ask "
+                                "ciq-nvcc for its mode: an object compiled with CIQ_DISABLE=1, or by a user who cannot write "
+                                "the cache, lists no stamps and is taken by every later build of its unit",
+                          "set CCACHE_COMPILERCHECK='%compiler% --ciq-compiler-check' in the build's environment (or "
+                          "compiler_check = %compiler% --ciq-compiler-check in ccache.conf)"});
+    else
+      findings.push_back({false, "ccache is the CUDA compiler launcher, in depend mode, asking ciq-nvcc for its mode: it hashes "
+                                 "ciq's stamps with the headers", ""});
   } else if (name == "sccache") {
     findings.push_back({true, "sccache is the CUDA compiler launcher: it keys objects on the command line and the preprocessed "
                               "source only, never on dependency files, so it returns objects compiled with other controls",
-                        "build CUDA units without it (drop CMAKE_CUDA_COMPILER_LAUNCHER), or use ccache with CCACHE_DEPEND=1"});
+                        "build CUDA units without it (drop CMAKE_CUDA_COMPILER_LAUNCHER), or use ccache with CCACHE_DEPEND=1 "
+                        "and CCACHE_COMPILERCHECK='%compiler% --ciq-compiler-check'"});
   } else if (names_ciq_nvcc(launcher)) {
     findings.push_back({false, "ciq-nvcc is the CUDA compiler launcher", ""});
   }
