@@ -2,6 +2,7 @@
 #include "cache/cli/doctor.h"
 
 #include "cache/cli/build_objects.h"
+#include "cache/store.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
@@ -29,6 +30,13 @@ std::string cmake_value(const std::string& cache_text, const std::string& name) 
 }
 
 bool names_ciq_nvcc(const std::string& path) { return base_name(path) == "ciq-nvcc"; }
+
+/// Whether two paths name one directory (links resolved where they exist).
+bool same_directory(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto ra = real_path(a), rb = real_path(b);
+  return ra && rb && *ra == *rb;
+}
 
 /// A ccache setting as configured here: $ENV_NAME, else `ccache
 /// --get-config KEY` (its files); "" when neither says.
@@ -104,6 +112,14 @@ Result<bool> diagnose_build(const std::string& cache_dir, const std::string& bui
                           "configure a new build directory with CUDACXX=ciq-nvcc (CMake keeps the compiler it found first)"});
     check_compiler_cache(launcher, findings);
   }
+  // The wrappers' own view of the cache: one they cannot open (another
+  // user's, a read-only one LMDB cannot lock) gives every build nvcc's own
+  // code and no stamps, whatever the objects below say.
+  if (auto opened = Store::open_for_reading(cache_dir); !opened)
+    findings.push_back({true, "the wrappers cannot use the cache " + cache_dir + ": " + opened.error().message +
+                                  "; builds get nvcc's own code and their objects name no stamps",
+                        "use a cache directory you own and can write (CIQ_CACHE_DIR); share a team's results as a pack "
+                        "(CIQ_PACKS) or a remote, not another user's cache (docs/sharing.md)"});
   auto objects = read_build_objects(build_dir);
   if (!objects) return objects.error();
   std::size_t stamped = 0, stale = 0, unstamped = 0;
@@ -114,7 +130,8 @@ Result<bool> diagnose_build(const std::string& cache_dir, const std::string& bui
     else ++stamped;
     if (o.state == BuildObject::State::stale) ++stale;
     for (const auto& s : o.stamps)
-      if (s.find("/stamps/") != std::string::npos && dir_name(s) != own_stamps && foreign.empty()) foreign = dir_name(s);
+      if (s.find("/stamps/") != std::string::npos && foreign.empty() && !same_directory(dir_name(s), own_stamps))
+        foreign = dir_name(s);
   }
   if (objects->objects.empty())
     findings.push_back({false, "no CUDA object is recorded yet (" + objects->source + "): build once, then ask again", ""});
