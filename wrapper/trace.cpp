@@ -18,8 +18,11 @@ namespace ciq::wrapper {
 
 static void write_trace_file(const std::string& dir, const std::string& json);
 
+// The trace directory and its units/ are this user's own (made where no
+// other user can change what they mean, utils/safe_open.h): records never
+// go through a link another user put in their place.
 bool trace_dir_usable(const std::string& dir) {
-  return make_dirs(dir) && is_directory(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
+  return make_own_directory(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
 void write_trace(const std::string& dir, const TraceRecord& r) { write_trace_file(dir, cache::trace_record_text(r)); }
@@ -51,7 +54,7 @@ static void write_trace_file(const std::string& dir, const std::string& json) {
   static const std::string tag = new_process_tag();
   static unsigned sequence = 0;
   constexpr unsigned max_tries = 100;
-  if (auto made = make_dirs(dir); !made) {
+  if (auto made = make_own_directory(dir); !made) {
     spdlog::warn("cannot write a trace record: {}", made.error().message);
     return;
   }
