@@ -191,6 +191,26 @@ static Result<void> put_unit(const std::string& cache_dir, const PutRequest& req
   return {};
 }
 
+// ptxas compiles the PTX for `arch` with the build's `flags` (nvcc's own
+// code, no controls): an entry for a target or flags ptxas refuses could be
+// stored but never looked up by any build. One compile of the module.
+Result<void> ptxas_takes(const std::string& ptxas, const PutRequest& req) {
+  RunOptions o;
+  o.argv = {ptxas, "-arch=" + req.arch};
+  for (auto word : split(req.flags, ' '))
+    if (!word.empty()) o.argv.emplace_back(word);
+  o.argv.insert(o.argv.end(), {req.ptx_file, "-o", "/dev/null"});
+  o.capture_stdout = o.capture_stderr = o.stdin_null = true;
+  o.timeout_seconds = 600;
+  auto ran = run_process(o);
+  if (!ran) return make_error("io", "cannot run " + ptxas + ": " + ran.error().message);
+  if (ran->succeeded()) return {};
+  std::string said(trim(ran->err.empty() ? ran->out : ran->err));
+  return make_error("invalid", "ptxas does not compile " + req.ptx_file + " with --arch " + req.arch +
+                                   (req.flags.empty() ? "" : " and --flags \"" + req.flags + "\"") + ", so no build would look this entry up: " +
+                                   said.substr(0, said.find('\n')));
+}
+
 Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, bool json, std::ostream& out) {
   if (!req.unit_key.empty()) return put_unit(cache_dir, req, json, out);
   if (req.ptx_file.empty()) return make_error(ciq::errc::usage, "put needs --ptx FILE (the PTX the controls are for)");
@@ -238,6 +258,7 @@ Result<void> put_controls(const std::string& cache_dir, const PutRequest& req, b
 
   auto flags = parse_codegen_flags(req.flags);
   if (!flags) return flags.error();
+  if (auto taken = ptxas_takes(*found, req); !taken) return taken.error();
   PtxasCommand command;
   command.codegen_flags = std::move(*flags);
   KeyContext context{req.arch, identity->version_text, command.canonical_flags()};
