@@ -137,15 +137,20 @@ Result<bool> diagnose_build(const std::string& cache_dir, const std::string& bui
     findings.push_back({false, "no CUDA object is recorded yet (" + objects->source + "): build once, then ask again", ""});
   if (unstamped)
     findings.push_back({true, std::to_string(unstamped) + " of " + std::to_string(objects->objects.size()) +
-                                  " CUDA objects name no ciq stamp: a change of the cache does not reach them",
+                                  (objects->objects.size() == 1 ? " CUDA object names" : " CUDA objects name") +
+                                  " no ciq stamp: a change of the cache does not reach them",
                         "compile through ciq-nvcc with a dependency file (-MD; CMake passes it): build them once (a clean "
                         "build, or touch their sources)"});
   if (!foreign.empty())
     findings.push_back({true, "the build's stamps are in " + foreign + ", not in this cache (" + own_stamps + ")",
                         "give --cache-dir (or CIQ_CACHE_DIR) as the build has it"});
   if (stale)
-    findings.push_back({false, std::to_string(stale) + " CUDA objects are stale (compiled with other controls than the cache "
-                                   "applies now); the next build compiles them again", ""});
+    findings.push_back({false, std::to_string(stale) +
+                                   (stale == 1 ? " CUDA object is stale (an entry it looked up changed after it was compiled); "
+                                                 "the next build compiles it again"
+                                               : " CUDA objects are stale (an entry each looked up changed after it was "
+                                                 "compiled); the next build compiles them again"),
+                        ""});
   bool problem = false;
   for (const auto& f : findings) problem = problem || f.problem;
   if (json) {
@@ -160,7 +165,7 @@ Result<bool> diagnose_build(const std::string& cache_dir, const std::string& bui
     return problem;
   }
   out << "build directory: " << printable(build_dir) << (generator.empty() ? "" : " (" + printable(generator) + ")") << "\n";
-  out << "objects: " << objects->objects.size() << " CUDA objects in " << objects->source << ", " << stamped
+  out << "objects: " << objects->objects.size() << (objects->objects.size() == 1 ? " CUDA object in " : " CUDA objects in ") << objects->source << ", " << stamped
       << " with ciq's stamps, " << stale << " stale\n";
   for (const auto& f : findings) {
     out << (f.problem ? "problem: " : "ok: ") << printable(f.what) << "\n";
