@@ -41,7 +41,7 @@ std::string format_profile(const formats::KernelTrace& trace, const std::vector<
     ++shown;
     const auto& k = *row.kernel;
     const auto* config = largest_config(k);
-    std::string key = row.origins.empty() ? "-" : printable(row.origins.front().module_key.substr(0, 12));
+    std::string key = row.origins.empty() ? "-" : printable(row.origins.front().key.substr(0, 12));
     if (row.origins.size() > 1) key += "+" + std::to_string(row.origins.size() - 1);
     std::snprintf(line, sizeof line, "%5s%% %5s%% %10s %9llu %11s %4s  %-14s %s\n", fixed(100 * k.share, 1).c_str(),
                   fixed(100 * row.cumulative, 1).c_str(), fixed(double(k.stats.total_ns) / 1e6, 3).c_str(),

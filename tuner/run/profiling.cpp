@@ -94,12 +94,12 @@ std::string inject_library_missing() {
 }
 
 std::vector<ProfileRow> profile_rows(const formats::KernelTrace& trace, const std::vector<TracedModule>& build) {
-  std::map<std::string, std::vector<KernelOrigin>> origins;
+  std::map<std::string, std::vector<ProfileOrigin>> origins;
   for (const auto& m : build)
     for (const auto& k : m.kernels) {
       auto& list = origins[k.name];
       bool known = false;
-      for (const auto& o : list) known |= o.module_key == m.module_key;
+      for (const auto& o : list) known |= o.key == m.module_key;
       if (!known) list.push_back({m.module_key, m.input, m.target});
     }
   std::vector<ProfileRow> rows;
@@ -134,7 +134,7 @@ ProfileFile profile_of(const formats::KernelTrace& trace, const std::vector<Prof
     if (const auto* config = largest_config(k)) out.registers = config->registers;
     out.configs = k.configs.size();
     out.processes = k.processes;
-    for (const auto& o : row.origins) out.origins.push_back({o.module_key, o.input, o.target});
+    out.origins = row.origins;
     out.code_xxh128 = k.code_xxh128;
     profile.kernels.push_back(std::move(out));
   }

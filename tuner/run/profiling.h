@@ -17,16 +17,11 @@
 
 namespace ciq::tuner {
 
-/// Where a kernel's code came from: the ptxas compiles that produced it.
-struct KernelOrigin {
-  std::string module_key, input, target;
-};
-
 /// One row of the table.
 struct ProfileRow {
   const formats::KernelSummary* kernel = nullptr;
   double cumulative = 0;              // share of this and every row above
-  std::vector<KernelOrigin> origins;  // none when the build was not traced
+  std::vector<ProfileOrigin> origins;  // the compiles its code came from (profile_file.h); none when the build was not traced
 };
 
 /// The rows, largest total time first, each with the compiles its mangled
