@@ -150,9 +150,10 @@ std::vector<std::string> parse_command_line(std::string_view text) {
   return args;
 }
 
-std::string untrusted_run_file(const std::string& path) {
+std::optional<std::string> untrusted_run_file(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno);
+  if (::lstat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? std::nullopt : std::optional<std::string>(std::string("unreadable: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return "not a regular file";
   if (st.st_uid != ::getuid()) return "another user's (uid " + std::to_string(st.st_uid) + ")";
   return writable_by_others(st.st_mode);
@@ -172,9 +173,9 @@ constexpr std::uint64_t k_max_saved_bytes = std::uint64_t(1) << 20;
 // The text of the run's file at `path` (described as `what`), or why it is
 // not one to take commands or a directory from; nullopt when it is missing.
 Result<std::optional<std::string>> trusted_run_file(const std::string& path, const std::string& what) {
-  std::string why = untrusted_run_file(path);
-  if (why == "missing") return std::optional<std::string>();
-  if (!why.empty()) return make_error(ciq::errc::unsafe, "the run's " + what + " " + path + " is " + why);
+  auto why = untrusted_run_file(path);
+  if (!why) return std::optional<std::string>(); // missing
+  if (!why->empty()) return make_error(ciq::errc::unsafe, "the run's " + what + " " + path + " is " + *why);
   auto text = read_file(path, k_max_saved_bytes);
   if (!text) return make_error("invalid", "the run's " + what + " " + path + " is unreadable: " + text.error().message);
   return std::optional<std::string>(std::move(*text));
@@ -200,8 +201,8 @@ Result<SavedStart> load_saved_start(const std::string& dir) {
   // Which run the directory holds: trusted as the other files are (another
   // user's id would make your entries another run's, or theirs yours).
   std::string id_file = join_path(saved.dir, "run-id");
-  if (std::string why = untrusted_run_file(id_file); !why.empty() && why != "missing")
-    return make_error(ciq::errc::unsafe, "the run's id file " + id_file + " is " + why);
+  if (auto why = untrusted_run_file(id_file); why && !why->empty())
+    return make_error(ciq::errc::unsafe, "the run's id file " + id_file + " is " + *why);
   saved.run_id = read_run_id(saved.dir);
   // A NUL cannot reach a process in an argument: the run would get less
   // than the dry run shows.

@@ -5,6 +5,7 @@
 #include "utils/result.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,11 +80,11 @@ Result<void> save_working_directory(const std::string& dir);
 std::vector<std::string> parse_command_line(std::string_view text);
 
 /// Why the run directory's file at `path` (command-line, working-directory)
-/// is not one to take commands or a directory from, in a few words: absent,
-/// not a regular file (a link included), another user's, or writable by
-/// group or others (they could have put their own commands in it); "" when
-/// it is the user's own.
-std::string untrusted_run_file(const std::string& path);
+/// is not one to take commands or a directory from, in a few words:
+/// unreadable, not a regular file (a link included), another user's, or
+/// writable by group or others (they could have put their own commands in
+/// it); "" when it is the user's own; std::nullopt when there is none.
+std::optional<std::string> untrusted_run_file(const std::string& path);
 
 /// The directory a working-directory file's text names: the path as it was
 /// written, less the one newline after it.
