@@ -93,7 +93,7 @@ void write_best_controls(const TuneOptions& o, const SearchSpace& space, const s
   auto c = space.parse(best);
   if (!c) return;
   std::optional<spaces::ControlSet> controls;
-  if (o.setup.compiler) controls = space.controls(*c);
+  if (o.setup.compiler) controls = space.resolve(*c).controls;
   if (auto w = tuner::write_best_controls(o.out_dir, best, controls); !w)
     std::fprintf(stderr, "ciq-tuner: warning: %s\n", printable(w.error().message).c_str());
 }

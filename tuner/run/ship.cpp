@@ -294,7 +294,7 @@ Result<std::vector<Hash128>> ship(const SearchSpace& space, const EvalRecord& wi
                                   const std::set<std::string>* only_kernels) {
   auto candidate = space.parse(winner.candidate);
   if (!candidate) return candidate.error();
-  spaces::ControlSet both = no_gain ? spaces::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.controls(*candidate);
+  spaces::ControlSet both = no_gain ? spaces::ControlSet{space.compiler_space, {}, {}, {}, space.nvcc_space, {}} : space.resolve(*candidate).controls;
   // Each record holds one stage: the ptxas entries are keyed by the PTX the
   // winner's NVVM options produced (its own trace), the unit entries by the
   // units' cicc input, which no candidate changes.
