@@ -18,7 +18,7 @@ command -v "$cxx" >/dev/null || cc=clang cxx=clang++
 if [[ -f "$build/CMakeCache.txt" ]] && ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=.*/$cxx\$" "$build/CMakeCache.txt"; then
   rm -rf "$build"
 fi
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCIQ_FUZZ=ON \
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DCIQ_FUZZ=ON \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
 cmake --build "$build" --target fuzzers
 targets=("$@")
