@@ -107,12 +107,14 @@ static void try_memoised_build(const std::vector<std::string>& nvcc_argv, const 
   counters.add(cache::Counter::memo_fallback);
 }
 
-// As a compiler launcher (`ciq-nvcc /usr/local/cuda/bin/nvcc <args>`), the
-// first argument is the nvcc to run, and wins over CIQ_REAL_NVCC.
+// As a compiler launcher (`ciq-nvcc /usr/local/cuda/bin/nvcc <args>`, or
+// `ciq-nvcc nvcc <args>`, looked up on PATH), the first argument is the
+// nvcc to run, and wins over CIQ_REAL_NVCC.
 const WrappedTool k_nvcc{"ciq-nvcc", "nvcc", Env::real_nvcc, Env::in_nvcc,
                          [](std::string_view first) {
-                           return first.find("nvcc") != std::string_view::npos && first.front() != '-' &&
-                                  is_executable_file(std::string(first));
+                           if (first.empty() || first.front() == '-') return false;
+                           if (first.find('/') == std::string_view::npos) return first == "nvcc";
+                           return first.find("nvcc") != std::string_view::npos && is_executable_file(std::string(first));
                          },
                          false};
 
