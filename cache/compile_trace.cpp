@@ -25,15 +25,20 @@ using json_members::number_member;
 using json_members::string_member;
 using json_members::strings_member;
 
+// A unit or steps record's "kind" (a ptxas record has none).
+constexpr const char* k_unit_kind = "unit";
+constexpr const char* k_steps_kind = "steps";
+
 // The record's JSON, once its format is checked.
-Result<nlohmann::json> checked(std::string_view text, bool unit) {
+Result<nlohmann::json> checked(std::string_view text, const char* kind) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error("parse", "not a JSON object");
   std::string format = string_member(j, "format");
   if (format != k_trace_format)
     return make_error("parse", std::string(format.empty() ? "not a ciq trace" : "in format '" + format + "'") + ", not " +
                                    k_trace_format + " (written by another ciq version?)");
-  if (unit && string_member(j, "kind") != "unit") return make_error("parse", std::string("not a ") + k_trace_format + " unit record");
+  if (kind && string_member(j, "kind") != kind)
+    return make_error("parse", std::string("not a ") + k_trace_format + " " + kind + " record");
   return j;
 }
 
@@ -84,7 +89,7 @@ std::string trace_record_text(const TraceRecord& r) {
 std::string unit_record_text(const UnitTraceRecord& r) {
   Json j;
   j["format"] = k_trace_format;
-  j["kind"] = "unit";
+  j["kind"] = k_unit_kind;
   j["unit"] = r.unit;
   j["source_path"] = r.source_path;
   j["target"] = r.target;
@@ -103,7 +108,7 @@ std::string unit_record_text(const UnitTraceRecord& r) {
 }
 
 Result<TraceRecord> parse_trace_record(std::string_view text) {
-  auto j = checked(text, false);
+  auto j = checked(text, nullptr);
   if (!j) return j.error();
   TraceRecord r;
   r.input = string_member(*j, "input");
@@ -145,7 +150,7 @@ Result<TraceRecord> parse_trace_record(std::string_view text) {
 }
 
 Result<UnitTraceRecord> parse_unit_record(std::string_view text) {
-  auto j = checked(text, true);
+  auto j = checked(text, k_unit_kind);
   if (!j) return j.error();
   UnitTraceRecord r;
   r.unit = string_member(*j, "unit");
@@ -162,6 +167,26 @@ Result<UnitTraceRecord> parse_unit_record(std::string_view text) {
   r.controls_applied = bool_member(*j, "controls_applied");
   r.exit_status = int(number_member(*j, "exit_status"));
   r.seconds = number_member(*j, "seconds");
+  return r;
+}
+
+std::string steps_record_text(const StepsRecord& r) {
+  Json j;
+  j["format"] = k_trace_format;
+  j["kind"] = k_steps_kind;
+  j["steps_run"] = r.steps_run;
+  j["steps_reused"] = r.steps_reused;
+  j["reused"] = r.reused;
+  return json_line(j) + "\n";
+}
+
+Result<StepsRecord> parse_steps_record(std::string_view text) {
+  auto j = checked(text, k_steps_kind);
+  if (!j) return j.error();
+  StepsRecord r;
+  r.steps_run = int(number_member(*j, "steps_run"));
+  r.steps_reused = int(number_member(*j, "steps_reused"));
+  r.reused = strings_member(*j, "reused");
   return r;
 }
 

@@ -1,6 +1,7 @@
 // The compile trace (CIQ_TRACE=<dir>), format ciq-trace/1: one JSON record
 // per module ciq-ptxas compiled (<dir>/*.json) and per translation unit
-// ciq-cicc compiled (<dir>/units/*.json, "kind": "unit"), saying which keys
+// ciq-cicc compiled (<dir>/units/*.json, "kind": "unit"), and per memoised
+// tuning build of nvcc (<dir>/steps/*.json, "kind": "steps"), saying which keys
 // and kernels they saw, which controls they applied (or why not), and what
 // the compiler reported. The format's one owner, below its writers
 // (wrapper/trace.cpp, which also names and places the files) and its reader
@@ -77,15 +78,26 @@ struct UnitTraceRecord {
   double seconds = 0;
 };
 
+/// What a memoised tuning build of nvcc did (wrapper/step_memo.h): how many
+/// of its steps ran and how many the memo answered, and for which tools.
+struct StepsRecord {
+  int steps_run = 0;
+  int steps_reused = 0;
+  std::vector<std::string> reused; // the tools whose steps the memo answered
+};
+
 /// A record as its file holds it: one line of JSON and a newline. Bytes
 /// that are not UTF-8 (a path, a kernel name) become U+FFFD; durations are
 /// rounded to the microsecond.
 std::string trace_record_text(const TraceRecord& record);
 std::string unit_record_text(const UnitTraceRecord& record);
+std::string steps_record_text(const StepsRecord& record);
 
 /// A record read back. Fails when the text is not JSON, not of format
-/// ciq-trace/1, or (units) not a unit record; members missing are empty.
+/// ciq-trace/1, or (units, steps) not a record of that kind; members
+/// missing are empty.
 Result<TraceRecord> parse_trace_record(std::string_view text);
 Result<UnitTraceRecord> parse_unit_record(std::string_view text);
+Result<StepsRecord> parse_steps_record(std::string_view text);
 
 } // namespace ciq::cache

@@ -17,8 +17,9 @@
 # CMakeLists.txt); this check catches what linking would not: an upward
 # #include of a header-only part. A header belongs to the deepest listed
 # folder that holds it (tuner/measure/slurm.h to tuner/measure). Every
-# sub-folder of tuner/ and utils/ with C++ in it must have its place here: one that
-# has none fails the check rather than go unchecked. Usage as a script:
+# folder of utils/, spaces/, cache/, wrapper/ and tuner/ with C++ in it, at
+# any depth, must have its place here: one that has none fails the check
+# rather than go unchecked. Usage as a script:
 #   cmake -DROOT=<source dir> -P cmake/check_layering.cmake
 cmake_policy(SET CMP0057 NEW) # if(IN_LIST) in script mode too
 set(ciq_below_utils utils)

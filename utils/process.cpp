@@ -482,6 +482,8 @@ std::size_t Coprocess::waiting_output() {
 
 Result<void> Coprocess::send(std::string_view data) {
   if (to_child_ < 0) return make_error(ciq::errc::exited, "is not running");
+  // send(MSG_NOSIGNAL), not write_all(): a child that has gone must give an
+  // error here, not a SIGPIPE that ends the tuner.
   while (!data.empty()) {
     ssize_t n = ::send(to_child_, data.data(), data.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;

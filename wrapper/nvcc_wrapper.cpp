@@ -3,7 +3,6 @@
 #include "cache/counters.h"
 #include "cache/ptxas_identity.h"
 #include "spaces/space.h"
-#include "utils/json.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/log.h"
@@ -14,6 +13,7 @@
 #include "wrapper/deps.h"
 #include "wrapper/start_up.h"
 #include "wrapper/step_memo.h"
+#include "wrapper/trace.h"
 #include "wrapper/watchdog.h"
 
 #include <algorithm>
@@ -69,14 +69,7 @@ static std::optional<cache::Counter> nvvm_stage_unknown(const std::string& real_
 /// What a memoised build did, for the tuner's journal: <CIQ_TRACE>/steps/.
 static void write_memo_report(const MemoOutcome& outcome) {
   std::string trace = env(Env::trace);
-  if (trace.empty() || !make_dirs(join_path(trace, "steps"))) return;
-  nlohmann::ordered_json j;
-  j["steps_run"] = outcome.steps_run;
-  j["steps_reused"] = outcome.steps_reused;
-  j["reused"] = outcome.reused;
-  std::string json = json_line(j) + "\n";
-  auto path = join_path(join_path(trace, "steps"), "nvcc-" + std::to_string(::getpid()) + ".json");
-  if (auto w = write_file_atomic(path, json); !w) spdlog::warn("{}", w.error().message);
+  if (!trace.empty()) write_steps_trace(trace, cache::StepsRecord{outcome.steps_run, outcome.steps_reused, outcome.reused});
 }
 
 /// In tuning mode (the tuner sets CIQ_MEMO_DIR beside CIQ_CONTROLS and

@@ -31,6 +31,10 @@ void write_unit_trace(const std::string& dir, const UnitTraceRecord& r) {
   write_trace_file(join_path(dir, "units"), cache::unit_record_text(r));
 }
 
+void write_steps_trace(const std::string& dir, const cache::StepsRecord& r) {
+  write_trace_file(join_path(dir, "steps"), cache::steps_record_text(r));
+}
+
 /// `json` as a new file `path`, complete when it appears (a private
 /// temporary file, then a rename that never replaces). Errors: "exists"
 /// (nothing written), "io".

@@ -27,4 +27,8 @@ bool trace_dir_usable(const std::string& dir);
 /// ptxas records, which readers of the trace take from <dir> itself).
 void write_unit_trace(const std::string& dir, const UnitTraceRecord& record);
 
+/// Writes `record` (a memoised tuning build's steps) as
+/// <dir>/steps/<time>-<pid>-<random>-<n>.json.
+void write_steps_trace(const std::string& dir, const cache::StepsRecord& record);
+
 } // namespace ciq::wrapper

@@ -269,23 +269,17 @@ Result<void> merge_packs(const std::string& a, const std::string& b, const std::
     if (it == merged.entries.end()) merged.entries.emplace(key, text);
     else if (it->second != text && replaces(checked_b.at(key), it->second)) it->second = text;
   }
+  // The summary counts the lines it follows: every "kept" line is a kept entry.
+  int added = 0, replaced = 0, kept = 0, same = 0;
   for (const auto& [key, text] : merged.entries) {
     auto in_a = pa->entries.find(key);
     auto in_b = pb->entries.find(key);
     std::string hex = to_hex(key);
-    if (in_b == pb->entries.end()) lines.push_back({hex, "kept", "only in " + a});
-    else if (in_a == pa->entries.end()) lines.push_back({hex, "added", "only in " + b});
-    else if (in_a->second == in_b->second) lines.push_back({hex, "same", "the same in both"});
-    else if (text == in_b->second) lines.push_back({hex, "replaced", b + "'s result is better"});
-    else lines.push_back({hex, "kept", a + "'s result is as good or better"});
-  }
-  // The summary counts the lines it follows: every "kept" line is a kept entry.
-  int added = 0, replaced = 0, kept = 0, same = 0;
-  for (const auto& line : lines) {
-    if (line.action == "added") ++added;
-    else if (line.action == "replaced") ++replaced;
-    else if (line.action == "kept") ++kept;
-    else if (line.action == "same") ++same;
+    if (in_b == pb->entries.end()) ++kept, lines.push_back({hex, "kept", "only in " + a});
+    else if (in_a == pa->entries.end()) ++added, lines.push_back({hex, "added", "only in " + b});
+    else if (in_a->second == in_b->second) ++same, lines.push_back({hex, "same", "the same in both"});
+    else if (text == in_b->second) ++replaced, lines.push_back({hex, "replaced", b + "'s result is better"});
+    else ++kept, lines.push_back({hex, "kept", a + "'s result is as good or better"});
   }
   merged.blobs.insert(pb->blobs.begin(), pb->blobs.end());
   // Keep only the blobs some entry still uses.

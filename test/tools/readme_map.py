@@ -4,8 +4,11 @@ against the files that exist. The map is the tables' first cells: each
 name in backquotes, under the section heading it is in ("## measure/":
 measure/NAME; any other heading: NAME from FOLDER), with NAME.{h,cpp}
 standing for both and a bare name (`local_executor`) for whichever of
-NAME.h and NAME.cpp exist. Every C++ source and header under FOLDER must be
-named, and every name must exist. Prints what is wrong; exit 1 if anything.
+NAME.h and NAME.cpp exist; a name with another ending (`ciq/tune.py`,
+`inject/exports.map`) stands for that file. Every C++ source and header,
+Python module and linker map under FOLDER must be named (build files,
+CMakeLists.txt and pyproject.toml, are not), and every name must exist.
+Prints what is wrong; exit 1 if anything.
 """
 import os
 import re
@@ -17,7 +20,7 @@ text = open(os.path.join(base, "README.md"), encoding="utf-8").read()
 existing = set()
 for parent, _, files in os.walk(base):
     for name in files:
-        if name.endswith((".h", ".cpp")):
+        if name.endswith((".h", ".cpp", ".py", ".map")) and "__pycache__" not in parent:
             existing.add(os.path.relpath(os.path.join(parent, name), base))
 
 named, dangling = set(), []
@@ -37,7 +40,7 @@ for line in text.splitlines():
             missing = [p for p in stems if p not in existing]
             dangling += missing
             named.update(stems)
-        elif token.endswith((".h", ".cpp")):
+        elif token.endswith((".h", ".cpp", ".py", ".map")):
             (named.add(path) if path in existing else dangling.append(path))
         else:
             found = [path + ext for ext in (".h", ".cpp") if path + ext in existing]

@@ -1,5 +1,6 @@
 // A candidate's step (tuner/measure/step.h): what its commands see.
 #include "tuner/measure/step.h"
+#include "cache/compile_trace.h"
 
 #include "utils/config.h"
 #include "utils/files.h"
@@ -57,9 +58,14 @@ TEST(Step, memo_reports_are_added_up_and_unreadable_ones_skipped) {
   EXPECT_EQ(count_memo_steps(dir.path()).run, 0);
   std::string steps = join_path(dir.path(), "steps");
   ASSERT_TRUE(make_dirs(steps).ok());
-  ASSERT_TRUE(write_file_atomic(join_path(steps, "a.json"), R"({"steps_run":3,"steps_reused":1})").ok());
-  ASSERT_TRUE(write_file_atomic(join_path(steps, "b.json"), R"({"steps_run":1,"steps_reused":4})").ok());
+  // The records as ciq-nvcc writes them (cache/compile_trace.h), and what
+  // is skipped: not JSON, another format, another kind, one being written.
+  ASSERT_TRUE(write_file_atomic(join_path(steps, "a.json"), cache::steps_record_text({3, 1, {"cicc"}})).ok());
+  ASSERT_TRUE(write_file_atomic(join_path(steps, "b.json"), cache::steps_record_text({1, 4, {}})).ok());
   ASSERT_TRUE(write_file_atomic(join_path(steps, "c.json"), "not json").ok());
+  ASSERT_TRUE(write_file_atomic(join_path(steps, "d.json"), R"({"steps_run":100,"steps_reused":100})").ok());
+  ASSERT_TRUE(write_file_atomic(join_path(steps, "e.json"), R"({"format":"ciq-trace/1","kind":"unit","steps_run":100})").ok());
+  ASSERT_TRUE(write_file_atomic(join_path(steps, "f.json.tmp.abc"), cache::steps_record_text({100, 100, {}})).ok());
   ASSERT_TRUE(write_file_atomic(join_path(steps, ".partial"), R"({"steps_run":100})").ok());
   MemoSteps memo = count_memo_steps(dir.path());
   EXPECT_EQ(memo.run, 4);

@@ -104,7 +104,7 @@ Result<std::vector<std::string>> profiled_kernels(const CampaignOptions& c, cons
   auto p = read_profile(kernel_dir, is_directory(build_dir) ? build_dir : "");
   if (!p) return p.error();
   auto rows = profile_rows(p->trace, p->build);
-  if (auto w = write_file_atomic(join_path(o.out_dir, "profile.json"), profile_json(profile_of(p->trace, rows)) + "\n"); !w) return w.error();
+  if (auto w = write_file_atomic(join_path(o.out_dir, k_profile_file), profile_json(profile_of(p->trace, rows)) + "\n"); !w) return w.error();
   std::vector<std::string> chosen;
   std::optional<std::set<std::string>> own_build;  // the kernels --build compiles through ciq, once asked
   double covered = 0;
@@ -161,7 +161,7 @@ std::vector<std::string> gpu_sets_for(const CampaignOptions& c) {
 
 Result<std::map<std::string, double>> profiled_shares(const std::string& out_dir) {
   std::map<std::string, double> shares;
-  std::string path = join_path(out_dir, "profile.json");
+  std::string path = join_path(out_dir, k_profile_file);
   if (!path_exists(path)) return shares;
   auto profile = read_profile_file(path);
   if (!profile) return profile.error();

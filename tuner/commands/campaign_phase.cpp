@@ -4,6 +4,7 @@
 #include "tuner/commands/replay_fallback.h"
 #include "tuner/rundir/best_controls.h"
 #include "tuner/rundir/summary.h"
+#include "tuner/search/candidate.h"
 #include "utils/files.h"
 #include "utils/text.h"
 
@@ -84,7 +85,7 @@ void take_replay(KernelResult& r, const Result<RunResult>& ran, std::size_t i, s
   }
   r.replay_change = relative_change(*said->results);
   r.replay_controls = said->results->controls;
-  if (r.replay_controls == "default") {
+  if (r.replay_controls == k_default_candidate) {
     take_results(r, said);
     r.seconds = r.replay_seconds;
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: by replay: %s (%.0f s)\n", i + 1, n, kernel.c_str(), printable(r.verdict).c_str(),

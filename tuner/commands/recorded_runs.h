@@ -145,11 +145,9 @@ double row_recorded_gain(const std::vector<RecordedEntry>& row, const std::strin
 /// in their own directories); an error when there is no cache there.
 Result<std::string> existing_cache(const std::string& given);
 
-
 /// How a run started again ended: its summary.json when it wrote one and
-/// ended well; otherwise `failure`, why, as the run said it (the reason its
-/// summary gives, else its own last `ciq-tuner: error:` line in the log,
-/// else how it ended and where its log is). Not escaped for a terminal:
+/// ended well; otherwise `failure`, why: the reason its summary gives, else
+/// how it ended and where its log is (nothing is read from its log). Not escaped for a terminal:
 /// the caller escapes what it prints there, and --json keeps it as it is.
 struct RerunOutcome {
   std::optional<RunSummary> summary; // a finished run's

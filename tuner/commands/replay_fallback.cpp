@@ -4,6 +4,7 @@
 #include "tuner/measure/step.h"
 #include "tuner/rundir/best_controls.h"
 #include "tuner/rundir/journal.h"
+#include "tuner/search/candidate.h"
 #include "utils/files.h"
 
 namespace ciq::tuner {
@@ -24,7 +25,7 @@ std::optional<DirectiveCandidate> best_directive_candidate(const std::string& re
   if (!records) return std::nullopt;
   std::optional<double> base;
   for (const auto& r : *records)
-    if (r.candidate == "default" && r.status == EvalStatus::ok && r.evaluation.valid && !r.evaluation.objectives.empty())
+    if (r.candidate == k_default_candidate && r.status == EvalStatus::ok && r.evaluation.valid && !r.evaluation.objectives.empty())
       base = r.evaluation.objectives.front();
   if (!base || *base <= 0) return std::nullopt;
   std::optional<DirectiveCandidate> best;

@@ -6,6 +6,7 @@
 #include "tuner/run/progress.h"
 #include "tuner/commands/recorded_runs.h"
 #include "tuner/rundir/command_line.h"
+#include "tuner/search/candidate.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
@@ -152,7 +153,7 @@ struct Measurer {
       return {};
     }
     const SummaryResults& results = *outcome.summary->results;
-    Standing standing = results.controls != "default" ? Standing::still_wins : Standing::stopped_winning;
+    Standing standing = results.controls != k_default_candidate ? Standing::still_wins : Standing::stopped_winning;
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i, count, standing_name(standing), printable(results.verdict).c_str());
     add_rows(part, standing, results.verdict, dir, &results, rows);
     return {};

@@ -238,7 +238,7 @@ Result<void> read_pointers(const json& d, const std::string& path, Capture& c) {
 
 Result<Capture> read_capture(const std::string& dir_given) {
   std::string dir = real_path(dir_given).value_or(dir_given);
-  std::string path = join_path(dir, "launch.json");
+  std::string path = join_path(dir, k_launch_file);
   auto doc = read_json_file(path);
   if (!doc) return doc.error();
   const json& d = *doc;
@@ -328,7 +328,7 @@ Result<CaptureSet> read_capture_set(const std::string& root) {
         continue;
       }
       read_index(path, *text, set);
-    } else if (name[0] != '.' && is_directory(path) && path_exists(join_path(path, "launch.json"))) {
+    } else if (name[0] != '.' && is_directory(path) && path_exists(join_path(path, k_launch_file))) {
       auto capture = read_capture(path);
       if (capture) set.captures.push_back(std::move(*capture));
       else set.problems.push_back(capture.error().message);

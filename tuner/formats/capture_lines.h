@@ -17,6 +17,8 @@ namespace ciq::formats {
 
 /// launch.json's member naming the format, and the version written (the
 /// reader refuses another); the same for an index-<tag>.jsonl's first line.
+/// The file of one capture's launch, in the capture's directory.
+inline constexpr const char* k_launch_file = "launch.json";
 inline constexpr const char* k_capture_member = "ciq_capture";
 inline constexpr std::uint64_t k_capture_version = 1;
 inline constexpr const char* k_capture_index_member = "ciq_capture_index";

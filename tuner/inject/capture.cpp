@@ -1,6 +1,7 @@
 #include "tuner/inject/capture.h"
 
 #include "tuner/inject/capture_parts.h"
+#include "tuner/formats/capture_lines.h"
 
 #include "utils/elf.h"
 #include "utils/env_table.h"
@@ -273,7 +274,7 @@ void LaunchCapture::on_exit(const CUpti_CallbackData& data) {
       r.after_xxh128.push_back(digest.hex());
     }
   }
-  if (why.empty()) why = write_atomically(flight->path, "launch.json", render_launch(r), Replace::own_file);
+  if (why.empty()) why = write_atomically(flight->path, formats::k_launch_file, render_launch(r), Replace::own_file);
   std::lock_guard<std::timed_mutex> hold(lock_);
   LaunchConfig config = r.config;
   if (!why.empty()) {
@@ -342,7 +343,7 @@ void LaunchCapture::finish() {
       const CaptureTable::Entry* e = table_->entry(w.record.kernel, w.record.config);
       if (!e || e->launches == w.record.config_launches) continue;
       w.record.config_launches = e->launches;
-      if (std::string why = write_atomically(w.dir, "launch.json", render_launch(w.record), Replace::own_file); !why.empty())
+      if (std::string why = write_atomically(w.dir, formats::k_launch_file, render_launch(w.record), Replace::own_file); !why.empty())
         say_(why);
     }
     text = table_->render_index(pid_, exe_, status_, reason_);

@@ -163,6 +163,27 @@ Error server_restarts(const StepResult& step, bool kernel_time) {
                                  step.log + ")");
 }
 
+// What a finished benchmark run measured: its failure, else every
+// benchmark objective's value (`kernels_dir`: where its kernels were timed,
+// for kernel-time).
+Result<std::vector<double>> finished_run_values(const TuningSetup& setup, const ResolvedCandidate& c, const StepResult& step,
+                                                const GpuState& state, const std::string* kernels_dir,
+                                                const std::string& gpu, BenchRun& placed) {
+  const RunResult& run = step.run;
+  std::string output = run.out + "\n" + run.err;
+  if (!run.succeeded())
+    return make_error(run.timed_out ? ciq::errc::timeout : "bench", failure_message("benchmark " + run.describe(), output, step.log));
+  std::optional<formats::KernelTrace> kernels;
+  if (kernels_dir) {
+    auto read = read_run_kernels(setup, *kernels_dir, placed);
+    if (!read) return read.error();
+    kernels = std::move(*read);
+  }
+  const LaunchCounts* reference = kernels ? launch_reference().counts(c, setup, *kernels) : nullptr;
+  return benchmark_values(setup.objectives, output, step.log, state, kernels ? &*kernels : nullptr,
+                          kernels_dir ? *kernels_dir : "", gpu, reference);
+}
+
 } // namespace
 
 Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus, const ResolvedCandidate& c,
@@ -214,18 +235,7 @@ Result<std::vector<double>> run_benchmark(const StepRunner& steps, GpuPool& gpus
   if (energy && state.read && state.energy_j > 0) warn_short_energy_run(state.seconds);
   placed.state = state;
   if (!step) return step.error();
-  const RunResult& run = step->run;
-  std::string output = run.out + "\n" + run.err;
-  if (!run.succeeded())
-    return make_error(run.timed_out ? ciq::errc::timeout : "bench", failure_message("benchmark " + run.describe(), output, step->log));
-  std::optional<formats::KernelTrace> kernels;
-  if (kernel_time) {
-    auto read = read_run_kernels(setup, kernels_dir, placed);
-    if (!read) return read.error();
-    kernels = std::move(*read);
-  }
-  const LaunchCounts* reference = kernels ? launch_reference().counts(c, setup, *kernels) : nullptr;
-  return benchmark_values(setup.objectives, output, step->log, state, kernels ? &*kernels : nullptr, kernels_dir, gpu, reference);
+  return finished_run_values(setup, c, *step, state, kernel_time ? &kernels_dir : nullptr, gpu, placed);
 }
 
 } // namespace ciq::tuner

@@ -24,7 +24,7 @@ std::string check_driver() {
   if (!lib.handle) {
     if (!lib.missing.empty()) return path + " is not a usable CUDA driver: it lacks " + lib.missing;
     std::string why = "no CUDA driver (" + lib.error + ")";
-    if (path == "libcuda.so.1" && !path_exists("/proc/driver/nvidia/version"))
+    if (path == "libcuda.so.1" && !nvidia_driver_loaded())
       why += "; no NVIDIA driver is loaded (no /proc/driver/nvidia)";
     return why;
   }
@@ -43,6 +43,8 @@ std::string check_driver() {
 }
 
 } // namespace
+
+bool nvidia_driver_loaded() { return path_exists("/proc/driver/nvidia/version"); }
 
 std::string no_gpu_reason() {
   static std::once_flag once;

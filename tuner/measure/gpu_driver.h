@@ -22,4 +22,8 @@ std::string no_gpu_reason();
 /// or run there on a machine with an NVIDIA GPU and its driver.
 std::string no_gpu_message(const std::string& what, const std::string& reason);
 
+/// Whether an NVIDIA kernel driver is loaded on this machine
+/// (/proc/driver/nvidia/version exists).
+bool nvidia_driver_loaded();
+
 } // namespace ciq::tuner

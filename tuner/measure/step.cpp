@@ -1,8 +1,10 @@
 #include "tuner/measure/step.h"
 
+#include "cache/compile_trace.h"
+
 #include "utils/config.h"
 #include "utils/files.h"
-#include "utils/json.h"
+#include "utils/text.h"
 
 namespace ciq::tuner {
 
@@ -36,13 +38,13 @@ MemoSteps count_memo_steps(const std::string& trace_dir) {
   auto names = list_directory(dir);
   if (!names) return steps;
   for (const auto& n : *names) {
-    if (n.empty() || n[0] == '.') continue;
+    if (n.empty() || n[0] == '.' || !ends_with(n, ".json")) continue; // a record being written is not *.json yet
     auto text = read_file(join_path(dir, n));
     if (!text) continue;
-    auto json = parse_json(*text);
-    if (!json) continue;
-    steps.run += int((*json)["steps_run"].number_or(0));
-    steps.reused += int((*json)["steps_reused"].number_or(0));
+    auto record = cache::parse_steps_record(*text);
+    if (!record) continue;
+    steps.run += record->steps_run;
+    steps.reused += record->steps_reused;
   }
   return steps;
 }

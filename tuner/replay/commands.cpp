@@ -10,6 +10,7 @@
 
 #include "tuner/replay/plan.h"
 #include "tuner/replay/replayer.h"
+#include "tuner/formats/capture_lines.h"
 #include "utils/files.h"
 
 #include <algorithm>
@@ -133,7 +134,7 @@ Result<std::vector<formats::Capture>> read_captures(const std::vector<std::strin
   std::vector<formats::Capture> out;
   for (const auto& path : paths) {
     if (!is_directory(path)) return make_error("io", path + ": no such capture directory");
-    if (path_exists(join_path(path, "launch.json"))) {
+    if (path_exists(join_path(path, formats::k_launch_file))) {
       auto c = formats::read_capture(path);
       if (!c) return c.error();
       out.push_back(std::move(*c));

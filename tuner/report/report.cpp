@@ -232,7 +232,7 @@ std::string verification_plot(const Run& run, std::string* note) {
 
 std::string pruning_plot(const Run& run, std::string* note) {
   std::string winner = run.summary ? run.summary->controls : "";
-  if (winner.empty() || winner == "default") {
+  if (winner.empty() || winner == k_default_candidate) {
     *note = "Nothing shipped: no winner to prune.";
     return "";
   }

@@ -4,6 +4,7 @@
 #include "cache/ptxas_identity.h"
 #include "tuner/measure/command.h"
 #include "tuner/formats/compare_mode.h"
+#include "tuner/formats/capture_lines.h"
 #include "utils/config.h"
 #include "utils/files.h"
 #include "utils/process.h"
@@ -195,7 +196,7 @@ std::string no_launch_matches(const std::string& dir, const std::string& kernels
 
 Result<std::vector<formats::Capture>> captures_for_run(const std::string& dir, const std::string& kernels) {
   std::vector<formats::Capture> chosen;
-  if (path_exists(join_path(dir, "launch.json"))) {
+  if (path_exists(join_path(dir, formats::k_launch_file))) {
     auto c = formats::read_capture(dir);
     if (!c) return c.error();
     chosen.push_back(std::move(*c));

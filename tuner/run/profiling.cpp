@@ -1,6 +1,7 @@
 #include "tuner/run/profiling.h"
 
 #include "tuner/measure/command.h"
+#include "tuner/measure/gpu_driver.h"
 #include "tuner/run/captures.h"
 #include "utils/json.h"
 #include "utils/config.h"
@@ -212,7 +213,7 @@ Result<Profile> read_profile(const std::string& kernel_dir, const std::string& b
 // Why no process here could have written a trace, when the machine has no
 // NVIDIA driver ("" when it has one).
 std::string no_driver_note() {
-  if (path_exists("/proc/driver/nvidia/version")) return "";
+  if (nvidia_driver_loaded()) return "";
   return "; this machine has no NVIDIA driver loaded (no /proc/driver/nvidia), so no program can use a GPU here";
 }
 

@@ -157,7 +157,7 @@ void compose_and_verify(const TuneOptions& o, const SearchSpace& space, Evaluato
     std::fprintf(stderr, "ciq-tuner: %s: default %s ms, best %s ms%s with %s (%d distinct settings measured)\n",
                  printable(p.kernel).c_str(), format_number(p.default_ms).c_str(), format_number(p.best_ms).c_str(),
                  percent(p.default_ms, p.best_ms).c_str(), printable(best).c_str(), p.parts);
-    if (best != "default") judged.push_back(p.kernel);
+    if (best != k_default_candidate) judged.push_back(p.kernel);
   }
   Candidate all = compose_parts(space, found.parts);
   found.verdict.reason = "the default was the best candidate found for every kernel";

@@ -150,6 +150,37 @@ Verdict verify(Evaluator& evaluator, const SearchSpace& space, const EvalRecord&
   return v;
 }
 
+// One kernel's part of a joint verification, by its own times with the
+// default (`a`) and with the winner (`b`).
+PartVerdict judge_part(const std::string& kernel, const std::vector<double>& a, const std::vector<double>& b,
+                       const std::string& conditions, const TuneOptions& options) {
+  PartVerdict p;
+  p.kernel = kernel;
+  if (a.size() < 2 || b.size() < 2) {
+    p.reason = "it did not run in the verification's runs, so it cannot be judged";
+    return p;
+  }
+  p.default_ms = median(a);
+  p.best_ms = median(b);
+  Difference d = difference(a, b);
+  p.p_value = d.p_less;
+  Verdict mine;
+  mine.method = VerifyMethod::welch;
+  mine.p_value = d.p_less;
+  mine.conditions = conditions;
+  mine.better = d.better(options.alpha, options.min_effect);
+  bool worse = d.worse(options.alpha, options.min_effect);
+  if (mine.better && !conditions.empty()) {
+    mine.better = false;
+    p.reason = "better than the default, but the two ran under different GPU conditions (" + conditions +
+               "), so the difference may be the GPU's: not shipped";
+  } else {
+    p.reason = verdict_reason(mine, worse, d.effect, options);
+  }
+  p.better = mine.better;
+  return p;
+}
+
 Verdict verify_parts(Evaluator& evaluator, const SearchSpace& space, const EvalRecord& def, const Candidate& composed,
                      const std::vector<std::string>& kernels, const TuneOptions& options, std::vector<PartVerdict>& parts) {
   const auto& objectives = options.setup.objectives;
@@ -167,34 +198,8 @@ Verdict verify_parts(Evaluator& evaluator, const SearchSpace& space, const EvalR
   bool measured = compare_noisy(evaluator, space, def, best, options, noisy, v, sum_better, sum_worse, sum_effect, &own);
   std::string won;
   for (const auto& kernel : kernels) {
-    PartVerdict p;
-    p.kernel = kernel;
-    const auto& a = own[0][kernel];
-    const auto& b = own[1][kernel];
-    if (!measured) {
-      p.reason = v.reason;
-    } else if (a.size() < 2 || b.size() < 2) {
-      p.reason = "it did not run in the verification's runs, so it cannot be judged";
-    } else {
-      p.default_ms = median(a);
-      p.best_ms = median(b);
-      Difference d = difference(a, b);
-      p.p_value = d.p_less;
-      Verdict mine;
-      mine.method = VerifyMethod::welch;
-      mine.p_value = d.p_less;
-      mine.conditions = v.conditions;
-      mine.better = d.better(options.alpha, options.min_effect);
-      bool worse = d.worse(options.alpha, options.min_effect);
-      if (mine.better && !v.conditions.empty()) {
-        mine.better = false;
-        p.reason = "better than the default, but the two ran under different GPU conditions (" + v.conditions +
-                   "), so the difference may be the GPU's: not shipped";
-      } else {
-        p.reason = verdict_reason(mine, worse, d.effect, options);
-      }
-      p.better = mine.better;
-    }
+    PartVerdict p = measured ? judge_part(kernel, own[0][kernel], own[1][kernel], v.conditions, options) : PartVerdict{};
+    if (!measured) p.kernel = kernel, p.reason = v.reason;
     if (p.better) won += (won.empty() ? "" : ", ") + kernel;
     parts.push_back(std::move(p));
   }

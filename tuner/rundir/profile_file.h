@@ -18,6 +18,8 @@
 namespace ciq::tuner {
 
 inline constexpr const char* k_profile_format = "ciq-profile/1";
+/// The file's name in a campaign's (or a profile's) directory.
+inline constexpr const char* k_profile_file = "profile.json";
 
 struct ProfileProcess {
   std::int64_t pid = 0;

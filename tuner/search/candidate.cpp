@@ -69,13 +69,13 @@ std::string SearchSpace::canonical(const Candidate& c) const {
     if (!out.empty()) out += ';';
     out += dimensions[i].label() + "=" + dimensions[i].values[std::size_t(*c.genes[i])];
   }
-  return out.empty() ? "default" : out;
+  return out.empty() ? std::string(k_default_candidate) : out;
 }
 
 Result<Candidate> SearchSpace::parse(const std::string& text) const {
   Candidate c;
   c.genes.resize(dimensions.size());
-  if (text == "default") return c;
+  if (text == k_default_candidate) return c;
   for (std::string_view part : split(text, ';')) {
     auto eq = part.rfind('=');
     if (eq == std::string_view::npos) return make_error("parse", "bad candidate part '" + std::string(part) + "'");

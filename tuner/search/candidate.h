@@ -32,6 +32,11 @@ struct Dimension {
   std::string label() const;
 };
 
+/// The canonical text of a candidate that leaves every dimension at its
+/// default (SearchSpace::canonical), as journals, summaries and
+/// best.controls hold it.
+inline constexpr std::string_view k_default_candidate = "default";
+
 struct Candidate {
   std::vector<std::optional<int>> genes; // per dimension: index into values, or default
 

@@ -67,6 +67,17 @@ std::vector<Candidate> whole_candidates(const SearchSpace& space, const std::vec
   return whole;
 }
 
+// Gives each asking search its share of a round's answers (answers[i][p]:
+// the i-th whole candidate's value for part p) and lets it go on.
+void hand_out(std::vector<Lane>& lanes, const std::vector<std::size_t>& asking,
+              const std::vector<std::vector<Evaluation>>& answers) {
+  for (std::size_t p : asking) {
+    lanes[p].answers.clear();
+    for (std::size_t i = 0; i < lanes[p].proposed.size(); ++i) lanes[p].answers.push_back(answers[i][p]);
+    lanes[p].waiting = false;
+  }
+}
+
 } // namespace
 
 std::vector<SearchResult> lockstep_search(const SearchSpace& space, const std::vector<std::vector<std::size_t>>& parts,
@@ -120,11 +131,7 @@ std::vector<SearchResult> lockstep_search(const SearchSpace& space, const std::v
     }
     auto answers = evaluate(whole, round);
     std::lock_guard lock(mutex);
-    for (std::size_t p : asking) {
-      lanes[p].answers.clear();
-      for (std::size_t i = 0; i < lanes[p].proposed.size(); ++i) lanes[p].answers.push_back(answers[i][p]);
-      lanes[p].waiting = false;
-    }
+    hand_out(lanes, asking, answers);
     changed.notify_all();
   }
   for (auto& t : threads) t.join();
