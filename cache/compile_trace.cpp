@@ -42,11 +42,18 @@ Result<nlohmann::json> checked(std::string_view text, const char* kind) {
   return j;
 }
 
+// A record's first members: the format, and its kind (none for ptxas').
+Json record_head(const char* kind) {
+  Json j;
+  j["format"] = k_trace_format;
+  if (kind) j["kind"] = kind;
+  return j;
+}
+
 } // namespace
 
 std::string trace_record_text(const TraceRecord& r) {
-  Json j;
-  j["format"] = k_trace_format;
+  Json j = record_head(nullptr);
   j["input"] = r.input;
   j["output"] = r.output;
   j["target"] = r.target;
@@ -87,9 +94,7 @@ std::string trace_record_text(const TraceRecord& r) {
 }
 
 std::string unit_record_text(const UnitTraceRecord& r) {
-  Json j;
-  j["format"] = k_trace_format;
-  j["kind"] = k_unit_kind;
+  Json j = record_head(k_unit_kind);
   j["unit"] = r.unit;
   j["source_path"] = r.source_path;
   j["target"] = r.target;
@@ -171,9 +176,7 @@ Result<UnitTraceRecord> parse_unit_record(std::string_view text) {
 }
 
 std::string steps_record_text(const StepsRecord& r) {
-  Json j;
-  j["format"] = k_trace_format;
-  j["kind"] = k_steps_kind;
+  Json j = record_head(k_steps_kind);
   j["steps_run"] = r.steps_run;
   j["steps_reused"] = r.steps_reused;
   j["reused"] = r.reused;
