@@ -1,10 +1,10 @@
 // Is there a usable NVIDIA GPU here (gpu_driver.h): the CUDA driver loaded
-// as a program's CUDA runtime would load it (utils/dl.h, as ciq-replay
-// does), initialised, its devices counted.
+// as a program's CUDA runtime would load it (utils/cuda_driver.h, as
+// ciq-replay does), initialised, its devices counted.
 #include "tuner/measure/gpu_driver.h"
 
 #include "utils/config.h"
-#include "utils/dl.h"
+#include "utils/cuda_driver.h"
 #include "utils/files.h"
 
 #include <mutex>
@@ -13,31 +13,29 @@ namespace ciq::tuner {
 
 namespace {
 
+// The driver loaded as ciq-replay loads it (utils/cuda_driver.h), asked to
+// start and count its devices.
 std::string check_driver() {
-  std::string path = env(Env::cuda_library);
-  if (path.empty()) path = "libcuda.so.1";
-  int (*init)(unsigned) = nullptr;
-  int (*count)(int*) = nullptr;
-  int (*error_name)(int, const char**) = nullptr;
-  dl::Library lib = dl::load({path}, {dl::need(init, "cuInit"), dl::need(count, "cuDeviceGetCount"),
-                                      dl::may(error_name, "cuGetErrorName")});
-  if (!lib.handle) {
-    if (!lib.missing.empty()) return path + " is not a usable CUDA driver: it lacks " + lib.missing;
-    std::string why = "no CUDA driver (" + lib.error + ")";
-    if (path == "libcuda.so.1" && !nvidia_driver_loaded())
+  const CudaLoad& load = cuda_load();
+  if (!load.api) {
+    if (!load.missing.empty()) return load.path + " is not a usable CUDA driver: it lacks " + load.missing;
+    std::string why = "no CUDA driver (" + load.error + ")";
+    if (load.path == "libcuda.so.1" && !nvidia_driver_loaded())
       why += "; no NVIDIA driver is loaded (no /proc/driver/nvidia)";
     return why;
   }
-  auto said = [&](const char* call, int code) {
-    const char* text = nullptr;
-    if (!error_name || error_name(code, &text) != 0 || !text) return std::string(call) + ": CUDA error " + std::to_string(code);
-    return std::string(call) + ": " + text;
+  const CudaApi& cu = *load.api;
+  auto said = [&](const char* call, CUresult code) {
+    const char* name = nullptr;
+    if (cu.cuGetErrorName(code, &name) != CUDA_SUCCESS || !name) return std::string(call) + ": CUDA error " + std::to_string(code);
+    return std::string(call) + ": " + name;
   };
   // CUDA_ERROR_NO_DEVICE (100) here is the usual "driver libraries but no
   // GPU" of a container or a build machine.
-  if (int r = init(0); r != 0) return "the CUDA driver found no usable GPU (" + said("cuInit", r) + ")";
+  if (CUresult r = cu.cuInit(0); r != CUDA_SUCCESS) return "the CUDA driver found no usable GPU (" + said("cuInit", r) + ")";
   int devices = 0;
-  if (int r = count(&devices); r != 0) return "the CUDA driver cannot count the GPUs (" + said("cuDeviceGetCount", r) + ")";
+  if (CUresult r = cu.cuDeviceGetCount(&devices); r != CUDA_SUCCESS)
+    return "the CUDA driver cannot count the GPUs (" + said("cuDeviceGetCount", r) + ")";
   if (devices == 0) return "the CUDA driver sees no GPU";
   return "";
 }

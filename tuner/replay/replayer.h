@@ -14,7 +14,7 @@
 
 #include "tuner/formats/capture.h"
 #include "tuner/replay/compare.h"
-#include "tuner/replay/driver.h"
+#include "utils/cuda_driver.h"
 #include "utils/result.h"
 
 #include <cstdint>

@@ -1,20 +1,20 @@
-// Loading the CUDA driver API (driver.h).
-#include "tuner/replay/driver.h"
+// Loading the CUDA driver API (cuda_driver.h).
+#include "utils/cuda_driver.h"
 
 #include "utils/config.h"
 #include "utils/dl.h"
 
 #include <mutex>
 
-namespace ciq::replay {
+namespace ciq {
 
-Result<const CudaApi*> load_cuda() {
+const CudaLoad& cuda_load() {
   static std::once_flag once;
-  static CudaApi* api = nullptr;
-  static std::string failure;
+  static CudaLoad load;
   std::call_once(once, [] {
     std::string path = env(Env::cuda_library);
     if (path.empty()) path = "libcuda.so.1";
+    load.path = path;
     auto* loaded = new CudaApi{};
     // The entry points cuda.h's macros name (the _v2 ABI where there is one).
     dl::Library lib = dl::load({path}, {
@@ -50,17 +50,25 @@ Result<const CudaApi*> load_cuda() {
         dl::need(loaded->cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
     });
     if (!lib.handle) {
-      failure = lib.missing.empty()
-                    ? "cannot load the CUDA driver (" + lib.error +
-                          "): replaying a kernel needs a machine with an NVIDIA GPU and its driver (`ciq-replay plan` needs neither)"
-                    : path + " is not a usable CUDA driver: it lacks " + lib.missing + " (a driver older than ciq supports?)";
+      load.error = lib.error;
+      load.missing = lib.missing;
       delete loaded;
       return;
     }
-    api = loaded;  // lives as long as the process, like the driver
+    load.api = loaded;
   });
-  if (!api) return make_error("no-driver", failure);
-  return static_cast<const CudaApi*>(api);
+  return load;
+}
+
+Result<const CudaApi*> load_cuda() {
+  const CudaLoad& load = cuda_load();
+  if (load.api) return load.api;
+  return make_error("no-driver",
+                    load.missing.empty()
+                        ? "cannot load the CUDA driver (" + load.error +
+                              "): replaying a kernel needs a machine with an NVIDIA GPU and its driver (`ciq-replay plan` needs neither)"
+                        : load.path + " is not a usable CUDA driver: it lacks " + load.missing +
+                              " (a driver older than ciq supports?)");
 }
 
 std::string cuda_error(const CudaApi& api, const char* call, CUresult code) {
@@ -73,4 +81,4 @@ std::string cuda_error(const CudaApi& api, const char* call, CUresult code) {
   return out;
 }
 
-} // namespace ciq::replay
+} // namespace ciq

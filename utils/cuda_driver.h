@@ -1,7 +1,10 @@
 // The CUDA driver API, resolved at run time: dlopen("libcuda.so.1") (or
-// $CIQ_CUDA_LIBRARY) and dlsym of the few entry points a replay needs.
-// ciq-replay never links libcuda, so that it builds and starts on machines
-// without a GPU (`plan`, `--help`) and says clearly when there is no driver.
+// $CIQ_CUDA_LIBRARY) and dlsym of the entry points ciq uses: ciq-replay's
+// launches, and ciq-tuner's question whether a program here can use a GPU
+// (tuner/measure/gpu_driver.h). No ciq program links libcuda, so that each
+// builds and starts on machines without a GPU and says clearly when there
+// is no driver. (libciq-inject, inside the user's program, takes the
+// libcuda already loaded there: tuner/inject/cuda_loader.h.)
 // The types are the driver's ABI, declared here so that no CUDA Toolkit is
 // needed to build; the constants carry their cuda.h names.
 #pragma once
@@ -11,7 +14,7 @@
 #include <cstddef>
 #include <string>
 
-namespace ciq::replay {
+namespace ciq {
 
 using CUresult = int;
 using CUdevice = int;
@@ -69,13 +72,22 @@ struct CudaApi {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
 };
 
-/// The driver's API, loaded once per process. Fails ("no-driver") when the
-/// library cannot be loaded or lacks an entry point, with a message that
-/// says what is missing and that replay needs an NVIDIA GPU and its driver.
+/// How loading the driver went (once per process): the API, or why not.
+struct CudaLoad {
+  const CudaApi* api = nullptr; // lives as long as the process, like the driver
+  std::string path;             // the library tried
+  std::string error;            // api null: dlopen's message, or "PATH lacks A, B"
+  std::string missing;          // api null and the library loaded: the entry points it lacks
+};
+const CudaLoad& cuda_load();
+
+/// The driver's API. Fails ("no-driver") when the library cannot be loaded
+/// or lacks an entry point, with a message that says what is missing and
+/// that replaying a kernel needs an NVIDIA GPU and its driver.
 Result<const CudaApi*> load_cuda();
 
 /// "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access
 /// was encountered)" for a failed `call`.
 std::string cuda_error(const CudaApi& api, const char* call, CUresult code);
 
-} // namespace ciq::replay
+} // namespace ciq
