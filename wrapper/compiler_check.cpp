@@ -3,8 +3,8 @@
 #include "cache/generation.h"
 #include "utils/config.h"
 #include "utils/files.h"
-#include "utils/hash.h"
 #include "utils/text.h"
+#include "wrapper/version_line.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,10 +18,6 @@ bool own_writable_directory(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
          ::access(path.c_str(), W_OK | X_OK) == 0;
-}
-
-void add_setting(std::string& text, Env var) {
-  if (std::string value = env(var); !value.empty()) text += std::string(env_name(var)) + "=" + printable(value) + "\n";
 }
 
 } // namespace
@@ -52,17 +48,11 @@ std::string compiler_check_text(const std::string& real_nvcc, const std::string&
     auto generation = cache::current_generation(cache_dir);
     text += "no stamps, generation " + generation.value_or("none") + "\n";
   }
-  for (std::string_view listed : split(env(Env::packs), ':'))
-    if (std::string pack(listed); !pack.empty())
-      text += "pack " + printable(pack) + " " + file_fingerprint(pack).value_or("absent") + "\n";
-  if (std::string remote = env(Env::remote); !remote.empty()) text += "remote " + to_hex(xxh128(remote)) + "\n";
-  if (std::string controls = env(Env::controls); !controls.empty()) {
-    auto candidate = read_file(controls, 1 << 20);
-    text += "candidate " + (candidate ? to_hex(xxh128(*candidate)) : std::string("unreadable")) + "\n";
-    add_setting(text, Env::kernels);
-  }
-  for (Env var : {Env::allow_unsafe, Env::gpu_policy, Env::gpu_model, Env::spaces_dir, Env::real_ptxas})
-    add_setting(text, var);
+  // The same sources and settings `ciq-ptxas --version` names (version_line.h),
+  // and where the knob spaces and the real ptxas come from.
+  text += entry_sources_state() + entry_choice_settings();
+  for (Env var : {Env::spaces_dir, Env::real_ptxas})
+    if (std::string value = env(var); !value.empty()) text += std::string(env_name(var)) + "=" + value + "\n";
   return text;
 }
 

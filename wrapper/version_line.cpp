@@ -30,9 +30,8 @@ bool asks_version(const std::vector<std::string>& args) {
   return args.size() == 1 && (args[0] == "--version" || args[0] == "-V");
 }
 
-std::string version_state_line(const std::string& cache_dir) {
+std::string entry_sources_state() {
   std::string state;
-  if (auto id = cache::current_generation(cache_dir)) state += "generation " + *id + "\n";
   // Packs are read-only files: their identity (inode, size, mtime) changes
   // when one is replaced. The remote's entries reach a program through the
   // local copy a read-through makes: a new generation.
@@ -48,10 +47,21 @@ std::string version_state_line(const std::string& cache_dir) {
     state += "candidate " + (text ? to_hex(xxh128(*text)) : std::string("unreadable")) + "\n";
     add_setting(state, Env::kernels);
   }
+  return state;
+}
+
+std::string entry_choice_settings() {
+  std::string state;
+  for (Env var : {Env::allow_unsafe, Env::gpu_policy, Env::gpu_model}) add_setting(state, var);
+  return state;
+}
+
+std::string version_state_line(const std::string& cache_dir) {
+  std::string state;
+  if (auto id = cache::current_generation(cache_dir)) state += "generation " + *id + "\n";
+  state += entry_sources_state();
   if (state.empty()) return "";
-  add_setting(state, Env::allow_unsafe);
-  add_setting(state, Env::gpu_policy);
-  add_setting(state, Env::gpu_model);
+  state += entry_choice_settings();
   return "ciq controls state " + to_hex(xxh128(state)) + "\n";
 }
 

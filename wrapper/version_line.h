@@ -26,6 +26,16 @@ namespace ciq::wrapper {
 /// Whether `args` (after the tool's name) only ask for the version.
 bool asks_version(const std::vector<std::string>& args);
 
+/// Where entries may come from besides the local cache, as text that
+/// changes when they do: each pack of CIQ_PACKS (its file identity), the
+/// remote, a tuning candidate (its controls' digest, with CIQ_KERNELS);
+/// "" when none.
+std::string entry_sources_state();
+
+/// The settings that choose among entries (CIQ_ALLOW_UNSAFE,
+/// CIQ_GPU_POLICY, CIQ_GPU_MODEL), one "NAME=value" line each that is set.
+std::string entry_choice_settings();
+
 /// The line `ciq-ptxas --version` adds for the cache in `cache_dir` and
 /// this environment, "\n"-terminated; "" when ciq could apply nothing.
 /// Never fails: a part it cannot read is named as unreadable.
