@@ -62,21 +62,39 @@ static cl::opt<int> quality_seeds("seeds", cl::desc("Seeds per problem (default 
 static cl::opt<int> quality_budget("budget", cl::desc("Evaluations per search (default 64)"), cl::init(64), cl::cat(category), cl::sub(quality_cmd));
 static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noise (default 0.005)"), cl::init(0.005), cl::cat(category), cl::sub(quality_cmd));
 
-#define RUN cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::ZeroOrMore
-#define BOTH cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::sub(sample_cmd), cl::ZeroOrMore
+// The groups of run's options that a run started by the tuner itself (a
+// campaign's, a replay, a retune's, a reverify's) may leave out or set
+// anew (tuner/rundir/command_line.h, OptionGroup): each option is declared
+// in its group, which is also its heading in --help; the forwarders follow.
+static cl::OptionCategory in_output("Output");
+static cl::OptionCategory in_resume("Resuming");
+static cl::OptionCategory in_earlier_run("From an earlier run");
+static cl::OptionCategory in_shipping("Shipping");
+static cl::OptionCategory in_seeds("Starting points");
+static cl::OptionCategory in_program("The program: build, measure, check");
+static cl::OptionCategory in_kernels("Kernels");
+static const std::pair<const cl::OptionCategory*, unsigned> k_groups[] = {
+    {&in_output, tn::group_output},   {&in_resume, tn::group_resume},   {&in_earlier_run, tn::group_earlier_run},
+    {&in_shipping, tn::group_shipping}, {&in_seeds, tn::group_seeds},   {&in_program, tn::group_program},
+    {&in_kernels, tn::group_kernels}};
 
-static cl::opt<std::string> build("build", cl::desc("Build command (optional); must recompile the kernels each time"), cl::value_desc("cmd"), RUN);
-static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its output holds the --metric numbers"), cl::value_desc("cmd"), RUN);
-static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN);
-static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see docs/tuning.md, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN);
+#define RUN_IN(group) cl::cat(group), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::ZeroOrMore
+#define BOTH_IN(group) cl::cat(group), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::sub(sample_cmd), cl::ZeroOrMore
+#define RUN RUN_IN(category)
+#define BOTH BOTH_IN(category)
+
+static cl::opt<std::string> build("build", cl::desc("Build command (optional); must recompile the kernels each time"), cl::value_desc("cmd"), RUN_IN(in_program));
+static cl::opt<std::string> bench("bench", cl::desc("Benchmark command; its output holds the --metric numbers"), cl::value_desc("cmd"), RUN_IN(in_program));
+static cl::opt<std::string> check("check", cl::desc("Correctness command; a non-zero exit means a wrong answer"), cl::value_desc("cmd"), RUN_IN(in_program));
+static cl::opt<std::string> bench_server("bench-server", cl::desc("A benchmark that stays running, one per GPU: --bench and --check become requests to it (see docs/tuning.md, 'Resident benchmarks')"), cl::value_desc("cmd"), RUN_IN(in_program));
 static cl::opt<std::string> capture("capture", cl::desc("Run: tune one kernel by replaying its launch captured inside the program (`ciq-tuner profile --capture`): DIR holds the captures (with --kernels naming the kernel) or is one launch's; replaces --build, --bench, --check and --bench-server"), cl::value_desc("dir"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
 static cl::opt<std::string> compare("compare", cl::desc("Run --capture: how a candidate's outputs must match the reference code's: bitwise (default); close (floating-point outputs, by the kernel's signature, within their type's default tolerance; others bitwise); or rtol=R,atol=A (|got - expected| <= A + R * |expected|); ciq-replay --help has the rest"), cl::value_desc("mode"), cl::cat(category), cl::sub(run_cmd), cl::ZeroOrMore);
-static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN);
-static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
-static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
-static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time, kernel-time[:GLOB] (the GPU time of the kernels matching GLOB, default --kernels, inside each benchmark run; no metric needed), energy (joules per benchmark run, NVML), power (mean watts)"), cl::value_desc("name"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::opt<bool> shell("shell", cl::desc("Run the commands through /bin/sh -c (default: split into words, run directly)"), RUN_IN(in_program));
+static cl::list<std::string> metrics("metric", cl::desc("Regex whose first group is a number in the benchmark output; repeat for more objectives"), cl::value_desc("regex"), cl::cat(in_program), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> directions("direction", cl::desc("min or max, per objective in order (--metric ones first); default min"), cl::value_desc("min|max"), cl::cat(in_program), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> objectives("objective", cl::desc("Built-in objective: ptxas:spill-stores, ptxas:registers, ptxas:stack, compile-time, kernel-time[:GLOB] (the GPU time of the kernels matching GLOB, default --kernels, inside each benchmark run; no metric needed), energy (joules per benchmark run, NVML), power (mean watts)"), cl::value_desc("name"), cl::cat(in_program), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::list<std::string> params("param", cl::desc("Application parameter NAME=range:S:E:STEP | choice:A,B | literal:V [,knockout=P]; use as {param:NAME}"), cl::value_desc("spec"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd), cl::sub(sample_cmd));
-static cl::opt<std::string> kernels("kernels", cl::desc("Tune only the traced kernels matching this glob"), cl::value_desc("glob"), BOTH);
+static cl::opt<std::string> kernels("kernels", cl::desc("Tune only the traced kernels matching this glob"), cl::value_desc("glob"), BOTH_IN(in_kernels));
 static cl::opt<std::string> space("space", cl::desc("Knob space (default: that of the traced ptxas; 'none' = parameters only)"), cl::value_desc("name"), BOTH);
 static cl::opt<std::string> stages("stages", cl::desc("Compiler stages to search: all (ptxas, and the NVVM stage of the units of the targeted kernels when the build goes through ciq-nvcc), ptxas, or nvcc (default all)"), cl::value_desc("all|ptxas|nvcc"), cl::init("all"), RUN);
 static cl::opt<int> budget("budget", cl::desc("Evaluations, the default's included (default 32)"), cl::init(32), RUN);
@@ -91,25 +109,25 @@ static cl::opt<double> timeout("timeout", cl::desc("Seconds per command; on expi
 static cl::opt<int> jobs("jobs", cl::desc("Evaluations in flight; builds overlap, benchmarks never share a GPU (default: half the CPUs, 1 to 8, when the build writes into {workdir}; else 1)"), cl::init(0), RUN);
 static cl::opt<std::string> gpus("gpus", cl::desc("GPUs to benchmark on, e.g. 0,1 (CUDA_VISIBLE_DEVICES per benchmark)"), cl::value_desc("list"), RUN);
 static cl::opt<bool> gpu_baselines("gpu-baselines", cl::desc("With several --gpus: measure the default on each GPU and compare every run with the default of its own GPU (default true; =false: one default for all)"), cl::init(true), RUN);
-static cl::opt<std::string> out("out", cl::desc("Run directory (default ./ciq-tune-<date>-<time>)"), cl::value_desc("dir"), RUN);
-static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this directory with its original options"), cl::value_desc("dir"), RUN);
-static cl::opt<bool> json("json", cl::desc("Print a JSON summary as the last line of stdout"), RUN);
+static cl::opt<std::string> out("out", cl::desc("Run directory (default ./ciq-tune-<date>-<time>)"), cl::value_desc("dir"), RUN_IN(in_output));
+static cl::opt<std::string> resume("resume", cl::desc("Continue the run in this directory with its original options"), cl::value_desc("dir"), RUN_IN(in_resume));
+static cl::opt<bool> json("json", cl::desc("Print a JSON summary as the last line of stdout"), RUN_IN(in_output));
 static cl::opt<double> min_effect("min-effect", cl::desc("Smallest relative gain worth shipping, in percent (default 1)"), cl::init(1.0), RUN);
 static cl::opt<int> verify_runs("verify-runs", cl::desc("Interleaved runs per side when verifying the winner (default 10)"), cl::init(10), RUN);
-static cl::list<std::string> seed_hints("seed-hint", cl::desc("Like --seed-controls, but a set that does not fit this run's space is skipped with a warning (a campaign passes each kernel the winners of the kernels it tuned before, with their directives moved to this kernel)"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
-static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::list<std::string> seed_hints("seed-hint", cl::desc("Like --seed-controls, but a set that does not fit this run's space is skipped with a warning (a campaign passes each kernel the winners of the kernels it tuned before, with their directives moved to this kernel)"), cl::value_desc("file"), cl::cat(in_seeds), cl::sub(run_cmd));
+static cl::list<std::string> seed_controls("seed-controls", cl::desc("Control-set file to seed the population with; repeatable"), cl::value_desc("file"), cl::cat(in_seeds), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<bool> occupancy_probes("occupancy-probes", cl::desc("Measure first, per kernel, the maxnreg values at which one more (or half as many) blocks fit per SM (default true; =false to turn off)"), cl::init(true), RUN);
-static cl::opt<bool> separately("separately", cl::desc("Run: with several targeted kernels (--objective kernel-time), tune each kernel by its own time in the same program runs, searching only knobs that act on it alone (its directives); each kernel's best is verified on its own and only the kernels that win ship (see docs/tuning.md, 'Several kernels in one run')"), cl::cat(category), cl::sub(run_cmd));
+static cl::opt<bool> separately("separately", cl::desc("Run: with several targeted kernels (--objective kernel-time), tune each kernel by its own time in the same program runs, searching only knobs that act on it alone (its directives); each kernel's best is verified on its own and only the kernels that win ship (see docs/tuning.md, 'Several kernels in one run')"), cl::cat(in_kernels), cl::sub(run_cmd));
 static cl::opt<int> check_program("check-program", cl::desc("Campaign: at the end, when anything shipped, build and run the program fresh N times with the cache and N times without it (CIQ_DISABLE=1), interleaved, and compare its GPU time: what the shipped entries do together (default 0: not)"), cl::value_desc("N"), cl::init(0), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> together("together", cl::desc("Campaign, with --objective kernel-time: tune the kernels that go to program runs (not replayed) together, in one `run --separately`, when there are two or more; and confirm the replay winners that set per-kernel directives only together, in the same program runs once every replay is done, each kernel judged by its own time (default true; =false: one run, and one confirmation, per kernel)"), cl::init(true), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> prune("prune", cl::desc("After the search, drop each of the winner's knobs that earns nothing (default true; =false keeps the winner as found: a campaign's confirmation of a replay winner, which replay pruned already)"), cl::init(true), RUN);
-static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN);
-static cl::opt<std::string> replaces_run("replaces-run", cl::desc("Run: when nothing beats the default, its 'tuned, no gain' entries replace the winners that the run whose command-line file is FILE shipped under the same keys (retune --drop-losers passes it; other runs' winners are kept as always)"), cl::value_desc("FILE"), cl::cat(category), cl::sub(run_cmd), cl::Hidden);
-static cl::opt<std::string> discovery_from("discovery-from", cl::desc("Run: take the discovery (the traced default build) from DIR, a campaign's own directory's discovery, instead of building it again (a campaign passes it to its confirmations in the program)"), cl::value_desc("DIR"), cl::cat(category), cl::sub(run_cmd), cl::Hidden);
+static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN_IN(in_shipping));
+static cl::opt<std::string> replaces_run("replaces-run", cl::desc("Run: when nothing beats the default, its 'tuned, no gain' entries replace the winners that the run whose command-line file is FILE shipped under the same keys (retune --drop-losers passes it; other runs' winners are kept as always)"), cl::value_desc("FILE"), cl::cat(in_earlier_run), cl::sub(run_cmd), cl::Hidden);
+static cl::opt<std::string> discovery_from("discovery-from", cl::desc("Run: take the discovery (the traced default build) from DIR, a campaign's own directory's discovery, instead of building it again (a campaign passes it to its confirmations in the program)"), cl::value_desc("DIR"), cl::cat(in_earlier_run), cl::sub(run_cmd), cl::Hidden);
 static cl::opt<std::string> acf_candidates("acf-candidates", cl::desc("Also choose among these ACFs (or none): a set from 'ciq-cache import-acfs', or a zip/directory to import"), cl::value_desc("name|path"), RUN);
-static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships to the team's Redis (redis://host:port/db)"), cl::value_desc("url"), RUN);
+static cl::opt<std::string> publish("publish", cl::desc("Also upload what ships to the team's Redis (redis://host:port/db)"), cl::value_desc("url"), RUN_IN(in_shipping));
 static cl::opt<std::string> replay("replay", cl::desc("Answer evaluations from recorded samples (CSV with 'controls' and 'ms' columns) instead of running commands; ships nothing"), cl::value_desc("file"), RUN);
 static cl::opt<std::string> strategy("strategy", cl::desc("Search strategy: genetic (default; NSGA-II with several objectives; steady-state when --jobs > 1), generational (genetic in generations whatever --jobs: reproducible) or random (the baseline)"), cl::init("genetic"), cl::value_desc("genetic|generational|random"), RUN);
 static cl::opt<std::string> cache_dir("cache-dir", cl::desc("Cache to ship to (default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), RUN);
@@ -123,7 +141,7 @@ static cl::list<std::string> slurm_args("slurm-arg", cl::desc("Further srun opti
 static cl::opt<int> slurm_retries("slurm-retries", cl::desc("Resubmissions of a job that Slurm preempted or whose node failed (default 1); a job cancelled or out of time makes the candidate invalid"), cl::init(1), RUN);
 static cl::opt<bool> slurm_check("slurm-check", cl::desc("Before searching, run a test build job and benchmark job that must see the run directory (default true)"), cl::init(true), RUN);
 static cl::opt<int> concurrent("concurrent", cl::desc("Campaign: runs at once (default 1; locally with a benchmark, each needs its own --gpus)"), cl::init(1), cl::cat(category), cl::sub(campaign_cmd), cl::ZeroOrMore);
-static cl::opt<std::string> prefer("prefer", cl::desc("With several objectives: the one (its name, e.g. energy, or number from 1) whose best point that gives up no other is verified and shipped (default the first)"), cl::value_desc("objective"), cl::cat(category), cl::sub(run_cmd), cl::sub(campaign_cmd));
+static cl::opt<std::string> prefer("prefer", cl::desc("With several objectives: the one (its name, e.g. energy, or number from 1) whose best point that gives up no other is verified and shipped (default the first)"), cl::value_desc("objective"), cl::cat(in_program), cl::sub(run_cmd), cl::sub(campaign_cmd));
 static cl::opt<std::string> from_profile("from-profile", cl::desc("Campaign: tune the program's hottest kernels by GPU time, measured in one run of --bench (or read from DIR, a `ciq-tuner profile --out DIR`); objective kernel-time unless given"), cl::value_desc("DIR"), cl::ValueOptional, cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> capture_kernels("capture-kernels", cl::desc("Campaign --from-profile: capture each hot kernel's launch in one more run of the program, tune it by replay (ciq-replay: no program build or run per candidate) and confirm the replay's winner in the program before it ships (default true; =false: every candidate is a program run)"), cl::init(true), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<std::string> cover("cover", cl::desc("Campaign --from-profile: the share of the program's GPU time whose kernels are tuned, hottest first: 90%, 90 or 0.9 (default 90%)"), cl::value_desc("percent"), cl::init("90%"), cl::cat(category), cl::sub(campaign_cmd));
@@ -151,7 +169,7 @@ static cl::opt<std::string> again_out("out", cl::desc("Directory of the new runs
 static cl::opt<std::string> again_cache_dir("cache-dir", cl::desc("The cache whose entries are read (and, for retune, where the new runs ship; default $CIQ_CACHE_DIR or ~/.cache/ciq)"), cl::value_desc("dir"), AGAIN);
 static cl::opt<bool> again_json("json", cl::desc("Print one JSON object instead of the table"), AGAIN);
 static cl::opt<int> again_runs("runs", cl::desc("Interleaved runs per side, 2 or more (default: each run's own --verify-runs)"), cl::init(0), cl::cat(category), cl::sub(reverify_cmd));
-static cl::opt<std::string> verify_controls("verify-controls", cl::desc("Run: search nothing; verify this control set against the default as a run verifies its winner, ship nothing (what `ciq-tuner reverify` runs)"), cl::value_desc("file"), cl::cat(category), cl::sub(run_cmd));
+static cl::opt<std::string> verify_controls("verify-controls", cl::desc("Run: search nothing; verify this control set against the default as a run verifies its winner, ship nothing (what `ciq-tuner reverify` runs)"), cl::value_desc("file"), cl::cat(in_seeds), cl::sub(run_cmd));
 
 static const char* overview = R"(search compiler controls (and application parameters) for your kernels
 
@@ -225,6 +243,20 @@ static void summaries_for_json_runs(int argc, char** argv) {
   if (asked) tn::summaries_on_stdout(out_dir);
 }
 
+// What the parser's registry says of an option: whether it is one of
+// `subcommand`'s, takes its value as the next argument, and its groups.
+static tn::OptionFacts option_facts(std::string_view subcommand, std::string_view name) {
+  tn::OptionFacts facts;
+  auto option = ciq::cli::registered_option(subcommand, name);
+  if (!option) return facts;
+  facts.registered = true;
+  facts.takes_value = option->takes_separate_value;
+  for (const auto& [category, group] : k_groups)
+    if (std::find(option->categories.begin(), option->categories.end(), category->getName().str()) != option->categories.end())
+      facts.groups |= group;
+  return facts;
+}
+
 // `ciq-tuner NOSUCH ...`: LLVM's parser would print the top-level help for
 // `NOSUCH --help` and exit 0. The subcommand's name, when there is one.
 static std::string unknown_subcommand(int argc, char** argv) {
@@ -265,17 +297,17 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   g.publish_in_env = ciq::env(ciq::Env::publish);
   ::unsetenv(ciq::env_name(ciq::Env::publish));
   // What --resume reruns: the arguments, less --resume's own (either spelling).
-  if (argc > 1) g.command_line = tn::without_options(std::vector<std::string>(argv + 1, argv + argc), argv[1], {"resume"});
+  if (argc > 1)
+    g.command_line = tn::forward_arguments(std::vector<std::string>(argv + 1, argv + argc), argv[1], argv[1], tn::group_resume);
   return g;
 }
 
-// A campaign's runs get its own options, less those that are the
-// campaign's: its directory, the kernel selection, --concurrent, --json.
+// A campaign's runs get its own options, less those that run does not have
+// (--concurrent, --from-profile, ...) and those each run gets its own of:
+// the directory, --json, the kernel selection.
 static std::vector<std::string> campaign_run_args(const std::vector<std::string>& args) {
   std::vector<std::string> options(args.begin() + std::min<std::size_t>(2, args.size()), args.end());
-  return tn::without_options(options, "campaign",
-                             {"from-profile", "capture-kernels", "together", "out", "kernels", "resume", "concurrent", "cover",
-                              "check-program", "json"});
+  return tn::forward_arguments(options, "campaign", "run", tn::group_output | tn::group_resume | tn::group_kernels);
 }
 
 static int profile_command() {
@@ -402,7 +434,7 @@ int main(int argc, char** argv) {
   InitLLVM init(argc, argv);
   // Every reader of the tuner's own arguments (--resume, a campaign's and a
   // retune's child runs) takes an option's value as the parser does.
-  tn::set_option_grammar(ciq::cli::takes_separate_value);
+  tn::set_option_grammar(option_facts);
   summaries_for_json_runs(argc, argv);
   // A run started by a campaign ends (cancelling its jobs, as on Ctrl-C)
   // when the campaign dies, even by SIGKILL: a resumed campaign must not

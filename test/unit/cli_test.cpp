@@ -9,7 +9,8 @@ namespace cl = llvm::cl;
 namespace {
 // A subcommand of this test binary with one option of each kind.
 cl::SubCommand test_cmd("ciq-unit-cli", "options of each kind");
-cl::opt<std::string> text("text", cl::sub(test_cmd), cl::desc("a value"));
+cl::OptionCategory group("Group of the test");
+cl::opt<std::string> text("text", cl::sub(test_cmd), cl::desc("a value"), cl::cat(group));
 cl::list<std::string> many("many", cl::sub(test_cmd), cl::desc("values"));
 cl::opt<int> number("number", cl::sub(test_cmd), cl::desc("a number"));
 cl::opt<bool> flag("flag", cl::sub(test_cmd), cl::desc("a flag"));
@@ -18,16 +19,23 @@ cl::opt<std::string> optional("optional", cl::sub(test_cmd), cl::ValueOptional, 
 cl::alias short_text("t", cl::aliasopt(text), cl::desc("alias of --text"));
 } // namespace
 
-// Which options take the next argument as their value is the parser's own
-// answer: ciq-tuner's forwarding of its arguments (tuner/rundir's
-// without_options) keeps no list of them.
-TEST(Cli, takes_separate_value_reads_the_registered_options) {
-  EXPECT_TRUE(ciq::cli::takes_separate_value("ciq-unit-cli", "text"));
-  EXPECT_TRUE(ciq::cli::takes_separate_value("ciq-unit-cli", "many"));
-  EXPECT_TRUE(ciq::cli::takes_separate_value("ciq-unit-cli", "number"));
-  EXPECT_TRUE(ciq::cli::takes_separate_value("ciq-unit-cli", "t"));
-  EXPECT_FALSE(ciq::cli::takes_separate_value("ciq-unit-cli", "flag"));
-  EXPECT_FALSE(ciq::cli::takes_separate_value("ciq-unit-cli", "optional"));
-  EXPECT_FALSE(ciq::cli::takes_separate_value("ciq-unit-cli", "nosuch"));
-  EXPECT_FALSE(ciq::cli::takes_separate_value("", "text"));  // not at the top level
+// Which options take the next argument as their value, and in which
+// groups an option is, are the parser's own answers: ciq-tuner's forwarding
+// of its arguments (tuner/rundir's forward_arguments) keeps no list of them.
+TEST(Cli, registered_option_reads_the_registry) {
+  auto takes_value = [](std::string_view sub, std::string_view name) {
+    auto option = ciq::cli::registered_option(sub, name);
+    return option && option->takes_separate_value;
+  };
+  EXPECT_TRUE(takes_value("ciq-unit-cli", "text"));
+  EXPECT_TRUE(takes_value("ciq-unit-cli", "many"));
+  EXPECT_TRUE(takes_value("ciq-unit-cli", "number"));
+  EXPECT_TRUE(takes_value("ciq-unit-cli", "t"));
+  EXPECT_FALSE(takes_value("ciq-unit-cli", "flag"));
+  EXPECT_FALSE(takes_value("ciq-unit-cli", "optional"));
+  EXPECT_FALSE(ciq::cli::registered_option("ciq-unit-cli", "nosuch"));
+  EXPECT_TRUE(ciq::cli::registered_option("ciq-unit-cli", "flag"));
+  EXPECT_FALSE(ciq::cli::registered_option("", "text"));  // not at the top level
+  EXPECT_EQ(ciq::cli::registered_option("ciq-unit-cli", "text")->categories, std::vector<std::string>{"Group of the test"});
+  EXPECT_EQ(ciq::cli::registered_option("ciq-unit-cli", "flag")->categories, std::vector<std::string>{"General options"});
 }

@@ -5,6 +5,7 @@
 #include "tuner/rundir/command_line.h"
 #include "utils/text.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -84,17 +85,41 @@ TEST(RecordedRuns, a_row_s_gain_is_the_first_its_entries_recorded) {
 
 
 // The options' grammar comes from the tool's parser (ciq-tuner: llvm::cl's
-// registry); here, a stand-in: these take a separate value, the rest not.
-TEST(RecordedRuns, without_options_drops_them_with_their_values) {
-  set_option_grammar([](std::string_view sub, std::string_view name) {
-    return sub == "run" && (name == "build" || name == "out" || name == "cache-dir" || name == "budget");
-  });
+// registry and the options' help categories); here, a stand-in: run has
+// these options, these take a separate value, these are in groups; the
+// campaign has one more (--cover) that run does not.
+static OptionFacts stand_in_facts(std::string_view sub, std::string_view name) {
+  static const std::vector<std::string_view> valued{"build", "out", "cache-dir", "budget", "kernels"};
+  static const std::vector<std::string_view> flags{"json", "no-ship", "separately"};
+  auto in = [&](const std::vector<std::string_view>& v) { return std::find(v.begin(), v.end(), name) != v.end(); };
+  OptionFacts f;
+  f.registered = in(valued) || in(flags) || (sub == "campaign" && name == "cover");
+  f.takes_value = in(valued) || name == "cover";
+  if (name == "out" || name == "json") f.groups = group_output;
+  if (name == "build") f.groups = group_program;
+  if (name == "kernels" || name == "separately") f.groups = group_kernels;
+  if (name == "no-ship") f.groups = group_shipping;
+  return f;
+}
+
+TEST(RecordedRuns, forward_arguments_drops_by_group_with_their_values) {
+  set_option_grammar(stand_in_facts);
   std::vector<std::string> saved{"run", "--build", "make --out x", "--out", "old", "--json", "--cache-dir=/c", "-out=o2",
                                  "--budget", "24", "--json=false", "--no-ship", "--build", "--out"};
   // A value that looks like an option (the last --build's "--out") is its value.
-  EXPECT_EQ(without_options(saved, "run", {"out", "cache-dir", "json"}),
-            (std::vector<std::string>{"run", "--build", "make --out x", "--budget", "24", "--no-ship", "--build", "--out"}));
-  EXPECT_EQ(without_options(saved, "run", {"build"}).size(), saved.size() - 4);
+  EXPECT_EQ(forward_arguments(saved, "run", "run", group_output),
+            (std::vector<std::string>{"run", "--build", "make --out x", "--cache-dir=/c", "--budget", "24", "--no-ship", "--build",
+                                      "--out"}));
+  EXPECT_EQ(forward_arguments(saved, "run", "run", group_program).size(), saved.size() - 4);
+  // What the forwarder sets replaces what was given, in any spelling.
+  EXPECT_EQ(forward_arguments({"--budget=3", "--cache-dir", "/a", "--json"}, "run", "run", group_none, {"--cache-dir", "/b"}),
+            (std::vector<std::string>{"--budget=3", "--json", "--cache-dir", "/b"}));
+  // The options that the receiving subcommand does not have stay behind,
+  // with no list of them anywhere: a campaign's --cover, for its runs.
+  EXPECT_EQ(forward_arguments({"--cover", "80%", "--budget", "8", "--kernels", "k*", "--no-ship"}, "campaign", "run", group_kernels),
+            (std::vector<std::string>{"--budget", "8", "--no-ship"}));
+  // One that neither has (from another version) goes on, to be refused there.
+  EXPECT_EQ(forward_arguments({"--bogus", "--budget", "8"}, "run", "run", group_none), (std::vector<std::string>{"--bogus", "--budget", "8"}));
   auto parsed = parse_arguments({"run", "--budget", "3", "--json", "x"}, "run");
   ASSERT_EQ(parsed.size(), 4u);
   EXPECT_EQ(parsed[1].name, "budget");
@@ -110,9 +135,11 @@ TEST(RecordedRuns, without_options_drops_them_with_their_values) {
   for (const char* off : {"--separately=false", "--separately=False", "--separately=FALSE", "--separately=0"})
     EXPECT_FALSE(parse_arguments({off}, "run").front().flag_on()) << off;
   // After "--", a program's own words: none is an option, none is dropped.
-  EXPECT_EQ(without_options({"--out", "d", "--", "./app", "--out", "x"}, "run", {"out"}),
+  EXPECT_EQ(forward_arguments({"--out", "d", "--", "./app", "--out", "x"}, "run", "run", group_output),
             (std::vector<std::string>{"--", "./app", "--out", "x"}));
   set_option_grammar(nullptr);
+  // Without a grammar nothing is known of the options: only `set` replaces.
+  EXPECT_EQ(forward_arguments({"--out", "--json"}, "run", "run", group_output, {"--json"}), (std::vector<std::string>{"--out", "--json"}));
 }
 
 TEST(RecordedRuns, shown_argv_quotes_for_any_posix_sh) {

@@ -38,8 +38,7 @@ RunOptions tuner_run(const CampaignOptions& c, const std::string& dir, std::vect
 // The campaign's run options less those a replay replaces: the program's
 // build and benchmark, and what is read from them.
 std::vector<std::string> replay_run_args(const std::vector<std::string>& run_args) {
-  return without_options(run_args, "campaign",
-                         {"build", "bench", "check", "bench-server", "metric", "objective", "direction", "prefer", "shell"});
+  return forward_arguments(run_args, "run", "run", group_program);
 }
 
 // What a confirmation in the program adds to the campaign's run options:

@@ -111,11 +111,9 @@ Result<std::vector<RecordedRun>> selected_runs(RetuneOptions& o) {
 // place (a campaign then does not tune it again).
 std::vector<std::string> rerun_arguments(const RetuneOptions& o, const RecordedRun& run, const SavedRun& saved,
                                          const std::string& new_dir) {
-  std::vector<std::string> args = without_options(
-      saved.arguments, "run", {"out", "cache-dir", "resume", "publish", "replaces-run", "discovery-from", "json", "no-ship"});
-  args.insert(args.end(), {"--out", new_dir, "--json", "--cache-dir", o.cache_dir});
-  if (o.drop_losers) args.insert(args.end(), {"--replaces-run", run.command_line});
-  return args;
+  std::vector<std::string> set{"--out", new_dir, "--json", "--cache-dir", o.cache_dir};
+  if (o.drop_losers) set.insert(set.end(), {"--replaces-run", run.command_line});
+  return forward_arguments(saved.arguments, "run", "run", group_output | group_resume | group_earlier_run | group_shipping, set);
 }
 
 // --dry-run: what would run for `run` (`args` in its working directory),

@@ -165,18 +165,15 @@ struct Measurer {
   // kernels tuned together), each kernel's entry alone, judged by its own
   // time as that run judged it.
   Result<void> measure_run(std::size_t i, const RecordedRun& run, const SavedRun& saved, const std::set<std::string>& elsewhere) {
-    std::vector<std::string> args = without_options(
-        saved.arguments, "run",
-        {"out", "resume", "seed-controls", "seed-hint", "verify-controls", "publish", "discovery-from", "json", "no-ship"});
-    if (o.runs > 0) {
-      args = without_options(args, "run", {"verify-runs"});
-      args.insert(args.end(), {"--verify-runs", std::to_string(o.runs)});
-    }
+    std::vector<std::string> runs;
+    if (o.runs > 0) runs = {"--verify-runs", std::to_string(o.runs)};
+    std::vector<std::string> args = forward_arguments(
+        saved.arguments, "run", "run", group_output | group_resume | group_earlier_run | group_shipping | group_seeds, runs);
     bool separately = false;
     for (const auto& p : parse_arguments(saved.arguments, "run"))
       if (p.name == "separately") separately = p.flag_on();
     if (!separately) return measure(i, run, saved, run, run_controls(of_this_toolkit(run, elsewhere)), args);
-    std::vector<std::string> one = without_options(args, "run", {"kernels", "separately"});
+    std::vector<std::string> one = forward_arguments(args, "run", "run", group_kernels);
     for (const auto& e : run.selected) {
       if (e.record.kind != cache::RecordKind::kernel || e.record.controls.empty()) continue;
       RecordedRun part = run;

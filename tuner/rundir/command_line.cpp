@@ -64,20 +64,31 @@ std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& argu
     name = name.substr(0, equals);
     // Without a grammar (a program that never set one) an option is taken
     // to stand alone: its value, if any, is then kept as an operand.
-    bool valued = equals == std::string::npos && grammar() && grammar()(subcommand, name) && i + 1 < arguments.size();
+    bool valued = equals == std::string::npos && grammar() && grammar()(subcommand, name).takes_value && i + 1 < arguments.size();
     out.push_back(ParsedArgument{name, i, valued ? 2u : 1u, valued ? arguments[i + 1] : joined});
     if (valued) ++i;
   }
   return out;
 }
 
-std::vector<std::string> without_options(const std::vector<std::string>& arguments, std::string_view subcommand,
-                                         const std::vector<std::string_view>& names) {
+std::vector<std::string> forward_arguments(const std::vector<std::string>& arguments, std::string_view from, std::string_view to,
+                                           unsigned drop, const std::vector<std::string>& set) {
+  std::vector<std::string> replaced;
+  for (const auto& p : parse_arguments(set, to))
+    if (!p.name.empty()) replaced.push_back(p.name);
   std::vector<std::string> out;
-  for (const auto& p : parse_arguments(arguments, subcommand)) {
-    if (!p.name.empty() && std::find(names.begin(), names.end(), p.name) != names.end()) continue;
+  for (const auto& p : parse_arguments(arguments, from)) {
+    if (!p.name.empty()) {
+      OptionFacts facts = grammar() ? grammar()(to, p.name) : OptionFacts{true, false, group_none};
+      // One that neither has (a saved command line's, from another version)
+      // goes on, for the receiving run to refuse with the reason.
+      bool only_from = !facts.registered && grammar() && grammar()(from, p.name).registered;
+      if (only_from || (facts.groups & drop) != 0) continue;
+      if (std::find(replaced.begin(), replaced.end(), p.name) != replaced.end()) continue;
+    }
     for (std::size_t k = 0; k < p.count; ++k) out.push_back(arguments[p.first + k]);
   }
+  out.insert(out.end(), set.begin(), set.end());
   return out;
 }
 

@@ -18,13 +18,35 @@ namespace ciq::tuner {
 /// password from CIQ_PUBLISH, or from --publish given again.
 std::vector<std::string> without_publish_password(const std::vector<std::string>& args);
 
-/// Whether option `name` (without dashes) of `ciq-tuner SUBCOMMAND` takes
-/// its value as the next argument when it is not joined by '='. The tool
-/// sets it once, from its parser's own registry (ciq-tuner: llvm::cl's, by
-/// cli::takes_separate_value), so every place that reads or filters the
-/// tuner's arguments reads them as the parser does and none keeps a list of
-/// the options that take values: a new option needs no entry anywhere.
-using OptionGrammar = std::function<bool(std::string_view subcommand, std::string_view name)>;
+/// Why an option of `run` is left out when the tuner passes its own
+/// arguments on to another run (a campaign's runs, a replay, a retune, a
+/// reverify). Each option that a forwarded run must not inherit as given is
+/// in one group, by its help category (tuner_main.cpp, k_group_names), so
+/// that a new option is placed where it is declared and every forwarder
+/// follows; an option in no group is passed on.
+enum OptionGroup : unsigned {
+  group_none = 0,
+  group_output = 1u << 0,      // --out, --json: where a run writes and how it answers
+  group_resume = 1u << 1,      // --resume
+  group_earlier_run = 1u << 2, // --discovery-from, --replaces-run: what it takes from another run
+  group_shipping = 1u << 3,    // --publish, --no-ship
+  group_seeds = 1u << 4,       // --seed-controls, --seed-hint, --verify-controls
+  group_program = 1u << 5,     // --build, --bench, --check, --bench-server, --metric, --objective, --direction, --prefer, --shell
+  group_kernels = 1u << 6,     // --kernels, --separately
+};
+
+/// What the tool's parser says of option `name` (without dashes) of
+/// `ciq-tuner SUBCOMMAND`. The tool sets it once, from its parser's own
+/// registry (ciq-tuner: llvm::cl's, by cli::registered_option), so every
+/// place that reads or forwards the tuner's arguments reads them as the
+/// parser does and none keeps a list of options: which take a value, which
+/// exist in a subcommand, and their groups are declared with the options.
+struct OptionFacts {
+  bool registered = false;   // an option of that subcommand
+  bool takes_value = false;  // its value is the next argument when not joined by '='
+  unsigned groups = group_none;
+};
+using OptionGrammar = std::function<OptionFacts(std::string_view subcommand, std::string_view name)>;
 void set_option_grammar(OptionGrammar grammar);
 
 /// One argument list read as the parser reads it: each option's name
@@ -44,12 +66,18 @@ struct ParsedArgument {
 };
 std::vector<ParsedArgument> parse_arguments(const std::vector<std::string>& arguments, std::string_view subcommand);
 
-/// `arguments` (of `ciq-tuner SUBCOMMAND`) without the options in `names`,
-/// each with its value (joined by '=', or the next argument for an option
-/// that takes one); the rest as they were, values included, even a value
-/// that looks like an option (`--build --out`).
-std::vector<std::string> without_options(const std::vector<std::string>& arguments, std::string_view subcommand,
-                                         const std::vector<std::string_view>& names);
+/// The one filter for passing the tuner's arguments on: `arguments` (of
+/// `ciq-tuner FROM`) as a `ciq-tuner TO` gets them. Left out, each with its
+/// value (joined by '=', or the next argument for an option that takes
+/// one): the options of FROM that TO does not have (a campaign's own, for
+/// its runs; one that neither has goes on, to be refused there), those in
+/// any of the `drop` groups (OptionGroup), and those that
+/// `set` gives again; then `set` is appended. The rest stays as it was,
+/// values included, even a value that looks like an option (`--build
+/// --out`), and every word after "--". Without a grammar every option is
+/// taken to be TO's and in no group, so only `set` replaces.
+std::vector<std::string> forward_arguments(const std::vector<std::string>& arguments, std::string_view from, std::string_view to,
+                                           unsigned drop, const std::vector<std::string>& set = {});
 
 /// Writes <dir>/command-line for --resume: the arguments as given, but
 /// without_publish_password(), and readable by its owner only (0600),

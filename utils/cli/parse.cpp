@@ -50,13 +50,17 @@ std::optional<std::string> parse_command_line(int argc, const char* const* argv,
   return said;
 }
 
-bool takes_separate_value(std::string_view subcommand, std::string_view name) {
+std::optional<RegisteredOption> registered_option(std::string_view subcommand, std::string_view name) {
   llvm::cl::SubCommand* in = &*llvm::cl::TopLevelSubCommand;
   for (llvm::cl::SubCommand* sub : llvm::cl::getRegisteredSubcommands())
     if (!subcommand.empty() && sub->getName() == llvm::StringRef(subcommand.data(), subcommand.size())) in = sub;
   const auto& options = llvm::cl::getRegisteredOptions(*in);
   auto it = options.find(llvm::StringRef(name.data(), name.size()));
-  return it != options.end() && it->second->getValueExpectedFlag() == llvm::cl::ValueRequired;
+  if (it == options.end()) return std::nullopt;
+  RegisteredOption option;
+  option.takes_separate_value = it->second->getValueExpectedFlag() == llvm::cl::ValueRequired;
+  for (const llvm::cl::OptionCategory* category : it->second->Categories) option.categories.push_back(category->getName().str());
+  return option;
 }
 
 std::string report_parse_errors(const std::string& tool, const std::string& text) {

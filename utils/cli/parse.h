@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ciq::cli {
 
@@ -18,12 +19,18 @@ namespace ciq::cli {
 /// printed by `<tool> --help` only.
 std::optional<std::string> parse_command_line(int argc, const char* const* argv, const char* overview);
 
-/// Whether option `name` (without dashes) of the registered subcommand
-/// `subcommand` ("" or an unknown name: the top level) takes its value as
-/// the next argument when not joined by '=' (llvm::cl::ValueRequired; a
-/// flag or an option whose value is optional never does); false for an
-/// option that is not registered there.
-bool takes_separate_value(std::string_view subcommand, std::string_view name);
+/// What llvm::cl's registry says of option `name` (without dashes) of the
+/// registered subcommand `subcommand` ("" or an unknown name: the top
+/// level); std::nullopt when no such option is registered there.
+struct RegisteredOption {
+  /// Takes its value as the next argument when not joined by '='
+  /// (llvm::cl::ValueRequired; a flag or an option whose value is optional
+  /// never does).
+  bool takes_separate_value = false;
+  /// The names of its categories (cl::cat), as its --help groups it.
+  std::vector<std::string> categories;
+};
+std::optional<RegisteredOption> registered_option(std::string_view subcommand, std::string_view name);
 
 /// Writes LLVM's words in ciq's form: the first line as "<tool>: error:",
 /// the rest (LLVM's suggestions, its "Try: '<tool> --help'") as
