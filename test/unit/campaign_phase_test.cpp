@@ -124,3 +124,22 @@ TEST_F(CampaignPhase, a_resumed_campaign_starts_where_its_directories_say) {
   EXPECT_EQ(confirmed.phase, KernelPhase::done);
   EXPECT_TRUE(confirmed.shipped);
 }
+
+// The moves the campaign may make are the table in campaign_table.h: a
+// finished kernel stays finished unless the directive fallback reopens a
+// done confirmation, and nothing comes back from failed.
+TEST(CampaignMoves, only_the_listed_moves_are_allowed) {
+  using P = KernelPhase;
+  const P all[] = {P::tune, P::replay, P::confirm, P::confirm_directives, P::confirm_jointly, P::done, P::failed};
+  int allowed = 0;
+  for (P from : all)
+    for (P to : all) allowed += allowed_move(from, to);
+  EXPECT_EQ(allowed, 14);
+  EXPECT_TRUE(allowed_move(P::replay, P::tune));
+  EXPECT_TRUE(allowed_move(P::done, P::confirm_directives));
+  EXPECT_FALSE(allowed_move(P::replay, P::failed)); // a replay that fails hands the kernel to program runs
+  EXPECT_FALSE(allowed_move(P::tune, P::confirm));
+  EXPECT_FALSE(allowed_move(P::done, P::tune));
+  for (P to : all) EXPECT_FALSE(allowed_move(P::failed, to)) << phase_name(to);
+  EXPECT_STREQ(phase_name(P::confirm_jointly), "confirm_jointly");
+}

@@ -35,7 +35,7 @@ bool directive_fallback(const CampaignOptions& c, KernelResult& r) {
   r.replay_controls = candidate->controls;
   r.replay_change = candidate->change;
   r.run_dir += ".directives";
-  r.phase = confirms_jointly(c) ? KernelPhase::confirm_jointly : KernelPhase::confirm_directives;
+  move_to(r, confirms_jointly(c) ? KernelPhase::confirm_jointly : KernelPhase::confirm_directives);
   r.to_confirm = candidate->controls_file;
   return true;
 }
@@ -63,7 +63,7 @@ void record_outcome(KernelResult& r, const Result<RunResult>& ran, std::size_t i
                  printable(r.verdict).c_str(), change_text(r).c_str(), r.seconds, r.shipped ? ", shipped" : "");
     return;
   }
-  r.phase = KernelPhase::failed;
+  move_to(r, KernelPhase::failed);
   r.error = failure_reason(summary, ran);
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: could not tune: %s (log: %s.log)\n", i + 1, n, printable(r.kernel).c_str(),
                printable(r.error).c_str(), printable(r.run_dir).c_str());
@@ -79,7 +79,7 @@ void take_replay(KernelResult& r, const Result<RunResult>& ran, std::size_t i, s
   if (!ran || !ran->succeeded() || !said || !said->results) {
     r.replay_note = "replay could not tune it (" + failure_reason(said, ran) + "): tuned by program runs";
     r.replay_dir.clear();
-    r.phase = KernelPhase::tune;
+    move_to(r, KernelPhase::tune);
     std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: %s\n", i + 1, n, kernel.c_str(), printable(r.replay_note).c_str());
     return;
   }
@@ -92,7 +92,7 @@ void take_replay(KernelResult& r, const Result<RunResult>& ran, std::size_t i, s
                  r.seconds);
     return;
   }
-  r.phase = KernelPhase::confirm;
+  move_to(r, KernelPhase::confirm);
   r.to_confirm = best_controls_path(r.replay_dir);
   std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: replay found %s (%s, %.0f s); confirming in the program\n", i + 1, n,
                kernel.c_str(), printable(r.replay_controls).c_str(), percent_text(r.replay_change, "%+.1f %%").c_str(),
@@ -118,7 +118,7 @@ void advance(const CampaignOptions& c, KernelResult& r, const Result<RunResult>&
     r.replay_seconds = seconds_since(started);
     take_replay(r, ran, i, n);
     if (r.phase == KernelPhase::confirm && confirms_jointly(c) && !sets_module_wide(r.to_confirm)) {
-      r.phase = KernelPhase::confirm_jointly;
+      move_to(r, KernelPhase::confirm_jointly);
       std::fprintf(stderr, "ciq-tuner: [%zu/%zu] %s: its winner sets per-kernel directives only: confirmed once every replay is "
                            "done, with any other such winner in the same program runs\n", i + 1, n, kernel.c_str());
     }
@@ -142,7 +142,7 @@ void advance(const CampaignOptions& c, KernelResult& r, const Result<RunResult>&
 }
 
 void start_phase(const CampaignOptions& c, KernelResult& r) {
-  r.phase = r.replay_dir.empty() ? KernelPhase::tune : KernelPhase::replay;
+  start_in(r, r.replay_dir.empty() ? KernelPhase::tune : KernelPhase::replay);
   take_results(r, summary_of(r));
   if (directive_fallback(c, r) && take_results(r, summary_of(r))) r.to_confirm.clear();
   if (finished(r.phase) || r.replay_dir.empty()) return;
@@ -175,10 +175,10 @@ std::optional<RunOptions> phase_run(const CampaignOptions& c, const std::vector<
   return confirm_run(c, r, r.to_confirm, reusable_discovery(c, results), gpus);
 }
 
-void tune_together(KernelResult& r) { r.phase = KernelPhase::tune; }
+void tune_together(KernelResult& r) { start_in(r, KernelPhase::tune); }
 
 void fail_joint(KernelResult& r, const std::string& why) {
-  r.phase = KernelPhase::failed;
+  move_to(r, KernelPhase::failed);
   r.to_confirm.clear();
   r.error = why;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 
 namespace ciq::tuner {
@@ -110,6 +111,47 @@ double relative_change(const SummaryResults& s) {
   return (s.best - s.baseline) / s.baseline;
 }
 
+bool allowed_move(KernelPhase from, KernelPhase to) {
+  using P = KernelPhase;
+  switch (from) {
+  case P::tune: return to == P::done || to == P::failed;
+  case P::replay: return to == P::done || to == P::confirm || to == P::tune;
+  case P::confirm: return to == P::done || to == P::failed || to == P::confirm_jointly;
+  case P::confirm_directives:
+  case P::confirm_jointly: return to == P::done || to == P::failed;
+  case P::done: return to == P::confirm_directives || to == P::confirm_jointly;
+  case P::failed: return false;
+  }
+  return false;
+}
+
+const char* phase_name(KernelPhase p) {
+  switch (p) {
+  case KernelPhase::tune: return "tune";
+  case KernelPhase::replay: return "replay";
+  case KernelPhase::confirm: return "confirm";
+  case KernelPhase::confirm_directives: return "confirm_directives";
+  case KernelPhase::confirm_jointly: return "confirm_jointly";
+  case KernelPhase::done: return "done";
+  case KernelPhase::failed: return "failed";
+  }
+  return "?";
+}
+
+void move_to(KernelResult& r, KernelPhase to) {
+  if (!allowed_move(r.phase, to)) {
+    std::fprintf(stderr, "ciq-tuner: internal error: %s: a campaign phase moved %s -> %s\n", printable(r.kernel).c_str(),
+                 phase_name(r.phase), phase_name(to));
+    assert(!"a campaign phase moved along no allowed move");
+  }
+  r.phase = to;
+}
+
+void start_in(KernelResult& r, KernelPhase p) {
+  assert(p == KernelPhase::tune || p == KernelPhase::replay);
+  r.phase = p;
+}
+
 bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
   if (!summary || !summary->results) return false;
   const SummaryResults& s = *summary->results;
@@ -121,7 +163,7 @@ bool take_results(KernelResult& r, const std::optional<RunSummary>& summary) {
   for (const auto& k : s.kernels)
     if (k.kernel == r.kernel) own = &k;
   if (!s.kernels.empty() && !own) return false;
-  r.phase = KernelPhase::done;
+  if (r.phase != KernelPhase::done) move_to(r, KernelPhase::done);
   r.verdict = own ? own->verdict : s.verdict;
   r.controls = own ? own->controls : s.controls;
   r.objective = s.objective;

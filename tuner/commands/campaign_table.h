@@ -16,16 +16,21 @@
 
 namespace ciq::tuner {
 
-/// Where a kernel stands in its campaign. It moves on only by the
-/// campaign's one transition function (advance(), campaign.cpp), from
-/// tune or replay (where a resumed campaign starts it: start_phase()) to
-/// done or failed:
+/// Where a kernel stands in its campaign. A kernel starts in tune or
+/// replay (start_phase(): where a resumed campaign's directories say;
+/// tune_together(): a group's one run starts each again) and then moves
+/// only by move_to(), along these moves (allowed_move()), to done or
+/// failed:
 ///   tune               -> done | failed
-///   replay             -> done (the default won) | confirm | confirm_jointly
-///                         | tune (the replay could not serve)
-///   confirm            -> done | failed | confirm_directives | confirm_jointly
+///   replay             -> done (the default won) | confirm | tune (the
+///                         replay could not serve)
+///   confirm            -> done | failed | confirm_jointly (its winner sets
+///                         per-kernel directives only, with --together)
 ///   confirm_directives -> done | failed
 ///   confirm_jointly    -> done | failed (after every other kernel's phases)
+///   done               -> confirm_directives | confirm_jointly (a confirmed
+///                         replay winner the program did not take: the
+///                         replay's fastest directive-only candidate)
 enum class KernelPhase {
   tune,               // by program runs: each candidate a build and a run of the program
   replay,             // by replay of its captured launches, nothing shipped
@@ -37,6 +42,12 @@ enum class KernelPhase {
   done,               // finished: its summary.json holds results
   failed,             // could not tune; `error` says why
 };
+
+/// Whether `from -> to` is one of the moves listed above.
+bool allowed_move(KernelPhase from, KernelPhase to);
+
+/// The phase's name as the moves above write it ("confirm_jointly").
+const char* phase_name(KernelPhase p);
 
 /// Whether the kernel's campaign is over (done or failed).
 inline bool finished(KernelPhase p) { return p == KernelPhase::done || p == KernelPhase::failed; }
@@ -90,6 +101,16 @@ void print_table(const std::vector<KernelResult>& results);
 
 /// (best - baseline) / baseline of a finished run's preferred objective.
 double relative_change(const SummaryResults& s);
+
+/// `r`'s one way to its next phase, `to`: a move that allowed_move() does
+/// not list is a bug of the campaign's; it stops a debug build (assert)
+/// and is said on stderr as an internal error otherwise, and `r` then
+/// moves anyway: a campaign does not lose the kernels it tuned for it.
+void move_to(KernelResult& r, KernelPhase to);
+
+/// `r` starts (again) in `p`, tune or replay, whatever it was before: a
+/// resumed campaign's kernel, or each kernel of a group tuned together.
+void start_in(KernelResult& r, KernelPhase p);
 
 /// A finished run's results (its summary.json) into `r`, which is then
 /// done (for advance() and start_phase(), which own the phases); false
