@@ -41,6 +41,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 from . import protocol
 from .candidate import typed_value
+from .controls import ControlSetError, parse_control_set
 from .server import BenchServer, SocketListener
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -311,10 +312,31 @@ def tune(objective: Callable[..., object], space: str = "none", params: Optional
             tail += "\nthe objective's last traceback:\n" + log.text.strip()
         raise TuneError(f"ciq-tuner: {summary.get('reason', 'failed')}" + (f"\n{tail.strip()}" if tail.strip() else ""))
     run_dir = summary["run_dir"]
-    best_controls = ""
+    return TuneResult(run_dir, summary, read_rows(run_dir), read_best_controls(run_dir), run.returncode)
+
+
+# best.controls is a few hundred bytes; a file far larger is not one.
+_BEST_CONTROLS_LIMIT = 1 << 20
+
+
+def read_best_controls(run_dir: str) -> str:
+    """The text of `run_dir`/best.controls, checked as ciq-ptxas reads a
+    control set (ciq.controls.parse_control_set: its `format` line, names,
+    values); "" when the run wrote none (nothing beat the default, or it
+    tuned parameters only). TuneError for a file that is not one: another
+    format (a newer ciq's), or over 1 MiB."""
+    path = os.path.join(run_dir, "best.controls")
     try:
-        with open(os.path.join(run_dir, "best.controls"), encoding="utf-8") as f:
-            best_controls = f.read()
-    except OSError:
-        pass
-    return TuneResult(run_dir, summary, read_rows(run_dir), best_controls, run.returncode)
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            text = f.read(_BEST_CONTROLS_LIMIT + 1)
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        raise TuneError(f"cannot read {path}: {e.strerror or e}") from None
+    if len(text) > _BEST_CONTROLS_LIMIT:
+        raise TuneError(f"{path}: over {_BEST_CONTROLS_LIMIT} bytes: not a control set")
+    try:
+        parse_control_set(text, path)
+    except ControlSetError as e:
+        raise TuneError(str(e)) from None
+    return text
