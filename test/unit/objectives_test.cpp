@@ -204,12 +204,13 @@ TEST(Objectives, kernel_time_scores_extra_launches_at_the_default_s_count) {
   ASSERT_TRUE(objective);
   auto reference = launch_counts(*objective, trace_with(56, 397000));
   EXPECT_EQ(reference, (LaunchCounts{{"_Z4stepPf", 56}})); // only the timed kernels
-  std::vector<std::string> scaled;
+  std::vector<ScaledKernel> scaled;
   auto tuned = kernel_time_ms(*objective, trace_with(207, 355000), &reference, &scaled);
   ASSERT_TRUE(tuned);
   EXPECT_NEAR(*tuned, 56 * 0.355, 1e-9);
   ASSERT_EQ(scaled.size(), 1u);
-  EXPECT_EQ(scaled[0], "_Z4stepPf ran 207 times, 56 in the default's first run");
+  EXPECT_EQ(scaled[0].kernel, "_Z4stepPf");
+  EXPECT_EQ(scaled[0].text(), "_Z4stepPf ran 207 times, 56 in the default's first run");
   // Without the reference, or with as many launches: the run's total.
   EXPECT_NEAR(*kernel_time_ms(*objective, trace_with(207, 355000)), 207 * 0.355, 1e-9);
   scaled.clear();

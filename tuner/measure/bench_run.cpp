@@ -78,14 +78,14 @@ LaunchReference& launch_reference() {
 }
 
 // "KERNEL ran N times, M in the default's first run", said once per kernel.
-void say_scaled_once(const std::string& why) {
+void say_scaled_once(const ScaledKernel& scaled) {
   static std::mutex mutex;
   static std::set<std::string> said;
   std::lock_guard lock(mutex);
-  if (!said.insert(why.substr(0, why.find(' '))).second) return;
+  if (!said.insert(scaled.kernel).second) return;
   std::fprintf(stderr, "ciq-tuner: note: %s: scored as that many launches at this run's median (an autotuner in the "
                        "program times some kernels while it compiles them, as often as their code asks)\n",
-               printable(why).c_str());
+               printable(scaled.text()).c_str());
 }
 
 } // namespace
@@ -113,7 +113,7 @@ Result<std::vector<double>> benchmark_values(const std::vector<Objective>& objec
       values.push_back(*v);
     } else if (o.kind == ObjectiveKind::kernel_time) {
       if (!kernels) return make_error("kernel-time", "no kernel trace of this run (log: " + log + ")");
-      std::vector<std::string> scaled;
+      std::vector<ScaledKernel> scaled;
       auto v = kernel_time_ms(o, *kernels, reference, &scaled);
       for (const auto& why : scaled) say_scaled_once(why);
       if (!v) return make_error(v.error().code, v.error().message + " (kernel trace: " + kernels_dir + "; log: " + log + ")");

@@ -71,8 +71,12 @@ double time_at_launches(const formats::KernelSummary& k, std::uint64_t launches)
 
 } // namespace
 
+std::string ScaledKernel::text() const {
+  return kernel + " ran " + std::to_string(launches) + " times, " + std::to_string(reference) + " in the default's first run";
+}
+
 Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace, const LaunchCounts* reference,
-                              std::vector<std::string>* scaled) {
+                              std::vector<ScaledKernel>* scaled) {
   if (!trace.timed()) return make_error(ciq::errc::no_timing, "no kernel timing: " + trace.no_timing_reason());
   const std::string& glob = objective.pattern;
   double ns = 0;  // kernels' saturated totals added without wrapping
@@ -90,9 +94,7 @@ Result<double> kernel_time_ms(const Objective& objective, const formats::KernelT
       continue;
     }
     ns += time_at_launches(k, ref->second);
-    if (scaled)
-      scaled->push_back(k.kernel + " ran " + std::to_string(k.stats.launches) + " times, " + std::to_string(ref->second) +
-                        " in the default's first run");
+    if (scaled) scaled->push_back(ScaledKernel{k.kernel, k.stats.launches, ref->second});
   }
   if (!matched)
     return make_error(ciq::errc::no_timing, "no kernel matching '" + glob + "' ran" + (ran.empty() ? "" : " (kernels that ran: " + ran + ")"));

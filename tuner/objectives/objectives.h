@@ -74,8 +74,14 @@ LaunchCounts launch_counts(const Objective& objective, const formats::KernelTrac
 /// then names each such kernel with both counts. Fails ("no-timing") when
 /// the run has no timing, or when no kernel matching GLOB ran (the kernels
 /// that did are named).
+struct ScaledKernel {
+  std::string kernel;                       // mangled
+  std::uint64_t launches = 0, reference = 0;  // in this run; in the default's first
+  /// "KERNEL ran N times, M in the default's first run".
+  std::string text() const;
+};
 Result<double> kernel_time_ms(const Objective& objective, const formats::KernelTrace& trace,
-                              const LaunchCounts* reference = nullptr, std::vector<std::string>* scaled = nullptr);
+                              const LaunchCounts* reference = nullptr, std::vector<ScaledKernel>* scaled = nullptr);
 
 /// Whether the kernel-time `objective` times `kernel`: its glob ("" = all)
 /// matches the mangled or the demangled name.
