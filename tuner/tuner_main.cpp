@@ -21,6 +21,7 @@
 #include "tuner/rundir/command_line.h"
 #include "tuner/report/report.h"
 #include "tuner/search/synthetic.h"
+#include "tuner/tuner_overview.h"
 #include "utils/cli/parse.h"
 #include "utils/config.h"
 #include "utils/files.h"
@@ -170,56 +171,6 @@ static cl::opt<std::string> again_cache_dir("cache-dir", cl::desc("The cache who
 static cl::opt<bool> again_json("json", cl::desc("Print one JSON object instead of the table"), AGAIN);
 static cl::opt<int> again_runs("runs", cl::desc("Interleaved runs per side, 2 or more (default: each run's own --verify-runs)"), cl::init(0), cl::cat(category), cl::sub(reverify_cmd));
 static cl::opt<std::string> verify_controls("verify-controls", cl::desc("Run: search nothing; verify this control set against the default as a run verifies its winner, ship nothing (what `ciq-tuner reverify` runs)"), cl::value_desc("file"), cl::cat(in_seeds), cl::sub(run_cmd));
-
-static const char* overview = R"(search compiler controls (and application parameters) for your kernels
-
-ciq-tuner runs your own commands for every candidate, with CIQ_CONTROLS and
-CIQ_TRACE set so that ciq-ptxas inside your build applies the candidate and
-reports what it compiled. It keeps only winners that beat the default with
-statistical significance, and writes them to the cache ciq-nvcc/ciq-ptxas
-read, with their provenance.
-
-Examples:
-  # GPU benchmark: build into the evaluation's scratch dir, time, check.
-  ciq-tuner run --build 'ciq-nvcc -O3 -arch=sm_90a stencil.cu -o {workdir}/stencil' \
-      --bench '{workdir}/stencil' --metric 'time_ms: ([0-9.]+)' \
-      --check '{workdir}/stencil --check' --budget 32
-
-  # A CMake project built in place (recompiled for every candidate).
-  ciq-tuner run --build 'cmake --build build --clean-first' \
-      --bench 'build/bench' --metric 'ms=([0-9.]+)' --kernels '*attention*'
-
-  # No GPU: minimise spilled bytes that ptxas reports.
-  ciq-tuner run --build 'ciq-nvcc -arch=sm_90a -cubin k.cu -o {workdir}/k.cubin' \
-      --objective ptxas:spill-stores --kernels '*heavy*'
-
-  # Parameters only: a general command-line optimiser.
-  ciq-tuner run --space none --param x=range:1:20:0.5 --param y=choice:1,2,3 \
-      --bench 'python3 f.py {param:x} {param:y}' --metric 'f=([-0-9.e]+)'
-
-  # Replay recorded ground truth (bench/data/*.csv): no build, no GPU.
-  ciq-tuner run --replay bench/data/stencil3d.csv --budget 32 --seed 7
-
-  # On a Slurm cluster (the run directory on a shared file system).
-  ciq-tuner run --executor slurm --slurm-partition gpu --jobs 16 --build ... --bench ...
-
-  # Every kernel of the build, one search each (one at a time: they share the tree).
-  ciq-tuner campaign --build 'cmake --build build --clean-first' --bench 'build/bench' \
-      --metric 'ms=([0-9.]+)' --out tuning/all
-
-  # After a CUDA upgrade: tune again the runs behind the stale entries
-  # (ciq-cache stale); after a driver update: do the shipped entries still win?
-  ciq-tuner retune --stale --dry-run
-  ciq-tuner retune --stale --drop-losers
-  ciq-tuner reverify --kernels '*gemm*'
-
-  ciq-tuner sample 5 --space ptxas-13
-  ciq-tuner run --resume ciq-tune-20261202-101500
-  ciq-tuner report ciq-tune-20261202-101500          # report.html and report/*.svg
-
-Placeholders in commands: {controls} {workdir} {gpu} {param:NAME}.
-Results: <run dir>/journal.jsonl, results.csv, best.controls, summary.json.
-)";
 
 static int fail(const std::string& message, int status = 1) {
   tn::fail(message);  // with `run --json`, its failed summary on stdout too
@@ -398,7 +349,7 @@ static std::optional<int> parse(int argc, char** argv, std::vector<std::string>&
   for (const auto& a : args) cargv.push_back(a.c_str());
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](raw_ostream& os) { os << "ciq-tuner (ciq) " CIQ_VERSION "\n"; });
-  if (auto parse_errors = ciq::cli::parse_command_line(int(cargv.size()), cargv.data(), overview)) {
+  if (auto parse_errors = ciq::cli::parse_command_line(int(cargv.size()), cargv.data(), tn::k_overview)) {
     tn::print_failure_summary(ciq::cli::report_parse_errors("ciq-tuner", *parse_errors));
     return 2;
   }
