@@ -122,6 +122,7 @@ static cl::opt<bool> separately("separately", cl::desc("Run: with several target
 static cl::opt<int> check_program("check-program", cl::desc("Campaign: at the end, when anything shipped, build and run the program fresh N times with the cache and N times without it (CIQ_DISABLE=1), interleaved, and compare its GPU time: what the shipped entries do together (default 0: not)"), cl::value_desc("N"), cl::init(0), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> together("together", cl::desc("Campaign, with --objective kernel-time: tune the kernels that go to program runs (not replayed) together, in one `run --separately`, when there are two or more; and confirm the replay winners that set per-kernel directives only together, in the same program runs once every replay is done, each kernel judged by its own time (default true; =false: one run, and one confirmation, per kernel)"), cl::init(true), cl::cat(category), cl::sub(campaign_cmd));
 static cl::opt<bool> memo("memo", cl::desc("Builds through ciq-nvcc rerun only the nvcc steps a candidate changes, reusing the rest from <run dir>/memo (default true; =false to rebuild everything)"), cl::init(true), RUN);
+static cl::opt<std::string> memo_dir("memo-dir", cl::desc("Run: keep the memo of --memo in DIR instead of <run dir>/memo (a campaign passes its own to its runs, which build the same program: one kernel's run reuses the steps another's ran)"), cl::value_desc("DIR"), cl::cat(in_earlier_run), cl::sub(run_cmd), cl::Hidden);
 static cl::opt<bool> allow_unsafe("allow-unsafe", cl::desc("Also search 'unsafe' knobs (they change program semantics)"), BOTH);
 static cl::opt<bool> prune("prune", cl::desc("After the search, drop each of the winner's knobs that earns nothing (default true; =false keeps the winner as found: a campaign's confirmation of a replay winner, which replay pruned already)"), cl::init(true), RUN);
 static cl::opt<bool> no_ship("no-ship", cl::desc("Do not write the result to the cache"), RUN_IN(in_shipping));
@@ -234,6 +235,7 @@ static tn::GivenOptions given_options(int argc, char** argv) {
   g.gpus = gpus, g.gpu_baselines = gpu_baselines;
   g.out = out, g.resume = resume, g.json = json;
   g.min_effect_percent = min_effect, g.verify_runs = verify_runs;
+  g.memo_dir = memo_dir;
   g.occupancy_probes = occupancy_probes, g.memo = memo, g.allow_unsafe = allow_unsafe, g.no_ship = no_ship, g.prune = prune;
   g.replaces_run = replaces_run;
   g.discovery_from = discovery_from;

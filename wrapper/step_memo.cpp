@@ -22,7 +22,7 @@
 namespace ciq::wrapper {
 namespace {
 
-constexpr std::string_view kFormat = "ciq-nvcc-step 1";
+constexpr std::string_view kFormat = "ciq-nvcc-step 2";
 constexpr std::string_view kTempMark = "@CIQ_TMP@";
 // The host object's own path (-o) is not part of what it contains: a
 // candidate building into its own directory still reuses it.
@@ -197,12 +197,21 @@ std::optional<std::string> StepRunner::key(const std::vector<std::string>& argv,
   h.add_field(kFormat);
   h.add_field(environment_);
   h.add_field(*identity);
-  // Behind ciq-cicc, the candidate's NVVM-stage knobs decide the output too.
-  if (base_name(argv[0]) == "ciq-cicc") h.add_field(nvvm_controls_);
+  // Behind ciq-cicc, the candidate's NVVM-stage knobs decide the output
+  // too, and argv[1] is the real cicc: identified as argv[0] is, by its
+  // fingerprint. Its content (76 MB in CUDA 13.0) was read and hashed at
+  // every step: 0.1 s of CPU a build, a fifth of a tuning build's CPU.
+  bool behind_wrapper = base_name(argv[0]) == "ciq-cicc" && argv.size() > 1;
+  std::optional<std::string> real_tool = behind_wrapper ? file_fingerprint(argv[1]) : std::nullopt;
+  if (behind_wrapper) {
+    if (!real_tool) return std::nullopt;
+    h.add_field(nvvm_controls_);
+    h.add_field(*real_tool);
+  }
   for (std::size_t i = 0; i < argv.size(); ++i)
     h.add_field(kind == Kind::host_compile && i > 0 && argv[i - 1] == "-o" ? std::string(kOutputMark) : normalised(argv[i]));
   for (const auto& path : named_paths(argv)) {
-    if (path == out || !stat_file(path)) continue;
+    if (path == out || (behind_wrapper && path == argv[1]) || !stat_file(path)) continue;
     auto content = read_file(path);
     if (!content) return std::nullopt;
     h.add_field(normalised(path));

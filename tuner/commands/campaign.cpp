@@ -302,6 +302,9 @@ int run_campaign(CampaignOptions c) {
   struct Unlock {
     ~Unlock() { release_run_directory(); }
   } unlock;
+  // The runs' shared memo (campaign_runs.h): what an interrupted build left
+  // in its scratch directories goes now, while no run builds.
+  remove_tree(join_path(o.out_dir, "memo/tmp"));
   auto kernels = campaign_kernels(c, o, join_path(o.out_dir, "kernels.txt"));
   if (!kernels) {
     // A campaign that found nothing to tune leaves no directory it made

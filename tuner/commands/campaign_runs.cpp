@@ -12,8 +12,8 @@ namespace ciq::tuner {
 namespace {
 
 // A `ciq-tuner run` of the campaign: a fresh one (`args`, then --out DIR
-// --json, and the slot's --gpus), or the resumption of what an
-// interrupted campaign left in DIR.
+// --json, the campaign's memo and the slot's --gpus), or the resumption of
+// what an interrupted campaign left in DIR.
 RunOptions tuner_run(const CampaignOptions& c, const std::string& dir, std::vector<std::string> args, const std::string& gpus) {
   RunOptions run;
   std::string self = self_executable();
@@ -23,6 +23,10 @@ RunOptions tuner_run(const CampaignOptions& c, const std::string& dir, std::vect
     run.argv = {self, "run"};
     run.argv.insert(run.argv.end(), args.begin(), args.end());
     run.argv.insert(run.argv.end(), {"--out", dir, "--json"});
+    // The runs build the same program: one memo of nvcc's steps serves
+    // them all (a kernel's default build reuses the cicc steps of the
+    // kernel tuned before it).
+    if (c.tune.setup.memo) run.argv.insert(run.argv.end(), {"--memo-dir", join_path(c.tune.out_dir, "memo")});
     if (!gpus.empty()) run.argv.insert(run.argv.end(), {"--gpus", gpus});
   }
   run.capture_stdout = run.stdin_null = true;

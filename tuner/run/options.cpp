@@ -130,6 +130,7 @@ Result<void> set_setup(const GivenOptions& given, TuneOptions& o) {
   int auto_jobs = separate_builds && given.replay.empty() ? std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8) : 1;
   s.jobs = given.jobs != 0 ? given.jobs : auto_jobs;
   s.memo = given.memo;
+  s.memo_dir = given.memo_dir;
   auto gpus = parse_gpu_list(given.gpus);
   if (!gpus) return gpus.error();
   s.gpus = std::move(*gpus);

@@ -54,7 +54,9 @@ Result<void> claim_run_directory(const TuneOptions& o) {
 Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
   // What an interrupted memoised build left in its scratch directories (no
   // build runs now: the lock is ours).
-  remove_tree(join_path(o.out_dir, "memo/tmp"));
+  // A memo shared with other runs (a campaign's) may hold their builds'
+  // now: its owner clears it.
+  if (o.setup.memo_dir.empty()) remove_tree(join_path(o.out_dir, "memo/tmp"));
   // Interrupted: stop the commands in flight too (they run in their own
   // process groups), and say how to continue. The journal already holds
   // every finished evaluation.

@@ -28,7 +28,7 @@ enum OptionGroup : unsigned {
   group_none = 0,
   group_output = 1u << 0,      // --out, --json: where a run writes and how it answers
   group_resume = 1u << 1,      // --resume
-  group_earlier_run = 1u << 2, // --discovery-from, --replaces-run: what it takes from another run
+  group_earlier_run = 1u << 2, // --discovery-from, --replaces-run, --memo-dir: what it takes from or shares with other runs
   group_shipping = 1u << 3,    // --publish, --no-ship
   group_seeds = 1u << 4,       // --seed-controls, --seed-hint, --verify-controls
   group_program = 1u << 5,     // --build, --bench, --check, --bench-server, --metric, --objective, --direction, --prefer, --shell
