@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """A throwaway one-node Slurm cluster for tests: munged, slurmctld and slurmd
 from Debian's packages, on loopback ports, all state in a temporary
-directory, one node `ciqnode` with 2 CPUs and one fake GPU (GRES gpu:1 on
-/dev/null: jobs can ask for --gres=gpu:1; nothing is a real GPU).
+directory, one node `ciqnode` with 4 CPUs and two fake GPUs (GRES gpu:2 on
+/dev/null and /dev/zero: jobs can ask for --gres=gpu:1; nothing is a real
+GPU). The node is declared larger than a 2-core CI machine
+(SlurmdParameters=config_overrides) so that a tuning run's two evaluations
+(--jobs 2: two builds, two benchmarks) run at once: with 2 CPUs and one GPU
+each queued job waited about 2 s for Slurm to start it, and slurm-executor
+took 30 s instead of 12 (slurm-campaign 32 s instead of 18).
 
   slurm_cluster.py check           exit 0 when a cluster starts here (one is
                                    started and stopped), else print why not
@@ -96,7 +101,8 @@ MpiDefault=none
 ReturnToService=2
 KillWait=2
 GresTypes=gpu
-NodeName=ciqnode NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 Gres=gpu:1 State=UNKNOWN
+SlurmdParameters=config_overrides
+NodeName=ciqnode NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -125,7 +131,7 @@ def start(link):
     with open(os.path.join(state, "slurm.conf"), "w") as f:
         f.write(config(state, socket.gethostname().split(".")[0]))
     with open(os.path.join(state, "gres.conf"), "w") as f:
-        f.write("NodeName=ciqnode Name=gpu File=/dev/null\n")
+        f.write("NodeName=ciqnode Name=gpu File=/dev/null\nNodeName=ciqnode Name=gpu File=/dev/zero\n")
     e = env(state)
     subprocess.run([program("munged"), "--force", f"--key-file={state}/munge.key", f"--socket={state}/munge.sock",
                     f"--pid-file={state}/munged.pid", f"--log-file={state}/munged.log", f"--seed-file={state}/munge.seed"],
