@@ -2,10 +2,13 @@
 // advance(), from what its run's summary says (never its stderr), and a
 // resumed campaign starts it where its directories say (start_phase()).
 #include "tuner/commands/campaign_phase.h"
+#include "tuner/commands/campaign_runs.h"
+#include "tuner/rundir/command_line.h"
 
 #include "tuner/rundir/summary.h"
 #include "utils/files.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 using namespace ciq;
@@ -142,4 +145,22 @@ TEST(CampaignMoves, only_the_listed_moves_are_allowed) {
   EXPECT_FALSE(allowed_move(P::done, P::tune));
   for (P to : all) EXPECT_FALSE(allowed_move(P::failed, to)) << phase_name(to);
   EXPECT_STREQ(phase_name(P::confirm_jointly), "confirm_jointly");
+}
+
+// A confirmation measures the default and the replay's winner only: the
+// campaign's own --seed-controls and --budget give way to its own (before,
+// the user's seed was the second candidate of a budget of 2).
+TEST_F(CampaignPhase, a_confirmation_replaces_the_campaigns_seeds_and_budget) {
+  set_option_grammar([](std::string_view, std::string_view name) {
+    return OptionFacts{true, name == "seed-controls" || name == "budget" || name == "bench" || name == "kernels", group_none};
+  });
+  c.run_args = {"--seed-controls", "mine.controls", "--budget", "8", "--bench", "b"};
+  RunOptions run = confirm_run(c, r, "winner.controls", "", "");
+  set_option_grammar(nullptr);
+  const auto& a = run.argv;
+  EXPECT_EQ(std::count(a.begin(), a.end(), "--seed-controls"), 1);
+  EXPECT_EQ(std::count(a.begin(), a.end(), "mine.controls"), 0);
+  EXPECT_EQ(std::count(a.begin(), a.end(), "winner.controls"), 1);
+  EXPECT_EQ(std::count(a.begin(), a.end(), "8"), 0);
+  EXPECT_EQ(std::count(a.begin(), a.end(), "--bench"), 1);
 }

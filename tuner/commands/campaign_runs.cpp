@@ -94,22 +94,23 @@ std::string reusable_discovery(const CampaignOptions& c, const std::vector<Kerne
   return "";
 }
 
+// A confirmation's options replace the campaign's own of the same names:
+// the user's --seed-controls too, which would otherwise be the second
+// candidate of a budget of 2, and the winner never measured.
 RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& controls, const std::string& discovery,
                        const std::string& gpus) {
-  std::vector<std::string> args = c.run_args;
-  args.insert(args.end(), {"--kernels", exact_glob(r.kernel)});
-  for (auto& a : confirmation_args(controls, discovery)) args.push_back(std::move(a));
-  return tuner_run(c, r.run_dir, std::move(args), gpus);
+  std::vector<std::string> set{"--kernels", exact_glob(r.kernel)};
+  for (auto& a : confirmation_args(controls, discovery)) set.push_back(std::move(a));
+  return tuner_run(c, r.run_dir, forward_arguments(c.run_args, "run", "run", group_none, set), gpus);
 }
 
 RunOptions joint_confirm_run(const CampaignOptions& c, const std::vector<std::string>& kernels, const std::string& controls,
                              const std::string& discovery, const std::string& dir, const std::string& gpus) {
   std::string glob;
   for (const auto& k : kernels) glob += (glob.empty() ? "{" : ",") + exact_glob(k);
-  std::vector<std::string> args = c.run_args;
-  args.insert(args.end(), {"--kernels", glob + "}", "--separately"});
-  for (auto& a : confirmation_args(controls, discovery)) args.push_back(std::move(a));
-  return tuner_run(c, dir, std::move(args), gpus);
+  std::vector<std::string> set{"--kernels", glob + "}", "--separately"};
+  for (auto& a : confirmation_args(controls, discovery)) set.push_back(std::move(a));
+  return tuner_run(c, dir, forward_arguments(c.run_args, "run", "run", group_none, set), gpus);
 }
 
 } // namespace ciq::tuner

@@ -42,7 +42,8 @@ std::string reusable_discovery(const CampaignOptions& c, const std::vector<Kerne
 /// the winner (budget 2, no probes, no pruning: the replay pruned it; one
 /// program run per evaluation; `discovery` rather than a traced build
 /// again), verified interleaved against the default as every run is, and
-/// shipped only if it wins there.
+/// shipped only if it wins there. These options replace the campaign's own
+/// of the same names (its --seed-controls, --budget, ...).
 RunOptions confirm_run(const CampaignOptions& c, const KernelResult& r, const std::string& controls, const std::string& discovery,
                        const std::string& gpus);
 

@@ -16,26 +16,6 @@
 
 namespace ciq::tuner {
 
-std::vector<std::string> without_publish_password(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  bool value_next = false; // the previous argument was --publish: this is its URL
-  bool operands = false;   // after "--": the program's own words, kept as they are
-  for (const auto& a : args) {
-    if (operands || (!value_next && a == "--")) {
-      operands = true;
-      out.push_back(a);
-      continue;
-    }
-    std::string name = a.substr(0, a.find('='));
-    bool named = name == "--publish" || name == "-publish";
-    if (value_next) out.push_back(redact_secrets(a));
-    else if (named && a.size() > name.size()) out.push_back(name + "=" + redact_secrets(a.substr(name.size() + 1)));
-    else out.push_back(a);
-    value_next = named && a == name;
-  }
-  return out;
-}
-
 namespace {
 
 OptionGrammar& grammar() {
@@ -89,6 +69,25 @@ std::vector<std::string> forward_arguments(const std::vector<std::string>& argum
     for (std::size_t k = 0; k < p.count; ++k) out.push_back(arguments[p.first + k]);
   }
   out.insert(out.end(), set.begin(), set.end());
+  return out;
+}
+
+std::vector<std::string> without_publish_password(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  // Read as the parser reads them: a --publish that is another option's
+  // value (`--build --publish`) is not one, and after "--" nothing is.
+  for (const auto& p : parse_arguments(args, "run")) {
+    const std::string& given = args[p.first];
+    if (p.name != "publish") {
+      for (std::size_t k = 0; k < p.count; ++k) out.push_back(args[p.first + k]);
+    } else if (p.count == 2) {
+      out.insert(out.end(), {given, redact_secrets(p.value)});
+    } else if (auto equals = given.find('='); equals != std::string::npos) {
+      out.push_back(given.substr(0, equals) + "=" + redact_secrets(p.value));
+    } else {
+      out.push_back(given);
+    }
+  }
   return out;
 }
 
