@@ -39,8 +39,38 @@ config.environment["CIQ_SPACES_DIR"] = os.path.join(config.ciq_share_dir, "space
 # thousands of times, as %python and as `#!/usr/bin/env python3` tools
 # (through python-bin/python3 first on PATH).
 import subprocess
-interpreter = subprocess.run([config.python, "-c", "import sys; print(sys.executable)"],
-                             capture_output=True, text=True).stdout.strip()
+
+
+def kept_probe(name, identity, probe):
+    """probe()'s answer (a one-line string), kept in
+    build/test/lit/probe-NAME.txt with `identity` (what would change it: the
+    user, the tools' files) and asked again only when that changed. lit
+    reads this file once per test (ctest runs each test by name), and the
+    probes cost 0.15 s a start: 35 s over the suite."""
+    identity = repr(identity)
+    kept = os.path.join(config.test_exec_root, "probe-%s.txt" % name)
+    try:
+        with open(kept) as f:
+            line, answer = f.read().split("\n", 1)
+        if line == identity:
+            return answer.rstrip("\n")
+    except (OSError, ValueError):
+        pass
+    answer = probe()
+    os.makedirs(config.test_exec_root, exist_ok=True)
+    with open(kept + ".%d" % os.getpid(), "w") as f:
+        f.write(identity + "\n" + answer + "\n")
+    os.replace(kept + ".%d" % os.getpid(), kept)
+    return answer
+
+
+def mtimes(*programs):
+    return [os.path.getmtime(p) if p else None for p in map(shutil.which, programs)]
+
+
+interpreter = kept_probe("python", [config.python, os.path.getmtime(config.python) if os.path.exists(config.python) else None],
+                         lambda: subprocess.run([config.python, "-c", "import sys; print(sys.executable)"],
+                                                capture_output=True, text=True).stdout.strip())
 if interpreter and os.access(interpreter, os.X_OK) and os.path.realpath(interpreter) != os.path.realpath(config.python):
     config.python = interpreter
     python_bin = os.path.join(config.test_exec_root, "python-bin")
@@ -133,25 +163,12 @@ for tool in ("ninja", "make", "ccache"):
 # per ctest test: its answer is kept in the exec root, valid while the
 # daemons, the cluster script and the user are the same.
 def slurm_check():
-    identity = [os.geteuid(), os.path.getmtime(os.path.join(tools, "slurm_cluster.py"))]
-    identity += [os.path.getmtime(p) if p else None for p in map(shutil.which, ("munged", "slurmctld", "slurmd"))]
-    kept = os.path.join(config.test_exec_root, "slurm-check.txt")
-    try:
-        with open(kept) as f:
-            line, answer = f.read().split("\n", 1)
-        if line == repr(identity):
-            return answer.strip()
-    except (OSError, ValueError):
-        pass
     check = subprocess.run([config.python, os.path.join(tools, "slurm_cluster.py"), "check"], capture_output=True, text=True)
-    answer = "ok" if check.returncode == 0 else (check.stdout.strip() or "the check failed")
-    with open(kept + ".%d" % os.getpid(), "w") as f:
-        f.write(repr(identity) + "\n" + answer + "\n")
-    os.replace(kept + ".%d" % os.getpid(), kept)
-    return answer
+    return "ok" if check.returncode == 0 else (check.stdout.strip().replace("\n", " ") or "the check failed")
 
 
-slurm = slurm_check()
+slurm = kept_probe("slurm", [os.geteuid(), os.path.getmtime(os.path.join(tools, "slurm_cluster.py"))] +
+                   mtimes("munged", "slurmctld", "slurmd"), slurm_check)
 if slurm == "ok":
     config.available_features.add("slurm")
 else:
@@ -163,18 +180,25 @@ if shutil.which("chromium"):
     config.substitutions.append(("%chromium_dom", "%s %s" % (config.python, os.path.join(tools, "chromium_dom.py"))))
 # Feature `tmpfs-mount`: a small tmpfs can be mounted here (root in a
 # container that allows it): the disk-full tests fill one.
-if os.geteuid() == 0 and shutil.which("mount"):
+def tmpfs_check():
     import tempfile
     point = tempfile.mkdtemp(prefix="ciq-lit-tmpfs-")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", point], capture_output=True).returncode == 0:
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", point], capture_output=True).returncode == 0
+    if mounted:
         subprocess.run(["umount", point], capture_output=True)
-        config.available_features.add("tmpfs-mount")
     os.rmdir(point)
+    return "ok" if mounted else "no"
+
+
+if os.geteuid() == 0 and shutil.which("mount") and kept_probe("tmpfs", [os.geteuid()] + mtimes("mount"), tmpfs_check) == "ok":
+    config.available_features.add("tmpfs-mount")
 # Feature `pid-namespace`: `unshare --pid --fork` runs a command as pid 1 of
 # a new PID namespace (root, util-linux): two such runs are two processes
 # with one pid, as in two containers that share a directory.
 if os.geteuid() == 0 and shutil.which("unshare") and \
-        subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True).returncode == 0:
+        kept_probe("pid-namespace", [os.geteuid()] + mtimes("unshare"),
+                   lambda: "ok" if subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True).returncode == 0
+                   else "no") == "ok":
     config.available_features.add("pid-namespace")
 else:
     lit_config.note("PID-namespace tests skipped: `unshare --pid --fork` needs root and util-linux")
@@ -183,12 +207,27 @@ config.substitutions.append(("%slurm", config.python + " " + os.path.join(tools,
 # user (`nobody`, through setpriv), who prepares directories, links and
 # FIFOs that ciq later meets: %as_other runs a command as that user. Needs
 # the test directory to be reachable by that user.
+def folders_up(path):
+    """`path` and every folder above it, with their modes and owners: what
+    another user's reach depends on."""
+    out = []
+    while True:
+        st = os.stat(path)
+        out.append((path, st.st_mode, st.st_uid))
+        parent = os.path.dirname(path)
+        if parent == path:
+            return out
+        path = parent
+
+
 second_user = "setpriv --reuid=nobody --regid=nogroup --clear-groups"
 if os.geteuid() != 0:
     lit_config.note("cross-user tests skipped: they need root, to act as a second user (they run as uid %d)" % os.geteuid())
 elif not shutil.which("setpriv"):
     lit_config.note("cross-user tests skipped: no setpriv (util-linux)")
-elif subprocess.run(second_user.split() + ["test", "-x", config.test_exec_root], capture_output=True).returncode != 0:
+elif kept_probe("second-user", [os.geteuid(), folders_up(config.test_exec_root)] + mtimes("setpriv"),
+                lambda: "ok" if subprocess.run(second_user.split() + ["test", "-x", config.test_exec_root],
+                                               capture_output=True).returncode == 0 else "no") != "ok":
     lit_config.note("cross-user tests skipped: user nobody cannot reach " + config.test_exec_root)
 else:
     config.available_features.add("second-user")
