@@ -5,6 +5,8 @@
 # A crash leaves its input in $CIQ_FUZZ_OUT/TARGET/ and fails the run:
 # turn it into a regression seed (corpus/TARGET/) and fix it.
 # Usage: test/fuzz/run.sh [SECONDS per target, default 30] [TARGET...]
+#        test/fuzz/run.sh --build-only   (only the build; install/test.sh
+#                                         runs it beside ctest)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-30}
@@ -21,6 +23,7 @@ fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DCIQ_FUZZ=ON \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
 cmake --build "$build" --target fuzzers
+[[ $seconds == --build-only ]] && exit 0
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   for f in "$root"/test/fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
