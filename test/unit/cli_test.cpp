@@ -27,12 +27,8 @@ TEST(Cli, registered_option_reads_the_registry) {
     auto option = ciq::cli::registered_option(sub, name);
     return option && option->takes_separate_value;
   };
-  EXPECT_TRUE(takes_value("ciq-unit-cli", "text"));
-  EXPECT_TRUE(takes_value("ciq-unit-cli", "many"));
-  EXPECT_TRUE(takes_value("ciq-unit-cli", "number"));
-  EXPECT_TRUE(takes_value("ciq-unit-cli", "t"));
-  EXPECT_FALSE(takes_value("ciq-unit-cli", "flag"));
-  EXPECT_FALSE(takes_value("ciq-unit-cli", "optional"));
+  for (const char* name : {"text", "many", "number", "t"}) EXPECT_TRUE(takes_value("ciq-unit-cli", name)) << name;
+  for (const char* name : {"flag", "optional"}) EXPECT_FALSE(takes_value("ciq-unit-cli", name)) << name;
   EXPECT_FALSE(ciq::cli::registered_option("ciq-unit-cli", "nosuch"));
   EXPECT_TRUE(ciq::cli::registered_option("ciq-unit-cli", "flag"));
   EXPECT_FALSE(ciq::cli::registered_option("", "text"));  // not at the top level
