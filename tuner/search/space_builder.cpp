@@ -416,8 +416,10 @@ Result<SearchSpace> build_search_space(const SpaceRequest& request, const std::v
     } else {
       if (trace.empty())
         return make_error("invalid", "the discovery build compiled no kernels through ciq-ptxas, so there is no ptxas "
-                                     "to tune (use CUDACXX=ciq-nvcc or TRITON_PTXAS_PATH=ciq-ptxas in the build, or "
-                                     "--space none to tune parameters only)");
+                                     "to tune: either it compiled nothing (a tree already up to date: make --build "
+                                     "recompile, e.g. `make -B` or `cmake --build DIR --clean-first`) or its compiles do "
+                                     "not go through ciq (use CUDACXX=ciq-nvcc or TRITON_PTXAS_PATH=ciq-ptxas in the "
+                                     "build); or --space none to tune parameters only");
       std::string release, version;
       std::string text = "release " + trace.front().ptxas_version;
       if (!cache::parse_ptxas_version(text, release, version))
