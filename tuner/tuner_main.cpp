@@ -413,6 +413,7 @@ int main(int argc, char** argv) {
     args.push_back("--objective=kernel-time");
   }
   tn::GivenOptions given = given_options(argc, argv);
+  if (profiled && metrics.empty() && objectives.size() == 1 && objectives.getNumOccurrences() == 0) given.objective_from = "--from-profile";
   if (auto status = settle_given_options(given)) return *status;
   auto options = tn::tune_options(given);
   if (!options) return tn::fail(options.error());

@@ -98,12 +98,16 @@ Result<void> check_energy(const TuneOptions& o) {
 // kernel-time times the kernels on this machine's GPU (a Slurm job's is
 // elsewhere): refused before anything is built where no program can use
 // one, with what to do instead.
-Result<void> check_gpu(const TuneOptions& o) {
+Result<void> check_gpu(const GivenOptions& given, const TuneOptions& o) {
   if (o.setup.slurm) return {};
   for (const auto& obj : o.setup.objectives) {
     if (obj.kind != ObjectiveKind::kernel_time) continue;
+    // Said of the option the user gave: a campaign's --from-profile chose
+    // kernel-time when no --objective was given.
+    std::string what = given.objective_from.empty() ? "--objective " + obj.name + " times the kernels"
+                                                    : given.objective_from + " times the program's kernels";
     if (std::string reason = no_gpu_reason(); !reason.empty())
-      return make_error("no-gpu", no_gpu_message("--objective " + obj.name + " times the kernels", reason));
+      return make_error("no-gpu", no_gpu_message(what, reason));
     break;
   }
   return {};
@@ -269,7 +273,7 @@ Result<TuneOptions> tune_options(const GivenOptions& given) {
                                "0 <= --cull < 1, 0 <= --mutate-rate <= 1");
   if (!(given.timeout >= 0) || !(given.server_start >= 0))
     return make_error(ciq::errc::usage, "need --timeout >= 0 and --server-start >= 0 (seconds)");
-  if (auto r = check_gpu(o); !r) return r.error();
+  if (auto r = check_gpu(given, o); !r) return r.error();
   return o;
 }
 

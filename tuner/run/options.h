@@ -81,6 +81,7 @@ struct GivenOptions {
   int verify_runs = 10;
   bool occupancy_probes = true, memo = true, allow_unsafe = false, no_ship = false, prune = true;
   std::string memo_dir;  // --memo-dir: a memo shared with other runs (a campaign's)
+  std::string objective_from;  // the option that chose the objectives ("--from-profile"); "" = the user's --objective
   bool separately = false;
   std::string acf_candidates, publish, replay, strategy = "genetic", cache_dir;
   std::string replaces_run;
