@@ -137,6 +137,9 @@ int say_results(const TuneOptions& o, const std::vector<EvalRecord>& records, co
                invalid, named.c_str(), format_number(shown(o, def, k)).c_str(), best ? format_number(shown(o, *best, k)).c_str() : "-",
                best ? percent(shown(o, def, k), shown(o, *best, k)).c_str() : "");
   std::fprintf(stderr, "ciq-tuner: verdict: %s\n", printable_lines(verdict).c_str());
+  // Where it all is: without --out the directory was named for the time.
+  std::fprintf(stderr, "ciq-tuner: results in %s (summary.json, results.csv, best.controls; `ciq-tuner report %s` draws them)\n",
+               printable(o.out_dir).c_str(), printable(o.out_dir).c_str());
   return invalid;
 }
 

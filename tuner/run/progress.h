@@ -84,8 +84,8 @@ void say_gpu_defaults(const TuneOptions& o, const Evaluator& evaluator);
 void say_front(const TuneOptions& o, const std::vector<const EvalRecord*>& front);
 
 /// The search's outcome: evaluations (searching and pruning apart), invalid
-/// ones, the default's and the best's value, and the verdict. Returns the
-/// number of invalid evaluations.
+/// ones, the default's and the best's value, the verdict, and the run
+/// directory the results are in. Returns the number of invalid evaluations.
 int say_results(const TuneOptions& o, const std::vector<EvalRecord>& records, const EvalRecord& def, const EvalRecord* best,
                 const std::string& verdict, int searched);
 
