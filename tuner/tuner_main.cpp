@@ -67,6 +67,8 @@ static cl::opt<double> quality_noise("noise", cl::desc("Relative measurement noi
 // campaign's, a replay, a retune's, a reverify's) may leave out or set
 // anew (tuner/rundir/command_line.h, OptionGroup): each option is declared
 // in its group, which is also its heading in --help; the forwarders follow.
+// The categories k_groups does not name are headings in --help only, in no
+// forwarding group: their options are passed on as given.
 static cl::OptionCategory in_output("Output");
 static cl::OptionCategory in_resume("Resuming");
 static cl::OptionCategory in_earlier_run("From an earlier run");
@@ -74,7 +76,6 @@ static cl::OptionCategory in_shipping("Shipping");
 static cl::OptionCategory in_seeds("Starting points");
 static cl::OptionCategory in_program("The program: build, measure, check");
 static cl::OptionCategory in_kernels("Kernels");
-// Headings in --help only, in no forwarding group: passed on as given.
 static cl::OptionCategory in_search("The search: space and strategy");
 static cl::OptionCategory in_measure("Measuring and verifying");
 static cl::OptionCategory in_slurm("Slurm");
