@@ -20,14 +20,16 @@ if ((fuzz_seconds > 0)); then
   # ctest at the lowest priority: it takes the CPU that ctest's tests leave
   # idle while they wait (Slurm's queue, a browser, their own children),
   # about a quarter of it, and gives way at once to a test that wants it.
-  nice -n 19 "$root/test/fuzz/run.sh" --build-only >"$fuzz_log" 2>&1 &
+  # In a session of its own (setsid): a failed ctest stops the whole build,
+  # its cmake, ninja and compilers too, as one process group.
+  nice -n 19 setsid "$root/test/fuzz/run.sh" --build-only >"$fuzz_log" 2>&1 &
   fuzz_build=$!
 fi
 status=0
 (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@") || status=$?
 if ((fuzz_seconds > 0)); then
   if ((status != 0)); then
-    kill "$fuzz_build" 2>/dev/null || true
+    kill -- -"$fuzz_build" 2>/dev/null || true
     exit "$status"
   fi
   if ! wait "$fuzz_build"; then

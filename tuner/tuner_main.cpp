@@ -416,12 +416,13 @@ int main(int argc, char** argv) {
   bool profiled = campaign_cmd && from_profile.getNumOccurrences() > 0;
   if (run_cmd || campaign_cmd)
     if (int status = kernels_glob_error(kernels)) return status;
-  if (profiled && metrics.empty() && objectives.empty()) {
+  bool objective_implied = profiled && metrics.empty() && objectives.empty();
+  if (objective_implied) {
     objectives.push_back("kernel-time");
     args.push_back("--objective=kernel-time");
   }
   tn::GivenOptions given = given_options(argc, argv);
-  if (profiled && metrics.empty() && objectives.size() == 1 && objectives.getNumOccurrences() == 0) given.objective_from = "--from-profile";
+  if (objective_implied) given.objective_from = "--from-profile";
   if (auto status = settle_given_options(given)) return *status;
   auto options = tn::tune_options(given);
   if (!options) return tn::fail(options.error());

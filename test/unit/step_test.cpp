@@ -43,7 +43,7 @@ TEST(Step, the_environment_carries_only_what_the_setup_asks_for_then_the_extra) 
 
   setup.kernels = "*gemm*";
   setup.memo = true;
-  setup.run_dir = "/r";
+  setup.memo_dir = "/r/memo";  // open_run's: the run's own memo
   setup.acf_cache_dir = "/c";
   s.units = {"a.cu", "b.cu"};
   auto full = step_environment(setup, s, "/w", {{"EXTRA", "1"}});

@@ -40,8 +40,8 @@ struct TuningConfig {
   std::vector<std::string> gpus;   // CUDA_VISIBLE_DEVICES values; one benchmark per GPU at a time
   bool gpu_baselines = true;       // several GPUs: compare each run with the default on its GPU (evaluator.h)
   int jobs = 1;                    // evaluations in flight
-  bool memo = true;                // ciq-nvcc reuses the steps a candidate does not change (<run_dir>/memo)
-  std::string memo_dir;            // that memo somewhere else (a campaign's, shared by its runs); "" = <run_dir>/memo
+  bool memo = true;                // ciq-nvcc reuses the steps a candidate does not change (in memo_dir)
+  std::string memo_dir;            // that memo: <run_dir>/memo, or a campaign's shared by its runs (--memo-dir); set by open_run
   std::shared_ptr<const ReplayData> replay; // answer from recorded samples: no commands run
   std::uint64_t replay_seed = 1;
   std::optional<SlurmConfig> slurm;  // run every command as a Slurm job (slurm.h); gpus then unused

@@ -28,7 +28,6 @@ StepEnv step_environment(const TuningSetup& setup, const SearchSpace& space, con
   // ACF candidates are blobs in the tuner's cache: ciq-ptxas reads them there.
   if (!setup.acf_cache_dir.empty()) env.emplace_back(env_name(Env::cache_dir), setup.acf_cache_dir);
   if (setup.memo && !setup.memo_dir.empty()) env.emplace_back(env_name(Env::memo_dir), setup.memo_dir);
-  else if (setup.memo && !setup.run_dir.empty()) env.emplace_back(env_name(Env::memo_dir), join_path(setup.run_dir, "memo"));
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
 }

@@ -52,11 +52,14 @@ Result<void> claim_run_directory(const TuneOptions& o) {
 }
 
 Result<std::vector<EvalRecord>> open_run(TuneOptions& o) {
-  // What an interrupted memoised build left in its scratch directories (no
-  // build runs now: the lock is ours).
-  // A memo shared with other runs (a campaign's) may hold their builds'
-  // now: its owner clears it.
-  if (o.setup.memo_dir.empty()) remove_tree(join_path(o.out_dir, "memo/tmp"));
+  // The memo of nvcc's steps: the run's own, unless --memo-dir shares one
+  // (a campaign's). What an interrupted memoised build left in its own
+  // scratch directories goes (no build runs now: the lock is ours); a
+  // shared memo may hold other runs' builds now: its owner clears it.
+  if (o.setup.memo_dir.empty()) {
+    o.setup.memo_dir = join_path(o.out_dir, "memo");
+    remove_tree(join_path(o.setup.memo_dir, "tmp"));
+  }
   // Interrupted: stop the commands in flight too (they run in their own
   // process groups), and say how to continue. The journal already holds
   // every finished evaluation.
